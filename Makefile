@@ -1,0 +1,87 @@
+# mcpbox build. `make` builds build/mcpbox; `make run` serves; `make test` runs
+# every test against an ASan+UBSan build. Sources are found, not listed: a new
+# file under src/ is built without touching this file.
+
+CC      ?= cc
+PKGS    := libmicrohttpd jansson sqlite3 libarchive libcrypto libseccomp libcap uuid
+CSTD    := -std=gnu17
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
+
+SRCS     := $(shell find src -name '*.c' | sort)
+LIB_SRCS := $(filter-out src/main.c,$(SRCS))
+HDRS     := $(shell find src -name '*.h')
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+
+REL_DIR  := build/rel
+ASAN_DIR := build/asan
+REL_CFLAGS  := $(CSTD) $(WARN) -O2 -g -D_FORTIFY_SOURCE=2 -fstack-protector-strong -Isrc
+ASAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer \
+               -fsanitize=address,undefined -fno-sanitize-recover=undefined -Isrc
+ASAN_LDFLAGS := -fsanitize=address,undefined
+
+REL_OBJS  := $(patsubst src/%.c,$(REL_DIR)/%.o,$(SRCS))
+ASAN_OBJS := $(patsubst src/%.c,$(ASAN_DIR)/%.o,$(SRCS))
+ASAN_LIB_OBJS := $(patsubst src/%.c,$(ASAN_DIR)/%.o,$(LIB_SRCS))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN_DIR)/tests/%,$(UNIT_SRCS))
+
+DATA_DIR ?= ./var
+LISTEN   ?= 127.0.0.1:8080
+
+.PHONY: all deps test-deps run test unit integration bench soak clean asan
+
+all: build/mcpbox
+
+deps:
+	@scripts/install-deps
+
+test-deps:
+	@scripts/install-deps --test
+
+build/mcpbox: $(REL_OBJS)
+	$(CC) -o $@ $^ $(PKG_LIBS)
+
+$(REL_DIR)/%.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+asan: $(ASAN_DIR)/mcpbox
+
+$(ASAN_DIR)/mcpbox: $(ASAN_OBJS)
+	$(CC) $(ASAN_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(ASAN_DIR)/%.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(ASAN_DIR)/tests/%: tests/unit/%.c $(ASAN_LIB_OBJS) $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(ASAN_LIB_OBJS) $(ASAN_LDFLAGS) $(PKG_LIBS) -lcmocka
+
+# Dependencies are installed before anything is compiled, so that a parallel
+# make never races the installer.
+run:
+	@scripts/install-deps
+	@$(MAKE) --no-print-directory build/mcpbox
+	./build/mcpbox serve --listen $(LISTEN) --data-dir $(DATA_DIR)
+
+test:
+	@scripts/install-deps --test
+	@$(MAKE) --no-print-directory build/mcpbox $(ASAN_DIR)/mcpbox $(UNIT_BINS)
+	@tests/run
+
+unit: $(UNIT_BINS)
+	@tests/run --unit
+
+integration: build/mcpbox $(ASAN_DIR)/mcpbox
+	@tests/run --integration
+
+bench: deps build/mcpbox
+	@bench/run
+
+soak: build/mcpbox $(ASAN_DIR)/mcpbox
+	@tests/run --soak
+
+clean:
+	rm -rf build

@@ -1,0 +1,63 @@
+/*
+ * err.c - error codes and messages (see util.h for the convention).
+ */
+#include "util.h"
+
+#include <stdio.h>
+#include <errno.h>
+#include <string.h>
+
+int mb_err_set(mb_err *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+int mb_err_sys(mb_err *err, int errno_value, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t)n < sizeof err->msg)
+            snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s", strerror(errno_value));
+        err->code = errno_value == ENOSPC || errno_value == EDQUOT ? MB_ENOSPACE : MB_EIO;
+        return err->code;
+    }
+    return errno_value == ENOSPC || errno_value == EDQUOT ? MB_ENOSPACE : MB_EIO;
+}
+
+void mb_err_clear(mb_err *err)
+{
+    if (err) {
+        err->code = MB_OK;
+        err->msg[0] = '\0';
+    }
+}
+
+const char *mb_code_name(int code)
+{
+    switch (code) {
+    case MB_OK: return "ok";
+    case MB_EINVAL: return "invalid";
+    case MB_ENOTFOUND: return "not found";
+    case MB_ECONFLICT: return "conflict";
+    case MB_ETOOBIG: return "too large";
+    case MB_EDENIED: return "denied";
+    case MB_EEXPIRED: return "expired";
+    case MB_EIO: return "i/o error";
+    case MB_ENOMEM: return "out of memory";
+    case MB_EBUSY: return "busy";
+    case MB_ETIMEOUT: return "timeout";
+    case MB_EUNAUTH: return "unauthenticated";
+    case MB_ENOSPACE: return "no space";
+    default: return "error";
+    }
+}

@@ -1,0 +1,63 @@
+/*
+ * rand.c - secure random bytes, UUIDv4 strings and hex encoding.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+int mb_random_bytes(void *out, size_t n, mb_err *err)
+{
+    unsigned char *p = out;
+    while (n) {
+        ssize_t got = getrandom(p, n, 0);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return mb_err_sys(err, errno, "getrandom failed");
+        }
+        p += got;
+        n -= (size_t)got;
+    }
+    return MB_OK;
+}
+
+void mb_hex(const void *data, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[p[i] >> 4];
+        out[2 * i + 1] = digits[p[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+void mb_uuid4(char out[37])
+{
+    unsigned char b[16];
+    if (mb_random_bytes(b, sizeof b, NULL) != MB_OK) {
+        fprintf(stderr, "mcpbox: no randomness available\n");
+        abort();
+    }
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    char hex[33];
+    mb_hex(b, 16, hex);
+    snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+}
+
+int mb_is_uuid(const char *s)
+{
+    if (!s || strlen(s) != 36) return 0;
+    for (int i = 0; i < 36; i++) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (s[i] != '-') return 0;
+        } else if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) {
+            return 0;
+        }
+    }
+    return 1;
+}

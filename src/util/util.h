@@ -1,0 +1,153 @@
+/*
+ * util.h - the face of the utility layer: errors, logging, growable buffers,
+ * filesystem helpers, randomness and time formatting.
+ *
+ * Conventions used across mcpbox (see docs/ARCHITECTURE.md):
+ *   - A function that can fail returns 0 on success or a negative mb_code, and
+ *     fills an optional `mb_err *err` with a message a person can act on.
+ *   - Nothing here keeps hidden global state except the log level, which is
+ *     set once at start-up by mb_log_init().
+ */
+#ifndef MB_UTIL_H
+#define MB_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---------------------------------------------------------------- errors */
+
+typedef enum mb_code {
+    MB_OK = 0,
+    MB_EINVAL = -1,     /* the caller's input is wrong (HTTP 400/422) */
+    MB_ENOTFOUND = -2,  /* no such thing (404) */
+    MB_ECONFLICT = -3,  /* wrong state for this operation (409) */
+    MB_ETOOBIG = -4,    /* over a configured limit (413) */
+    MB_EDENIED = -5,    /* not allowed (403) */
+    MB_EEXPIRED = -6,   /* a signed URL or deadline passed (403) */
+    MB_EIO = -7,        /* the system failed us (500) */
+    MB_ENOMEM = -8,     /* out of memory (500) */
+    MB_EBUSY = -9,      /* try again later (429/503) */
+    MB_ETIMEOUT = -10,  /* took too long (504) */
+    MB_EUNAUTH = -11,   /* no credentials (401) */
+    MB_ENOSPACE = -12,  /* workspace quota exhausted (507) */
+} mb_code;
+
+#define MB_ERR_MSG_MAX 512
+
+typedef struct mb_err {
+    int code;                 /* an mb_code */
+    char msg[MB_ERR_MSG_MAX]; /* human-readable, no trailing newline */
+} mb_err;
+
+/* Records `code` and a printf-style message in `err` (which may be NULL) and
+ * returns `code`, so that `return mb_err_set(err, MB_EINVAL, "...")` reads well. */
+int mb_err_set(mb_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Like mb_err_set, appending ": strerror(errno_value)". */
+int mb_err_sys(mb_err *err, int errno_value, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void mb_err_clear(mb_err *err);
+/* Short name of a code ("invalid", "not found", ...). */
+const char *mb_code_name(int code);
+
+/* --------------------------------------------------------------- logging */
+
+typedef enum mb_log_level {
+    MB_LOG_DEBUG = 0,
+    MB_LOG_INFO = 1,
+    MB_LOG_WARN = 2,
+    MB_LOG_ERROR = 3,
+} mb_log_level;
+
+/* Reads MCPBOX_LOG (debug|info|warn|error) once; default info. */
+void mb_log_init(void);
+void mb_log_set_level(mb_log_level level);
+void mb_log(mb_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#define mb_debug(...) mb_log(MB_LOG_DEBUG, __VA_ARGS__)
+#define mb_info(...) mb_log(MB_LOG_INFO, __VA_ARGS__)
+#define mb_warn(...) mb_log(MB_LOG_WARN, __VA_ARGS__)
+#define mb_error(...) mb_log(MB_LOG_ERROR, __VA_ARGS__)
+
+/* ---------------------------------------------------------------- memory */
+
+/* Allocators that abort with a message on exhaustion: callers never see NULL. */
+void *mb_malloc(size_t n);
+void *mb_calloc(size_t count, size_t n);
+void *mb_realloc(void *p, size_t n);
+char *mb_strdup(const char *s);
+char *mb_strndup(const char *s, size_t n);
+char *mb_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --------------------------------------------------------------- buffers */
+
+/* A growable byte buffer, always NUL-terminated after `len` bytes.
+ * Zero-initialise (`mb_buf b = {0};`) to start; mb_buf_free() to finish. */
+typedef struct mb_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+} mb_buf;
+
+void mb_buf_reserve(mb_buf *b, size_t extra);
+void mb_buf_append(mb_buf *b, const void *data, size_t n);
+void mb_buf_puts(mb_buf *b, const char *s);
+void mb_buf_putc(mb_buf *b, char c);
+void mb_buf_printf(mb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mb_buf_vprintf(mb_buf *b, const char *fmt, va_list ap);
+/* Drops the first n bytes, keeping the rest. */
+void mb_buf_consume(mb_buf *b, size_t n);
+void mb_buf_reset(mb_buf *b);
+/* Hands the data to the caller (who frees it) and empties the buffer. */
+char *mb_buf_steal(mb_buf *b);
+void mb_buf_free(mb_buf *b);
+
+/* ------------------------------------------------------------ filesystem */
+
+/* mkdir -p with `mode` for every created component. */
+int mb_mkdir_p(const char *path, mode_t mode, mb_err *err);
+/* Removes `path` and everything beneath it without following symlinks.
+ * A missing path is success. */
+int mb_rm_rf(const char *path, mb_err *err);
+/* Removes everything inside directory fd `dirfd`, keeping the directory. */
+int mb_empty_dir_at(int dirfd, mb_err *err);
+/* Reads a whole (small) file; *out is NUL-terminated, freed by the caller. */
+int mb_read_file(const char *path, size_t max, char **out, size_t *len, mb_err *err);
+/* Writes a file atomically (temp file + fsync + rename) with `mode`. */
+int mb_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,
+                         mb_err *err);
+/* Copies a directory tree (regular files, dirs, symlinks; modes and mtimes). */
+int mb_copy_tree(const char *src, const char *dst, mb_err *err);
+
+/* ------------------------------------------------------------ randomness */
+
+/* Fills `out` with cryptographically secure random bytes (getrandom). */
+int mb_random_bytes(void *out, size_t n, mb_err *err);
+/* Writes a random RFC 4122 version 4 UUID (36 chars + NUL). */
+void mb_uuid4(char out[37]);
+/* Lower-case hex of `n` bytes into `out` (2n+1 bytes). */
+void mb_hex(const void *data, size_t n, char *out);
+/* true if s is a canonical lower-case UUID string. */
+int mb_is_uuid(const char *s);
+
+/* ------------------------------------------------------------------ time */
+
+/* Wall-clock seconds since the epoch, with microseconds. */
+double mb_now(void);
+/* Monotonic milliseconds, for timeouts and measurements. */
+int64_t mb_mono_ms(void);
+/* ISO 8601 with microseconds and the local UTC offset, as Klavis prints it:
+ * "2026-02-16T12:45:25.770231-08:00". `out` needs 40 bytes. */
+void mb_iso8601(double t, char out[40]);
+
+/* ---------------------------------------------------------------- strings */
+
+int mb_str_has_prefix(const char *s, const char *prefix);
+int mb_str_has_suffix(const char *s, const char *suffix);
+/* Parses a size like "4G", "512M", "100k" or "1234" into bytes. */
+int mb_parse_size(const char *s, uint64_t *out);
+
+#endif /* MB_UTIL_H */
