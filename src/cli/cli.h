@@ -1,0 +1,20 @@
+/*
+ * cli.h - the face of the command layer: one entry point per `mcpbox` subcommand.
+ *
+ * Each command parses its own options (getopt_long), prints its own errors and
+ * returns the process exit status (0 success, 1 failure, 2 usage error).
+ * argv[0] is the subcommand name.
+ */
+#ifndef MB_CLI_H
+#define MB_CLI_H
+
+typedef struct mb_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} mb_command;
+
+/* The table of subcommands, terminated by a zeroed entry (commands.c). */
+extern const mb_command mb_commands[];
+
+#endif /* MB_CLI_H */
