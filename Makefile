@@ -68,6 +68,7 @@ run:
 
 test:
 	@scripts/install-deps --test
+	@scripts/install-node-tools
 	@$(MAKE) --no-print-directory build/mcpbox $(ASAN_DIR)/mcpbox $(UNIT_BINS)
 	@tests/run
 
