@@ -1,0 +1,107 @@
+/*
+ * http.h - the face of the HTTP layer: a libmicrohttpd server with bounded
+ * headers, bodies and idle time, that hands complete requests to the
+ * application and gives it small helpers to answer.
+ *
+ * Threading: one thread per connection (MHD_USE_THREAD_PER_CONNECTION), so a
+ * handler may block its own connection (archive extraction, a gateway call
+ * waiting for its server) without holding up any other. Keep-alive is on.
+ *
+ * A request goes through three steps:
+ *   1. begin(): headers are in. The application routes, authenticates, and
+ *      says what to do with the body (ignore, buffer up to a limit, stream to
+ *      a file up to a limit), or answers at once by queueing a response; or
+ *      hands the whole request to a raw MHD handler (the MCP gateway).
+ *   2. the body arrives and is stored as asked; past its limit the rest is
+ *      discarded and the answer will be 413.
+ *   3. handle(): the body is complete; the application queues one response.
+ */
+#ifndef MB_HTTP_H
+#define MB_HTTP_H
+
+#include "util/util.h"
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdint.h>
+
+typedef struct mb_http_server mb_http_server;
+typedef struct mb_http_req mb_http_req;
+
+typedef enum mb_body_mode {
+    MB_BODY_NONE = 0, /* a body is discarded */
+    MB_BODY_BUFFER,   /* kept in req->body */
+    MB_BODY_FILE,     /* written to req->body_path as it arrives */
+} mb_body_mode;
+
+/* A raw handler has MHD's access-handler contract (see mb_gateway_handle). */
+typedef enum MHD_Result (*mb_http_raw_fn)(void *raw_ctx, struct MHD_Connection *conn,
+                                          const char *method, const char *upload_data,
+                                          size_t *upload_data_size, void **raw_state);
+typedef void (*mb_http_raw_done_fn)(void *raw_ctx, void *raw_state);
+
+struct mb_http_req {
+    struct MHD_Connection *conn;
+    const char *method;       /* "GET", "POST", ... */
+    const char *path;         /* URL path without the query */
+
+    /* set by begin() */
+    mb_body_mode body_mode;
+    uint64_t body_limit;      /* bytes; 0 = the server's default for the mode */
+    char *body_path;          /* MB_BODY_FILE: where to write (the layer opens it) */
+    mb_http_raw_fn raw;       /* non-NULL: hand every call to this handler */
+    mb_http_raw_done_fn raw_done;
+    void *raw_ctx;
+    void *app;                /* the application's per-request state */
+    void (*app_free)(void *app);
+
+    /* filled by the layer */
+    mb_buf body;
+    uint64_t body_len;
+    int body_fd;
+    int body_too_big;
+    int body_write_error;
+    int responded;            /* a response was queued */
+    void *raw_state;
+    int64_t started_ms;
+};
+
+typedef struct mb_http_app {
+    void *ctx;
+    void (*begin)(void *ctx, mb_http_req *req);
+    void (*handle)(void *ctx, mb_http_req *req);
+} mb_http_app;
+
+typedef struct mb_http_opts {
+    const char *listen;          /* "ADDR:PORT"; port 0 picks a free one */
+    unsigned max_connections;    /* default 4096 */
+    size_t header_limit;         /* bytes of request line + headers; default 32 KiB */
+    unsigned idle_timeout_s;     /* default 300 */
+    uint64_t json_body_limit;    /* default 1 MiB */
+    uint64_t file_body_limit;    /* default 4 GiB */
+} mb_http_opts;
+
+int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_server **out,
+                  mb_err *err);
+/* The bound port (useful when listening on port 0). */
+unsigned mb_http_port(mb_http_server *srv);
+void mb_http_stop(mb_http_server *srv);
+
+/* Request helpers. */
+const char *mb_http_header(mb_http_req *req, const char *name);
+const char *mb_http_query(mb_http_req *req, const char *name);
+
+/* Responses: each queues exactly one response on the request. */
+void mb_http_respond_json(mb_http_req *req, unsigned status, json_t *body /* stolen */);
+/* {"detail": "..."} */
+void mb_http_respond_detail(mb_http_req *req, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Maps an mb_code to its HTTP status and answers {"detail": err->msg}. */
+void mb_http_respond_err(mb_http_req *req, const mb_err *err);
+unsigned mb_http_status_for(int code);
+/* Sends `size` bytes of the open file fd (taken over and closed). */
+void mb_http_respond_fd(mb_http_req *req, unsigned status, int fd, uint64_t size,
+                        const char *content_type, const char *filename);
+void mb_http_respond_empty(mb_http_req *req, unsigned status);
+
+#endif /* MB_HTTP_H */

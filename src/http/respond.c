@@ -1,0 +1,111 @@
+/*
+ * respond.c - request accessors and the answers handlers queue: JSON bodies,
+ * {"detail": ...} errors, files.
+ */
+#include "http/http.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *mb_http_header(mb_http_req *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+const char *mb_http_query(mb_http_req *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static void queue(mb_http_req *req, unsigned status, struct MHD_Response *resp)
+{
+    if (req->responded) {
+        mb_warn("http: second response for %s %s dropped", req->method, req->path);
+        MHD_destroy_response(resp);
+        return;
+    }
+    req->responded = 1;
+    MHD_queue_response(req->conn, status, resp);
+    MHD_destroy_response(resp);
+    mb_debug("http: %s %s -> %u (%lld ms)", req->method, req->path, status,
+             (long long)(mb_mono_ms() - req->started_ms));
+}
+
+void mb_http_respond_json(mb_http_req *req, unsigned status, json_t *body)
+{
+    char *text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(body);
+    size_t len = strlen(text);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    queue(req, status, resp);
+}
+
+void mb_http_respond_detail(mb_http_req *req, unsigned status, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    mb_http_respond_json(req, status, json_pack("{s:s}", "detail", msg));
+}
+
+unsigned mb_http_status_for(int code)
+{
+    switch (code) {
+    case MB_OK: return 200;
+    case MB_EINVAL: return 400;
+    case MB_ENOTFOUND: return 404;
+    case MB_ECONFLICT: return 409;
+    case MB_ETOOBIG: return 413;
+    case MB_EDENIED: return 403;
+    case MB_EEXPIRED: return 403;
+    case MB_EUNAUTH: return 401;
+    case MB_EBUSY: return 503;
+    case MB_ETIMEOUT: return 504;
+    case MB_ENOSPACE: return 507;
+    default: return 500;
+    }
+}
+
+void mb_http_respond_err(mb_http_req *req, const mb_err *err)
+{
+    unsigned status = mb_http_status_for(err->code);
+    const char *msg = err->msg[0] ? err->msg : mb_code_name(err->code);
+    if (status >= 500) mb_warn("%s %s: %s", req->method, req->path, msg);
+    json_t *body = json_pack("{s:s}", "detail", msg);
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    if (status == 401) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    queue(req, status, resp);
+}
+
+void mb_http_respond_fd(mb_http_req *req, unsigned status, int fd, uint64_t size,
+                        const char *content_type, const char *filename)
+{
+    struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);
+    if (!resp) {
+        close(fd);
+        mb_http_respond_detail(req, 500, "Internal error: cannot send the file");
+        return;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    if (filename) {
+        char disp[300];
+        snprintf(disp, sizeof disp, "attachment; filename=\"%s\"", filename);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
+    }
+    queue(req, status, resp);
+}
+
+void mb_http_respond_empty(mb_http_req *req, unsigned status)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+    queue(req, status, resp);
+}

@@ -1,0 +1,125 @@
+/*
+ * store.h - the face of the state layer: API keys, sandboxes, their servers
+ * and their blobs (uploaded and dumped archives), kept in one SQLite file
+ * under the data directory.
+ *
+ * A store handle is safe to share between threads: every call takes the
+ * handle's mutex for the length of its statement(s). Records are plain
+ * structs copied in and out; nothing returned points into the store.
+ *
+ * Sandbox life cycle as recorded here:
+ *   idle      created (e.g. by the warm pool) and not yet claimed
+ *   occupied  claimed by an owner through acquire
+ *   error     its runtime failed; it is kept so the owner can see and release it
+ *   released  gone; kept as a tombstone so a repeated DELETE stays a 200 for
+ *             its owner, never listed or returned by get
+ */
+#ifndef MB_STORE_H
+#define MB_STORE_H
+
+#include "util/util.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+typedef struct mb_store mb_store;
+
+int mb_store_open(const char *path, mb_store **out, mb_err *err);
+void mb_store_close(mb_store *st);
+
+/* ------------------------------------------------------------------ keys */
+
+#define MB_OWNER_MAX 64
+
+typedef struct mb_key_rec {
+    char id[37];
+    char owner[MB_OWNER_MAX];
+    char name[64];
+    char prefix[16];      /* the first characters of the key, for people */
+    double created_at;
+    double revoked_at;    /* 0 while valid */
+} mb_key_rec;
+
+/* Stores a key by its SHA-256 hex digest. Adding a digest that exists already
+ * is success and leaves the record as it is (so MCPBOX_API_KEY is idempotent). */
+int mb_store_key_add(mb_store *st, const char *hash_hex, const mb_key_rec *rec, mb_err *err);
+/* Finds the valid key with this digest: MB_ENOTFOUND if none, MB_EDENIED if revoked. */
+int mb_store_key_find(mb_store *st, const char *hash_hex, mb_key_rec *out, mb_err *err);
+/* All keys, newest first; *out is an array of *n records, freed by the caller. */
+int mb_store_key_list(mb_store *st, mb_key_rec **out, size_t *n, mb_err *err);
+/* Revokes by id or by unique prefix of the key. */
+int mb_store_key_revoke(mb_store *st, const char *id_or_prefix, mb_err *err);
+
+/* ------------------------------------------------------------- sandboxes */
+
+typedef struct mb_sandbox_rec {
+    char id[37];
+    char owner[MB_OWNER_MAX];  /* empty for an unclaimed pool sandbox */
+    char benchmark[32];        /* empty = null */
+    char status[16];           /* idle | occupied | error | released */
+    char test_account_email[256];
+    double created_at;
+    double updated_at;
+    int64_t ttl_seconds;       /* -1 = null (never expires) */
+    double deadline;           /* 0 = none; otherwise wall-clock expiry */
+    int64_t uid_base;          /* host uid mapped to root inside the sandbox */
+    int has_upload;            /* an archive was PUT and not yet consumed */
+    double initialized_at;     /* 0 = never initialized */
+    char error[256];           /* why status is error */
+} mb_sandbox_rec;
+
+int mb_store_sandbox_insert(mb_store *st, const mb_sandbox_rec *rec, mb_err *err);
+/* Any status, tombstones included; MB_ENOTFOUND if the id was never seen. */
+int mb_store_sandbox_get(mb_store *st, const char *id, mb_sandbox_rec *out, mb_err *err);
+int mb_store_sandbox_update(mb_store *st, const mb_sandbox_rec *rec, mb_err *err);
+/* Sandboxes not released; of one owner, or of everyone when owner is NULL. Oldest first. */
+int mb_store_sandbox_list(mb_store *st, const char *owner, mb_sandbox_rec **out, size_t *n,
+                          mb_err *err);
+/* Ids of live sandboxes whose deadline is at or before `now`. */
+int mb_store_sandbox_expired(mb_store *st, double now, mb_sandbox_rec **out, size_t *n,
+                             mb_err *err);
+/* The earliest deadline among live sandboxes, or 0 when none has one. */
+double mb_store_next_deadline(mb_store *st);
+/* The lowest uid_base of the form first + k*stride that no live sandbox uses. */
+int mb_store_free_uid_base(mb_store *st, int64_t first, int64_t stride, int64_t *out,
+                           mb_err *err);
+/* Removes tombstones older than `before` and their servers and blobs rows. */
+int mb_store_purge_released(mb_store *st, double before, mb_err *err);
+
+/* --------------------------------------------------------------- servers */
+
+typedef struct mb_server_rec {
+    char id[37];
+    char sandbox_id[37];
+    char name[48];
+    char status[16];
+    double updated_at;
+    json_t *metadata;   /* owned references; NULL = null */
+    json_t *auth_data;
+    json_t *tags;
+} mb_server_rec;
+
+int mb_store_server_insert(mb_store *st, const mb_server_rec *rec, mb_err *err);
+int mb_store_server_update(mb_store *st, const mb_server_rec *rec, mb_err *err);
+/* In insertion order. Free with mb_server_recs_free. */
+int mb_store_server_list(mb_store *st, const char *sandbox_id, mb_server_rec **out, size_t *n,
+                         mb_err *err);
+void mb_server_recs_free(mb_server_rec *recs, size_t n);
+
+/* ----------------------------------------------------------------- blobs */
+
+typedef struct mb_blob_rec {
+    char sandbox_id[37];
+    char kind[16];       /* upload | dump | baseline */
+    char path[1024];
+    uint64_t size;
+    double created_at;
+} mb_blob_rec;
+
+/* Replaces the blob of that (sandbox, kind). */
+int mb_store_blob_put(mb_store *st, const mb_blob_rec *rec, mb_err *err);
+int mb_store_blob_get(mb_store *st, const char *sandbox_id, const char *kind, mb_blob_rec *out,
+                      mb_err *err);
+int mb_store_blob_delete(mb_store *st, const char *sandbox_id, const char *kind, mb_err *err);
+
+#endif /* MB_STORE_H */
