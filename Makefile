@@ -40,24 +40,29 @@ test-deps:
 	@scripts/install-deps --test
 
 build/mcpbox: $(REL_OBJS)
-	$(CC) -o $@ $^ $(PKG_LIBS)
+	@echo "  LD      $@"
+	@$(CC) -o $@ $^ $(PKG_LIBS)
 
 $(REL_DIR)/%.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+	@echo "  CC      $<"
+	@$(CC) $(REL_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 asan: $(ASAN_DIR)/mcpbox
 
 $(ASAN_DIR)/mcpbox: $(ASAN_OBJS)
-	$(CC) $(ASAN_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	@echo "  LD asan $@"
+	@$(CC) $(ASAN_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(ASAN_DIR)/%.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+	@echo "  CC asan $<"
+	@$(CC) $(ASAN_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 $(ASAN_DIR)/tests/%: tests/unit/%.c $(ASAN_LIB_OBJS) $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(ASAN_LIB_OBJS) $(ASAN_LDFLAGS) $(PKG_LIBS) -lcmocka
+	@echo "  TEST    $@"
+	@$(CC) $(ASAN_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(ASAN_LIB_OBJS) $(ASAN_LDFLAGS) $(PKG_LIBS) -lcmocka
 
 # Dependencies are installed before anything is compiled, so that a parallel
 # make never races the installer.

@@ -25,6 +25,9 @@ static void req_free(mb_http_req *req)
 {
     if (req->app && req->app_free) req->app_free(req->app);
     if (req->body_fd >= 0) close(req->body_fd);
+    /* An upload the application did not take (refused, too big, broken
+     * connection) is not left behind. */
+    if (req->body_path) unlink(req->body_path);
     free(req->body_path);
     mb_buf_free(&req->body);
     free(req);

@@ -1,0 +1,53 @@
+/*
+ * api.h - the face of the REST layer: Klavis's Local Sandbox API (and the
+ * older /sandbox/local_dev family) over the HTTP layer, plus the signed
+ * upload/download URLs, /healthz and /openapi.json. MCP routes
+ * (/{server}/mcp) are handed to the gateway when one is attached.
+ */
+#ifndef MB_API_H
+#define MB_API_H
+
+#include "core/core.h"
+#include "http/http.h"
+
+#include <jansson.h>
+
+typedef struct mb_api mb_api;
+
+/* The gateway hook: a raw HTTP handler for MCP routes (see mb_http_raw_fn).
+ * `route` receives the server name and the sandbox id of the request. */
+typedef struct mb_api_mcp_hook {
+    void *ctx;
+    enum MHD_Result (*handle)(void *ctx, struct MHD_Connection *conn, const char *server,
+                              const char *sandbox_id, const char *method,
+                              const char *upload_data, size_t *upload_data_size, void **state);
+    void (*done)(void *ctx, void *state);
+} mb_api_mcp_hook;
+
+mb_api *mb_api_create(mb_core *core, const mb_api_mcp_hook *mcp);
+void mb_api_destroy(mb_api *api);
+/* The application to give mb_http_start. */
+mb_http_app mb_api_http_app(mb_api *api);
+
+/* ---- used by the API's own files (and its unit tests) ---- */
+
+/* A parsed and validated acquire body. */
+typedef struct mb_acquire_body {
+    char **servers;          /* owned; de-duplicated, in request order */
+    size_t n_servers;
+    char *benchmark;         /* NULL = null */
+    char *test_account_email;
+    int64_t ttl_seconds;     /* -1 = null */
+} mb_acquire_body;
+
+/* Validates a POST /local-sandbox (or /sandbox/local_dev) body. On failure
+ * returns MB_EINVAL and sets *detail to the FastAPI-style array for a 422.
+ * `local_dev` relaxes server_names (optional, default "ALL"). */
+int mb_api_parse_acquire(const char *body, size_t len, int local_dev, int64_t default_ttl,
+                         mb_acquire_body *out, json_t **detail);
+void mb_acquire_body_free(mb_acquire_body *b);
+
+/* The OpenAPI document of exactly what is served. */
+json_t *mb_api_openapi(void);
+
+#endif /* MB_API_H */

@@ -1,0 +1,111 @@
+/*
+ * localdev.c - the older /sandbox/local_dev family that Toolathlon's client
+ * still calls: one acquire returning server_urls keyed by server name, and
+ * {sandbox_id, status, message} answers. Upload-url and dump share
+ * transfer.c's handlers.
+ */
+#include "api/api_int.h"
+
+#include <stdlib.h>
+
+void mb_api_localdev_acquire(mb_api *api, mb_call *call)
+{
+    mb_acquire_body body;
+    json_t *detail;
+    const mb_config *cfg = mb_core_config(api->core);
+    if (mb_api_parse_acquire(call->req->body.data, call->req->body.len, 1,
+                             cfg->default_ttl_seconds, &body, &detail) != MB_OK) {
+        mb_api_respond_422(call, detail);
+        return;
+    }
+    mb_acquire_req req = {
+        .owner = call->key.owner,
+        .servers = (const char *const *)body.servers,
+        .n_servers = body.n_servers,
+        .benchmark = body.benchmark,
+        .test_account_email = body.test_account_email,
+        .ttl_seconds = body.ttl_seconds,
+    };
+    mb_sandbox_rec rec;
+    mb_err err;
+    int rc = mb_core_acquire(api->core, &req, &rec, &err);
+    json_t *urls = json_object();
+    for (size_t i = 0; !rc && i < body.n_servers; i++) {
+        char *url = mb_core_mcp_url(api->core, body.servers[i], rec.id);
+        json_object_set_new(urls, body.servers[i], json_string(url));
+        free(url);
+    }
+    mb_acquire_body_free(&body);
+    if (rc) {
+        json_decref(urls);
+        mb_http_respond_err(call->req, &err);
+        return;
+    }
+    mb_http_respond_json(call->req, 201,
+                         json_pack("{s:s,s:s,s:o,s:s,s:s}", "sandbox_id", rec.id, "server_name",
+                                   "local_dev", "server_urls", urls, "status", rec.status,
+                                   "message", "Sandbox acquired successfully. Use the server_urls "
+                                   "to connect to the MCP servers."));
+}
+
+void mb_api_localdev_get(mb_api *api, mb_call *call)
+{
+    mb_sandbox_rec rec;
+    mb_err err;
+    if (mb_core_get(api->core, call->key.owner, call->args[0], &rec, &err) != MB_OK) {
+        mb_http_respond_err(call->req, &err);
+        return;
+    }
+    char updated[40];
+    mb_iso8601(rec.updated_at, updated);
+    json_t *urls = json_object();
+    json_t *items = mb_api_server_items(api, &rec);
+    size_t i;
+    json_t *item;
+    json_array_foreach(items, i, item) {
+        json_object_set(urls, json_string_value(json_object_get(item, "server_name")),
+                        json_object_get(item, "mcp_server_url"));
+    }
+    json_decref(items);
+    json_t *o = json_pack("{s:s,s:n,s:s,s:s,s:s,s:s}", "sandbox_id", rec.id, "server_url",
+                          "server_name", "local_dev", "status", rec.status, "benchmark",
+                          rec.benchmark, "updated_at", updated);
+    if (!rec.benchmark[0]) json_object_set_new(o, "benchmark", json_null());
+    json_object_set_new(o, "server_urls", urls);
+    json_object_set_new(o, "metadata", json_null());
+    json_object_set_new(o, "auth_data", json_null());
+    json_object_set_new(o, "tags", json_array());
+    mb_http_respond_json(call->req, 200, o);
+}
+
+static void status_answer(mb_call *call, const char *id, const char *status, const char *msg)
+{
+    mb_http_respond_json(call->req, 200,
+                         json_pack("{s:s,s:s,s:s}", "sandbox_id", id, "status", status,
+                                   "message", msg));
+}
+
+void mb_api_localdev_release(mb_api *api, mb_call *call)
+{
+    mb_err err;
+    if (mb_core_release(api->core, call->key.owner, call->args[0], 0, &err) != MB_OK) {
+        mb_http_respond_err(call->req, &err);
+        return;
+    }
+    status_answer(call, call->args[0], "idle", "Sandbox released successfully");
+}
+
+void mb_api_localdev_reset(mb_api *api, mb_call *call)
+{
+    mb_err err;
+    if (mb_core_reset(api->core, call->key.owner, call->args[0], &err) != MB_OK) {
+        mb_http_respond_err(call->req, &err);
+        return;
+    }
+    status_answer(call, call->args[0], "occupied", "Sandbox reset to its initial state");
+}
+
+void mb_api_localdev_initialize(mb_api *api, mb_call *call)
+{
+    mb_api_initialize(api, call);
+}

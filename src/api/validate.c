@@ -1,0 +1,211 @@
+/*
+ * validate.c - request body validation with FastAPI/pydantic-shaped errors:
+ * 422 {"detail":[{"type","loc","msg","input","ctx"?}]}, one item per problem,
+ * so that clients which already parse Klavis's errors keep working.
+ */
+#include "api/api.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void add_error(json_t *detail, const char *type, json_t *loc, const char *msg,
+                      json_t *input, json_t *ctx)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "type", json_string(type));
+    json_object_set_new(e, "loc", loc);
+    json_object_set_new(e, "msg", json_string(msg));
+    json_object_set_new(e, "input", input ? json_incref(input) : json_null());
+    if (ctx) json_object_set_new(e, "ctx", ctx);
+    json_array_append_new(detail, e);
+}
+
+/* "'a', 'b' or 'c'", as pydantic lists enum members. */
+static char *expected_list(const char *const *names, size_t n)
+{
+    mb_buf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (i) mb_buf_puts(&b, i + 1 == n ? " or " : ", ");
+        mb_buf_printf(&b, "'%s'", names[i]);
+    }
+    return mb_buf_steal(&b);
+}
+
+static void enum_error(json_t *detail, json_t *loc, json_t *input, const char *const *names,
+                       size_t n)
+{
+    char *exp = expected_list(names, n);
+    char *msg = mb_asprintf("Input should be %s", exp);
+    add_error(detail, "enum", loc, msg, input, json_pack("{s:s}", "expected", exp));
+    free(msg);
+    free(exp);
+}
+
+static void parse_servers(json_t *v, int local_dev, mb_acquire_body *out, json_t *detail)
+{
+    if (!v) {
+        if (local_dev) v = json_string("ALL");
+        else return; /* reported as missing by the caller */
+    } else {
+        json_incref(v);
+    }
+    if (json_is_string(v)) {
+        if (strcmp(json_string_value(v), "ALL") != 0) {
+            add_error(detail, "literal_error", json_pack("[s,s]", "body", "server_names"),
+                      "Input should be 'ALL' or a list of server names", v,
+                      json_pack("{s:s}", "expected", "'ALL'"));
+        } else {
+            out->servers = mb_calloc(mb_n_server_names, sizeof *out->servers);
+            for (size_t i = 0; i < mb_n_server_names; i++)
+                out->servers[out->n_servers++] = mb_strdup(mb_server_names[i]);
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *item;
+        out->servers = mb_calloc(json_array_size(v) + 1, sizeof *out->servers);
+        json_array_foreach(v, i, item) {
+            const char *name = json_is_string(item) ? json_string_value(item) : NULL;
+            if (!name || !mb_is_server_name(name)) {
+                enum_error(detail, json_pack("[s,s,I]", "body", "server_names", (json_int_t)i),
+                           item, mb_server_names, mb_n_server_names);
+                continue;
+            }
+            int dup = 0;
+            for (size_t j = 0; j < out->n_servers; j++)
+                if (!strcmp(out->servers[j], name)) dup = 1;
+            if (!dup) out->servers[out->n_servers++] = mb_strdup(name);
+        }
+    } else {
+        add_error(detail, "list_type", json_pack("[s,s]", "body", "server_names"),
+                  "Input should be a valid list or 'ALL'", v, NULL);
+    }
+    json_decref(v);
+}
+
+static void parse_ttl(json_t *v, int64_t default_ttl, mb_acquire_body *out, json_t *detail)
+{
+    json_t *loc = json_pack("[s,s]", "body", "ttl_seconds");
+    if (!v) {
+        out->ttl_seconds = default_ttl;
+        json_decref(loc);
+        return;
+    }
+    if (json_is_null(v)) {
+        out->ttl_seconds = -1;
+        json_decref(loc);
+        return;
+    }
+    long long n = 0;
+    int ok = 0;
+    if (json_is_integer(v)) {
+        n = json_integer_value(v);
+        ok = 1;
+    } else if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d == (double)(long long)d) {
+            n = (long long)d;
+            ok = 1;
+        } else {
+            add_error(detail, "int_from_float", loc,
+                      "Input should be a valid integer, got a number with a fractional part", v,
+                      NULL);
+            return;
+        }
+    } else if (json_is_string(v)) {
+        char *end;
+        const char *s = json_string_value(v);
+        n = strtoll(s, &end, 10);
+        ok = *s && !*end;
+        if (!ok) {
+            add_error(detail, "int_parsing", loc,
+                      "Input should be a valid integer, unable to parse string as an integer", v,
+                      NULL);
+            return;
+        }
+    }
+    if (!ok) {
+        add_error(detail, "int_type", loc, "Input should be a valid integer", v, NULL);
+        return;
+    }
+    if (n < 60) {
+        add_error(detail, "greater_than_equal", loc, "Input should be greater than or equal to 60",
+                  v, json_pack("{s:i}", "ge", 60));
+        return;
+    }
+    if (n > 86400) {
+        add_error(detail, "less_than_equal", loc, "Input should be less than or equal to 86400", v,
+                  json_pack("{s:i}", "le", 86400));
+        return;
+    }
+    out->ttl_seconds = n;
+    json_decref(loc);
+}
+
+int mb_api_parse_acquire(const char *body, size_t len, int local_dev, int64_t default_ttl,
+                         mb_acquire_body *out, json_t **detail_out)
+{
+    memset(out, 0, sizeof *out);
+    json_t *detail = json_array();
+    json_error_t jerr;
+    json_t *root = NULL;
+    if (len == 0 && local_dev) {
+        root = json_object();
+    } else if (len == 0) {
+        add_error(detail, "missing", json_pack("[s]", "body"), "Field required", NULL, NULL);
+    } else {
+        root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!root) {
+            add_error(detail, "json_invalid", json_pack("[s,i]", "body", jerr.position),
+                      "JSON decode error", NULL, json_pack("{s:s}", "error", jerr.text));
+        } else if (!json_is_object(root)) {
+            add_error(detail, "model_attributes_type", json_pack("[s]", "body"),
+                      "Input should be a valid dictionary or object to extract fields from", root,
+                      NULL);
+            json_decref(root);
+            root = NULL;
+        }
+    }
+    if (root) {
+        json_t *servers = json_object_get(root, "server_names");
+        if (!servers && !local_dev)
+            add_error(detail, "missing", json_pack("[s,s]", "body", "server_names"),
+                      "Field required", root, NULL);
+        parse_servers(servers, local_dev, out, detail);
+
+        json_t *bench = json_object_get(root, "benchmark");
+        if (bench && !json_is_null(bench)) {
+            if (json_is_string(bench) && mb_is_benchmark_name(json_string_value(bench)))
+                out->benchmark = mb_strdup(json_string_value(bench));
+            else
+                enum_error(detail, json_pack("[s,s]", "body", "benchmark"), bench,
+                           mb_benchmark_names, mb_n_benchmark_names);
+        }
+        json_t *email = json_object_get(root, "test_account_email");
+        if (email && !json_is_null(email)) {
+            if (json_is_string(email))
+                out->test_account_email = mb_strdup(json_string_value(email));
+            else
+                add_error(detail, "string_type", json_pack("[s,s]", "body", "test_account_email"),
+                          "Input should be a valid string", email, NULL);
+        }
+        parse_ttl(json_object_get(root, "ttl_seconds"), default_ttl, out, detail);
+        json_decref(root);
+    }
+    if (json_array_size(detail) > 0) {
+        mb_acquire_body_free(out);
+        *detail_out = detail;
+        return MB_EINVAL;
+    }
+    json_decref(detail);
+    *detail_out = NULL;
+    return MB_OK;
+}
+
+void mb_acquire_body_free(mb_acquire_body *b)
+{
+    for (size_t i = 0; i < b->n_servers; i++) free(b->servers[i]);
+    free(b->servers);
+    free(b->benchmark);
+    free(b->test_account_email);
+    memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,58 @@
+/*
+ * views.c - JSON views of sandbox records in Klavis's shapes:
+ * LocalSandboxInfo and LocalSandboxServerItem.
+ */
+#include "api/api_int.h"
+
+#include <stdlib.h>
+
+static json_t *nullable_string(const char *s)
+{
+    return s && *s ? json_string(s) : json_null();
+}
+
+json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec)
+{
+    json_t *items = json_array();
+    mb_server_rec *srv;
+    size_t n;
+    if (mb_store_server_list(mb_core_store(api->core), rec->id, &srv, &n, NULL) != MB_OK)
+        return items;
+    for (size_t i = 0; i < n; i++) {
+        char updated[40];
+        mb_iso8601(srv[i].updated_at, updated);
+        char *url = mb_core_mcp_url(api->core, srv[i].name, rec->id);
+        json_t *item = json_object();
+        json_object_set_new(item, "server_name", json_string(srv[i].name));
+        json_object_set_new(item, "id", json_string(srv[i].id));
+        json_object_set_new(item, "mcp_server_url", json_string(url));
+        json_object_set_new(item, "status", json_string(rec->status));
+        json_object_set_new(item, "benchmark", nullable_string(rec->benchmark));
+        json_object_set_new(item, "updated_at", json_string(updated));
+        json_object_set(item, "metadata", srv[i].metadata ? srv[i].metadata : json_null());
+        json_object_set(item, "auth_data", srv[i].auth_data ? srv[i].auth_data : json_null());
+        json_object_set(item, "tags", srv[i].tags ? srv[i].tags : json_null());
+        json_array_append_new(items, item);
+        free(url);
+    }
+    mb_server_recs_free(srv, n);
+    return items;
+}
+
+json_t *mb_api_sandbox_info(mb_api *api, const mb_sandbox_rec *rec)
+{
+    char created[40];
+    mb_iso8601(rec->created_at, created);
+    json_t *o = json_object();
+    json_object_set_new(o, "local_sandbox_id", json_string(rec->id));
+    json_object_set_new(o, "created_at", json_string(created));
+    json_object_set_new(o, "status", json_string(rec->status));
+    json_object_set_new(o, "benchmark", nullable_string(rec->benchmark));
+    json_object_set_new(o, "servers", mb_api_server_items(api, rec));
+    return o;
+}
+
+void mb_api_respond_422(mb_call *call, json_t *detail)
+{
+    mb_http_respond_json(call->req, 422, json_pack("{s:o}", "detail", detail));
+}

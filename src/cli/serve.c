@@ -1,0 +1,76 @@
+/*
+ * serve.c - `mcpbox serve`: opens the core, mounts the REST API (and the MCP
+ * gateway) on the HTTP server, prints one line when ready, and runs until
+ * SIGINT or SIGTERM.
+ */
+#include "api/api.h"
+#include "cli/cli.h"
+#include "core/core.h"
+#include "http/http.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int mb_cmd_serve(int argc, char **argv)
+{
+    mb_config cfg;
+    int rc = mb_config_parse(&cfg, argc, argv);
+    if (rc) {
+        mb_config_free(&cfg);
+        return rc == 1 ? 0 : rc;
+    }
+    /* Signals are taken by sigwait below, not by whichever thread runs. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    mb_err err = {0};
+    mb_core *core = NULL;
+    if (mb_core_open(&cfg, &core, &err) != MB_OK) {
+        fprintf(stderr, "mcpbox serve: %s\n", err.msg);
+        mb_config_free(&cfg);
+        return 1;
+    }
+    mb_api *api = mb_api_create(core, NULL);
+    mb_http_app app = mb_api_http_app(api);
+    mb_http_opts hopts = {
+        .listen = cfg.listen,
+        .header_limit = cfg.header_limit,
+        .idle_timeout_s = cfg.idle_timeout_s,
+        .file_body_limit = cfg.max_upload_bytes,
+    };
+    mb_http_server *http = NULL;
+    if (mb_http_start(&hopts, &app, &http, &err) != MB_OK) {
+        fprintf(stderr, "mcpbox serve: %s\n", err.msg);
+        mb_api_destroy(api);
+        mb_core_close(core);
+        mb_config_free(&cfg);
+        return 1;
+    }
+    if (!cfg.public_url) {
+        char host[256];
+        snprintf(host, sizeof host, "%s", cfg.listen);
+        char *colon = strrchr(host, ':');
+        if (colon) *colon = '\0';
+        char *url = mb_asprintf("http://%s:%u", host, mb_http_port(http));
+        mb_core_set_public_url(core, url);
+        free(url);
+    }
+    printf("mcpbox: serving on %s (data dir %s)\n", mb_core_public_url(core), cfg.data_dir);
+    fflush(stdout);
+
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    mb_info("received signal %d, shutting down", sig);
+    mb_http_stop(http);
+    mb_api_destroy(api);
+    mb_core_close(core);
+    mb_config_free(&cfg);
+    return 0;
+}

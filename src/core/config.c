@@ -1,0 +1,240 @@
+/*
+ * config.c - `mcpbox serve` settings: built-in defaults, then MCPBOX_*
+ * environment variables, then command-line flags (the last word wins).
+ */
+#include "core/core.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: mcpbox serve [options]\n"
+        "\n"
+        "  --listen ADDR:PORT        where to serve (MCPBOX_LISTEN; default 127.0.0.1:8080)\n"
+        "  --data-dir DIR            state, workspaces, archives (MCPBOX_DATA_DIR; default ./var)\n"
+        "  --public-url URL          base of the URLs handed to clients (MCPBOX_PUBLIC_URL;\n"
+        "                            default http://ADDR:PORT)\n"
+        "  --seed PRESET=DIR         preload /data of sandboxes acquired with that benchmark\n"
+        "                            from DIR (repeatable; MCPBOX_SEED='P=DIR;P2=DIR2')\n"
+        "  --profiles-dir DIR        benchmark presets (MCPBOX_PROFILES_DIR)\n"
+        "  --max-upload SIZE         largest archive a PUT may send (default 4G)\n"
+        "  --max-expanded SIZE       largest extracted size of an archive (default 4G)\n"
+        "  --max-entries N           most members in an archive (default 1000000)\n"
+        "  --url-ttl-minutes N       lifetime of upload/download URLs (default 30)\n"
+        "  --default-ttl SECONDS     TTL when acquire gives none (default 7200)\n"
+        "  --allowed-origin ORIGIN   an Origin MCP clients may send (repeatable)\n"
+        "  --header-limit SIZE       request line + headers (default 32K)\n"
+        "  --idle-timeout SECONDS    close idle connections after (default 300)\n"
+        "\n"
+        "MCPBOX_API_KEY=KEY adds that API key at start (owner MCPBOX_API_KEY_OWNER or\n"
+        "'default'); otherwise manage keys with `mcpbox keys`.\n");
+}
+
+static int add_seed(mb_config *cfg, const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || !eq[1]) {
+        fprintf(stderr, "mcpbox serve: --seed wants PRESET=DIR, got '%s'\n", spec);
+        return 2;
+    }
+    char *preset = mb_strndup(spec, (size_t)(eq - spec));
+    if (!mb_is_benchmark_name(preset)) {
+        fprintf(stderr, "mcpbox serve: --seed %s: unknown benchmark '%s' (MCP_Atlas, Toolathlon, "
+                        "MCP_Mark)\n", spec, preset);
+        free(preset);
+        return 2;
+    }
+    for (size_t i = 0; i < cfg->n_seeds; i++) {
+        if (!strcmp(cfg->seeds[i].preset, preset)) {
+            free(cfg->seeds[i].dir);
+            cfg->seeds[i].dir = mb_strdup(eq + 1);
+            free(preset);
+            return 0;
+        }
+    }
+    if (cfg->n_seeds == MB_MAX_SEEDS) {
+        free(preset);
+        fprintf(stderr, "mcpbox serve: too many --seed options\n");
+        return 2;
+    }
+    cfg->seeds[cfg->n_seeds].preset = preset;
+    cfg->seeds[cfg->n_seeds].dir = mb_strdup(eq + 1);
+    cfg->n_seeds++;
+    return 0;
+}
+
+static int size_opt(const char *name, const char *v, uint64_t *out)
+{
+    if (mb_parse_size(v, out) != MB_OK || *out == 0) {
+        fprintf(stderr, "mcpbox serve: %s wants a size like 512M or 4G, got '%s'\n", name, v);
+        return 2;
+    }
+    return 0;
+}
+
+static int int_opt(const char *name, const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < lo || n > hi) {
+        fprintf(stderr, "mcpbox serve: %s wants a number in %ld..%ld, got '%s'\n", name, lo, hi, v);
+        return 2;
+    }
+    *out = n;
+    return 0;
+}
+
+static void set_str(char **dst, const char *v)
+{
+    free(*dst);
+    *dst = mb_strdup(v);
+}
+
+enum {
+    OPT_LISTEN = 256, OPT_DATA, OPT_PUBLIC, OPT_SEED, OPT_PROFILES, OPT_MAX_UPLOAD,
+    OPT_MAX_EXPANDED, OPT_MAX_ENTRIES, OPT_URL_TTL, OPT_DEFAULT_TTL, OPT_ORIGIN,
+    OPT_HEADER_LIMIT, OPT_IDLE,
+};
+
+/* Applies one setting, from a flag or from the environment. */
+static int apply(mb_config *cfg, int opt, const char *v)
+{
+    uint64_t size;
+    long n;
+    int rc = 0;
+    switch (opt) {
+    case OPT_LISTEN: set_str(&cfg->listen, v); break;
+    case OPT_DATA: set_str(&cfg->data_dir, v); break;
+    case OPT_PUBLIC: set_str(&cfg->public_url, v); break;
+    case OPT_PROFILES: set_str(&cfg->profiles_dir, v); break;
+    case OPT_SEED: rc = add_seed(cfg, v); break;
+    case OPT_MAX_UPLOAD:
+        if (!(rc = size_opt("--max-upload", v, &size))) cfg->max_upload_bytes = size;
+        break;
+    case OPT_MAX_EXPANDED:
+        if (!(rc = size_opt("--max-expanded", v, &size))) cfg->max_expanded_bytes = size;
+        break;
+    case OPT_MAX_ENTRIES:
+        if (!(rc = int_opt("--max-entries", v, 1, 1L << 40, &n))) cfg->max_entries = (uint64_t)n;
+        break;
+    case OPT_URL_TTL:
+        if (!(rc = int_opt("--url-ttl-minutes", v, 1, 10080, &n))) cfg->url_ttl_minutes = (int)n;
+        break;
+    case OPT_DEFAULT_TTL:
+        if (!(rc = int_opt("--default-ttl", v, 60, 86400, &n))) cfg->default_ttl_seconds = n;
+        break;
+    case OPT_ORIGIN:
+        if (cfg->n_allowed_origins == MB_MAX_ALLOWED) {
+            fprintf(stderr, "mcpbox serve: too many --allowed-origin options\n");
+            return 2;
+        }
+        cfg->allowed_origins[cfg->n_allowed_origins++] = mb_strdup(v);
+        break;
+    case OPT_HEADER_LIMIT:
+        if (!(rc = size_opt("--header-limit", v, &size))) cfg->header_limit = (unsigned)size;
+        break;
+    case OPT_IDLE:
+        if (!(rc = int_opt("--idle-timeout", v, 1, 86400, &n))) cfg->idle_timeout_s = (unsigned)n;
+        break;
+    }
+    return rc;
+}
+
+int mb_config_parse(mb_config *cfg, int argc, char **argv)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->listen = mb_strdup("127.0.0.1:8080");
+    cfg->data_dir = mb_strdup("./var");
+    cfg->max_upload_bytes = 4ULL << 30;
+    cfg->max_expanded_bytes = 4ULL << 30;
+    cfg->max_entries = 1000000;
+    cfg->url_ttl_minutes = 30;
+    cfg->default_ttl_seconds = 7200;
+    cfg->header_limit = 32 * 1024;
+    cfg->idle_timeout_s = 300;
+
+    static const struct { const char *env; int opt; } envs[] = {
+        {"MCPBOX_LISTEN", OPT_LISTEN}, {"MCPBOX_DATA_DIR", OPT_DATA},
+        {"MCPBOX_PUBLIC_URL", OPT_PUBLIC}, {"MCPBOX_PROFILES_DIR", OPT_PROFILES},
+        {"MCPBOX_MAX_UPLOAD", OPT_MAX_UPLOAD}, {"MCPBOX_MAX_EXPANDED", OPT_MAX_EXPANDED},
+        {"MCPBOX_MAX_ENTRIES", OPT_MAX_ENTRIES}, {"MCPBOX_URL_TTL_MINUTES", OPT_URL_TTL},
+        {"MCPBOX_DEFAULT_TTL", OPT_DEFAULT_TTL},
+    };
+    for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
+        const char *v = getenv(envs[i].env);
+        if (v && *v && apply(cfg, envs[i].opt, v)) return 2;
+    }
+    const char *seeds = getenv("MCPBOX_SEED");
+    if (seeds && *seeds) {
+        char *copy = mb_strdup(seeds), *save = NULL;
+        for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+            if (add_seed(cfg, tok)) {
+                free(copy);
+                return 2;
+            }
+        }
+        free(copy);
+    }
+    const char *key = getenv("MCPBOX_API_KEY");
+    if (key && *key) cfg->env_api_key = mb_strdup(key);
+    const char *owner = getenv("MCPBOX_API_KEY_OWNER");
+    cfg->env_api_key_owner = mb_strdup(owner && *owner ? owner : "default");
+
+    static const struct option longopts[] = {
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"data-dir", required_argument, NULL, OPT_DATA},
+        {"public-url", required_argument, NULL, OPT_PUBLIC},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"profiles-dir", required_argument, NULL, OPT_PROFILES},
+        {"max-upload", required_argument, NULL, OPT_MAX_UPLOAD},
+        {"max-expanded", required_argument, NULL, OPT_MAX_EXPANDED},
+        {"max-entries", required_argument, NULL, OPT_MAX_ENTRIES},
+        {"url-ttl-minutes", required_argument, NULL, OPT_URL_TTL},
+        {"default-ttl", required_argument, NULL, OPT_DEFAULT_TTL},
+        {"allowed-origin", required_argument, NULL, OPT_ORIGIN},
+        {"header-limit", required_argument, NULL, OPT_HEADER_LIMIT},
+        {"idle-timeout", required_argument, NULL, OPT_IDLE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return 1;
+        }
+        if (c == '?') {
+            usage(stderr);
+            return 2;
+        }
+        if (apply(cfg, c, optarg)) return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "mcpbox serve: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    size_t n = strlen(cfg->public_url ? cfg->public_url : "");
+    while (n && cfg->public_url[n - 1] == '/') cfg->public_url[--n] = '\0';
+    return 0;
+}
+
+void mb_config_free(mb_config *cfg)
+{
+    free(cfg->listen);
+    free(cfg->data_dir);
+    free(cfg->public_url);
+    free(cfg->profiles_dir);
+    for (size_t i = 0; i < cfg->n_seeds; i++) {
+        free(cfg->seeds[i].preset);
+        free(cfg->seeds[i].dir);
+    }
+    for (size_t i = 0; i < cfg->n_allowed_origins; i++) free(cfg->allowed_origins[i]);
+    free(cfg->env_api_key);
+    free(cfg->env_api_key_owner);
+    memset(cfg, 0, sizeof *cfg);
+}

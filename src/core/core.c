@@ -1,0 +1,254 @@
+/*
+ * core.c - opening and closing the service core, and the sandbox life cycle:
+ * acquire, get, release, reset. Archive traffic is in transfer.c, the TTL
+ * reaper in reaper.c.
+ */
+#define _GNU_SOURCE
+#include "core/core_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+pthread_mutex_t *mb_core__stripe(mb_core *core, const char *id)
+{
+    unsigned h = 2166136261u;
+    for (const char *p = id; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+    return &core->stripes[h % MB_CORE_STRIPES];
+}
+
+char *mb_core_workspace(mb_core *core, const char *id)
+{
+    return mb_asprintf("%s/workspaces/%s", core->cfg.data_dir, id);
+}
+
+char *mb_core__blob_dir(mb_core *core, const char *id)
+{
+    return mb_asprintf("%s/blobs/%s", core->cfg.data_dir, id);
+}
+
+mb_store *mb_core_store(mb_core *core) { return core->store; }
+const mb_config *mb_core_config(mb_core *core) { return &core->cfg; }
+
+static const char *seed_dir(mb_core *core, const char *benchmark)
+{
+    if (!benchmark || !*benchmark) return NULL;
+    for (size_t i = 0; i < core->cfg.n_seeds; i++)
+        if (!strcmp(core->cfg.seeds[i].preset, benchmark)) return core->cfg.seeds[i].dir;
+    return NULL;
+}
+
+/* Adds MCPBOX_API_KEY to the store, so that tests and dev setups need no
+ * `mcpbox keys create`. */
+static int add_env_key(mb_core *core, mb_err *err)
+{
+    if (!core->cfg.env_api_key) return MB_OK;
+    mb_key_rec k = {0};
+    mb_uuid4(k.id);
+    snprintf(k.owner, sizeof k.owner, "%s", core->cfg.env_api_key_owner);
+    snprintf(k.name, sizeof k.name, "MCPBOX_API_KEY");
+    snprintf(k.prefix, sizeof k.prefix, "%.8s", core->cfg.env_api_key);
+    k.created_at = mb_now();
+    char hash[65];
+    mb_key_hash(core->cfg.env_api_key, hash);
+    return mb_store_key_add(core->store, hash, &k, err);
+}
+
+/* Releases sandboxes whose deadline passed while the daemon was down. */
+static void expire_overdue(mb_core *core)
+{
+    mb_sandbox_rec *recs;
+    size_t n;
+    if (mb_store_sandbox_expired(core->store, mb_now(), &recs, &n, NULL) != MB_OK) return;
+    for (size_t i = 0; i < n; i++) {
+        mb_err err;
+        if (mb_core__release(core, recs[i].id, 1, &err) == MB_OK)
+            mb_info("released %s: its TTL expired while the service was down", recs[i].id);
+        else
+            mb_warn("cannot release expired sandbox %s: %s", recs[i].id, err.msg);
+    }
+    free(recs);
+}
+
+int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err)
+{
+    mb_core *core = mb_calloc(1, sizeof *core);
+    core->cfg = *cfg;
+    for (int i = 0; i < MB_CORE_STRIPES; i++) pthread_mutex_init(&core->stripes[i], NULL);
+    pthread_mutex_init(&core->reaper_lock, NULL);
+    pthread_cond_init(&core->wake, NULL);
+
+    core->public_url = cfg->public_url ? mb_strdup(cfg->public_url)
+                                       : mb_asprintf("http://%s", cfg->listen);
+    int rc = mb_mkdir_p(cfg->data_dir, 0700, err);
+    char *sub[] = {"workspaces", "blobs", "run"};
+    for (size_t i = 0; !rc && i < 3; i++) {
+        char *p = mb_asprintf("%s/%s", cfg->data_dir, sub[i]);
+        rc = mb_mkdir_p(p, 0700, err);
+        free(p);
+    }
+    if (!rc) {
+        char *db = mb_asprintf("%s/mcpbox.db", cfg->data_dir);
+        rc = mb_store_open(db, &core->store, err);
+        free(db);
+    }
+    if (!rc) rc = mb_secret_load(cfg->data_dir, core->secret, err);
+    if (!rc) rc = add_env_key(core, err);
+    if (!rc) expire_overdue(core);
+    if (!rc) rc = mb_core__start_reaper(core, err);
+    if (rc) {
+        mb_core_close(core);
+        return rc;
+    }
+    *out = core;
+    return MB_OK;
+}
+
+void mb_core_close(mb_core *core)
+{
+    if (!core) return;
+    mb_core__stop_reaper(core);
+    mb_store_close(core->store);
+    for (int i = 0; i < MB_CORE_STRIPES; i++) pthread_mutex_destroy(&core->stripes[i]);
+    pthread_mutex_destroy(&core->reaper_lock);
+    pthread_cond_destroy(&core->wake);
+    free(core->public_url);
+    free(core);
+}
+
+const char *mb_core_public_url(mb_core *core) { return core->public_url; }
+
+void mb_core_set_public_url(mb_core *core, const char *url)
+{
+    free(core->public_url);
+    core->public_url = mb_strdup(url);
+    size_t n = strlen(core->public_url);
+    while (n && core->public_url[n - 1] == '/') core->public_url[--n] = '\0';
+}
+
+char *mb_core_mcp_url(mb_core *core, const char *server, const char *id)
+{
+    return mb_asprintf("%s/%s/mcp/?local_sandbox_id=%s", core->public_url, server, id);
+}
+
+char *mb_core_signed_url(mb_core *core, const char *method, const char *path)
+{
+    char q[160];
+    int64_t expires = (int64_t)mb_now() + (int64_t)core->cfg.url_ttl_minutes * 60;
+    mb_sign(core->secret, method, path, expires, q, sizeof q);
+    return mb_asprintf("%s%s?%s", core->public_url, path, q);
+}
+
+int mb_core_verify_url(mb_core *core, const char *method, const char *path, const char *expires,
+                       const char *signature, mb_err *err)
+{
+    return mb_verify(core->secret, method, path, expires, signature, (int64_t)mb_now(), err);
+}
+
+/* Fills a fresh workspace: the benchmark's seed, if one is configured. */
+static int prepare_workspace(mb_core *core, const mb_sandbox_rec *rec, mb_err *err)
+{
+    char *ws = mb_core_workspace(core, rec->id);
+    int rc = mb_mkdir_p(ws, 0755, err);
+    const char *seed = seed_dir(core, rec->benchmark);
+    if (!rc && seed) rc = mb_copy_tree(seed, ws, err);
+    free(ws);
+    return rc;
+}
+
+int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *out, mb_err *err)
+{
+    mb_sandbox_rec rec = {0};
+    mb_uuid4(rec.id);
+    snprintf(rec.owner, sizeof rec.owner, "%s", req->owner);
+    snprintf(rec.benchmark, sizeof rec.benchmark, "%s", req->benchmark ? req->benchmark : "");
+    snprintf(rec.status, sizeof rec.status, "occupied");
+    snprintf(rec.test_account_email, sizeof rec.test_account_email, "%s",
+             req->test_account_email ? req->test_account_email : "");
+    rec.created_at = rec.updated_at = mb_now();
+    rec.ttl_seconds = req->ttl_seconds;
+    rec.deadline = req->ttl_seconds > 0 ? rec.created_at + (double)req->ttl_seconds : 0;
+
+    int rc = mb_store_free_uid_base(core->store, MB_UID_FIRST, MB_UID_STRIDE, &rec.uid_base, err);
+    if (!rc) rc = mb_store_sandbox_insert(core->store, &rec, err);
+    if (rc) return rc;
+
+    rc = prepare_workspace(core, &rec, err);
+    for (size_t i = 0; !rc && i < req->n_servers; i++) {
+        mb_server_rec srv = {0};
+        mb_uuid4(srv.id);
+        snprintf(srv.sandbox_id, sizeof srv.sandbox_id, "%s", rec.id);
+        snprintf(srv.name, sizeof srv.name, "%s", req->servers[i]);
+        snprintf(srv.status, sizeof srv.status, "occupied");
+        srv.updated_at = rec.created_at;
+        rc = mb_store_server_insert(core->store, &srv, err);
+    }
+    if (rc) {
+        mb_err ignored;
+        mb_core__release(core, rec.id, 0, &ignored);
+        return rc;
+    }
+    mb_core__wake_reaper(core);
+    mb_info("acquired %s for %s (%zu servers, benchmark %s, ttl %lld)", rec.id, rec.owner,
+            req->n_servers, rec.benchmark[0] ? rec.benchmark : "none", (long long)rec.ttl_seconds);
+    *out = rec;
+    return MB_OK;
+}
+
+int mb_core_get(mb_core *core, const char *owner, const char *id, mb_sandbox_rec *out,
+                mb_err *err)
+{
+    mb_sandbox_rec rec;
+    if (!mb_is_uuid(id) || mb_store_sandbox_get(core->store, id, &rec, NULL) != MB_OK ||
+        strcmp(rec.owner, owner) != 0 || !strcmp(rec.status, "released"))
+        return mb_err_set(err, MB_ENOTFOUND, "Local sandbox %s not found", id);
+    *out = rec;
+    return MB_OK;
+}
+
+int mb_core_live(mb_core *core, const char *id, mb_sandbox_rec *out, mb_err *err)
+{
+    if (!mb_is_uuid(id) || mb_store_sandbox_get(core->store, id, out, NULL) != MB_OK ||
+        !strcmp(out->status, "released"))
+        return mb_err_set(err, MB_ENOTFOUND, "Local sandbox %s not found (released or never "
+                          "acquired)", id);
+    return MB_OK;
+}
+
+int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
+{
+    pthread_mutex_t *lock = mb_core__stripe(core, id);
+    pthread_mutex_lock(lock);
+    mb_sandbox_rec rec;
+    int rc = mb_store_sandbox_get(core->store, id, &rec, err);
+    if (!rc && strcmp(rec.status, "released") != 0) {
+        /* The record goes first: from here on no request can reach the
+         * sandbox, and a crash mid-way leaves only files the next start sweeps. */
+        snprintf(rec.status, sizeof rec.status, "released");
+        rec.updated_at = mb_now();
+        rec.has_upload = 0;
+        rc = mb_store_sandbox_update(core->store, &rec, err);
+        char *ws = mb_core_workspace(core, id);
+        char *blobs = mb_core__blob_dir(core, id);
+        mb_err e2;
+        if (!rc && mb_rm_rf(ws, &e2) != MB_OK) mb_warn("release %s: %s", id, e2.msg);
+        if (!rc && mb_rm_rf(blobs, &e2) != MB_OK) mb_warn("release %s: %s", id, e2.msg);
+        free(ws);
+        free(blobs);
+        if (!rc) mb_info("released %s%s", id, is_ttl ? " (TTL expired)" : "");
+    }
+    pthread_mutex_unlock(lock);
+    return rc;
+}
+
+int mb_core_release(mb_core *core, const char *owner, const char *id, int is_ttl, mb_err *err)
+{
+    mb_sandbox_rec rec;
+    if (!mb_is_uuid(id) || mb_store_sandbox_get(core->store, id, &rec, NULL) != MB_OK ||
+        strcmp(rec.owner, owner) != 0)
+        return mb_err_set(err, MB_ENOTFOUND, "Local sandbox %s not found", id);
+    return mb_core__release(core, id, is_ttl, err);
+}

@@ -1,0 +1,123 @@
+/*
+ * core.h - the face of the service core: configuration and the sandbox life
+ * cycle (acquire, get, list, release, reset, upload, initialize, dump) as the
+ * REST API, the reaper and the command line use it. The core owns the store,
+ * the signing secret, the data directory layout and the TTL reaper thread.
+ *
+ * Data directory layout (DIR = --data-dir):
+ *   DIR/mcpbox.db            state (keys, sandboxes, servers, blobs)
+ *   DIR/secret               signing secret for upload/download URLs
+ *   DIR/workspaces/ID/       a sandbox's workspace, mounted at /data inside it
+ *   DIR/run/ID/              a sandbox's runtime state (sandbox layer)
+ *   DIR/blobs/ID/            upload.tar.gz (last PUT), baseline.tar.gz (last
+ *                            initialize, what reset returns to), dump.tar.gz
+ *
+ * Ownership: every sandbox belongs to the owner of the API key that acquired
+ * it; lookups by another owner report "not found", never "forbidden", so ids
+ * do not leak.
+ */
+#ifndef MB_CORE_H
+#define MB_CORE_H
+
+#include "store/store.h"
+#include "util/util.h"
+
+#include <stdint.h>
+
+#define MB_MAX_SEEDS 8
+#define MB_MAX_ALLOWED 16
+
+typedef struct mb_seed {
+    char *preset;  /* benchmark name, e.g. "MCP_Atlas" */
+    char *dir;     /* host directory copied into /data at acquire and reset */
+} mb_seed;
+
+typedef struct mb_config {
+    char *listen;            /* ADDR:PORT, default 127.0.0.1:8080 */
+    char *data_dir;          /* default ./var */
+    char *public_url;        /* default http://LISTEN */
+    char *profiles_dir;      /* default: profiles/ beside the binary's source tree or /usr/share/mcpbox/profiles */
+    mb_seed seeds[MB_MAX_SEEDS];
+    size_t n_seeds;
+    uint64_t max_upload_bytes;    /* compressed upload size; default 4 GiB */
+    uint64_t max_expanded_bytes;  /* extracted size; default 4 GiB */
+    uint64_t max_entries;         /* members per archive; default 1,000,000 */
+    int url_ttl_minutes;          /* signed URL lifetime; default 30 */
+    int64_t default_ttl_seconds;  /* default 7200 */
+    unsigned header_limit;        /* HTTP header bytes; default 32 KiB */
+    unsigned idle_timeout_s;      /* HTTP idle seconds; default 300 */
+    char *allowed_origins[MB_MAX_ALLOWED];
+    size_t n_allowed_origins;
+    char *env_api_key;            /* MCPBOX_API_KEY */
+    char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
+} mb_config;
+
+/* Defaults, then MCPBOX_* environment, then command-line flags. Prints usage
+ * errors itself; returns 0, or 2 for a usage error. */
+int mb_config_parse(mb_config *cfg, int argc, char **argv);
+void mb_config_free(mb_config *cfg);
+
+/* ------------------------------------------------------------------ core */
+
+typedef struct mb_core mb_core;
+
+/* The 16 server names of Klavis's LocalSandboxMCPServer enum, in its order. */
+extern const char *const mb_server_names[];
+extern const size_t mb_n_server_names;
+/* The benchmark names of BenchmarkEnum. */
+extern const char *const mb_benchmark_names[];
+extern const size_t mb_n_benchmark_names;
+int mb_is_server_name(const char *name);
+int mb_is_benchmark_name(const char *name);
+
+int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err);
+void mb_core_close(mb_core *core);
+mb_store *mb_core_store(mb_core *core);
+const mb_config *mb_core_config(mb_core *core);
+
+typedef struct mb_acquire_req {
+    const char *owner;
+    const char *const *servers;  /* names, validated by the caller */
+    size_t n_servers;
+    const char *benchmark;       /* NULL = none */
+    const char *test_account_email;
+    int64_t ttl_seconds;         /* -1 = never expires */
+} mb_acquire_req;
+
+int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *out, mb_err *err);
+/* A live sandbox of this owner, or MB_ENOTFOUND. */
+int mb_core_get(mb_core *core, const char *owner, const char *id, mb_sandbox_rec *out,
+                mb_err *err);
+/* Releases; a sandbox already released is success (idempotent for its owner). */
+int mb_core_release(mb_core *core, const char *owner, const char *id, int is_ttl, mb_err *err);
+int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err);
+
+/* Upload: where a PUT for this sandbox writes, and how it is committed. */
+char *mb_core_upload_tmp_path(mb_core *core, const char *id);
+int mb_core_upload_commit(mb_core *core, const char *id, const char *tmp_path, uint64_t size,
+                          mb_err *err);
+/* Extracts the last upload into the workspace. MB_ECONFLICT before any upload. */
+int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err *err);
+/* Writes DIR/blobs/ID/dump.tar.gz from the workspace. */
+int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err);
+/* Opens the last dump for reading; *size set. MB_ENOTFOUND if none. */
+int mb_core_open_dump(mb_core *core, const char *id, int *fd, uint64_t *size, mb_err *err);
+/* Checks that a sandbox id is live (any owner), for signed-URL routes. */
+int mb_core_live(mb_core *core, const char *id, mb_sandbox_rec *out, mb_err *err);
+
+/* The base of every URL handed to clients, without a trailing slash. */
+const char *mb_core_public_url(mb_core *core);
+/* Replaces it (serve sets it once the real port is known). */
+void mb_core_set_public_url(mb_core *core, const char *url);
+
+/* "{public_url}/{server}/mcp/?local_sandbox_id={id}"; freed by the caller. */
+char *mb_core_mcp_url(mb_core *core, const char *server, const char *id);
+/* A signed absolute URL for METHOD on PATH, valid for the configured minutes. */
+char *mb_core_signed_url(mb_core *core, const char *method, const char *path);
+int mb_core_verify_url(mb_core *core, const char *method, const char *path, const char *expires,
+                       const char *signature, mb_err *err);
+
+/* Workspace directory of a sandbox; freed by the caller. */
+char *mb_core_workspace(mb_core *core, const char *id);
+
+#endif /* MB_CORE_H */

@@ -1,0 +1,79 @@
+/*
+ * reaper.c - the TTL reaper: a thread that sleeps until the earliest sandbox
+ * deadline (or a wake-up after an acquire) and releases what has expired.
+ *
+ * It never sleeps longer than a second, so a deadline is met within a second
+ * even if a wake-up were missed; a wake-up makes it re-read the next deadline.
+ */
+#include "core/core_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+void mb_core__wake_reaper(mb_core *core)
+{
+    pthread_mutex_lock(&core->reaper_lock);
+    pthread_cond_signal(&core->wake);
+    pthread_mutex_unlock(&core->reaper_lock);
+}
+
+static void reap_once(mb_core *core)
+{
+    mb_sandbox_rec *recs;
+    size_t n;
+    if (mb_store_sandbox_expired(core->store, mb_now(), &recs, &n, NULL) != MB_OK) return;
+    for (size_t i = 0; i < n; i++) {
+        mb_err err;
+        if (mb_core__release(core, recs[i].id, 1, &err) != MB_OK)
+            mb_warn("reaper: cannot release %s: %s", recs[i].id, err.msg);
+    }
+    free(recs);
+}
+
+static void *reaper_main(void *arg)
+{
+    mb_core *core = arg;
+    pthread_mutex_lock(&core->reaper_lock);
+    while (!core->stopping) {
+        pthread_mutex_unlock(&core->reaper_lock);
+        reap_once(core);
+        double next = mb_store_next_deadline(core->store);
+        pthread_mutex_lock(&core->reaper_lock);
+        if (core->stopping) break;
+        double now = mb_now();
+        double wait = next > 0 ? next - now : 1.0;
+        if (wait > 1.0) wait = 1.0;
+        if (wait <= 0) continue;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        time_t whole = (time_t)wait;
+        ts.tv_sec += whole;
+        ts.tv_nsec += (long)((wait - (double)whole) * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&core->wake, &core->reaper_lock, &ts);
+    }
+    pthread_mutex_unlock(&core->reaper_lock);
+    return NULL;
+}
+
+int mb_core__start_reaper(mb_core *core, mb_err *err)
+{
+    int e = pthread_create(&core->reaper, NULL, reaper_main, core);
+    if (e) return mb_err_sys(err, e, "cannot start the TTL reaper");
+    return MB_OK;
+}
+
+void mb_core__stop_reaper(mb_core *core)
+{
+    if (!core->reaper) return;
+    pthread_mutex_lock(&core->reaper_lock);
+    core->stopping = 1;
+    pthread_cond_signal(&core->wake);
+    pthread_mutex_unlock(&core->reaper_lock);
+    pthread_join(core->reaper, NULL);
+    core->reaper = 0;
+}

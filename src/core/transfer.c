@@ -1,0 +1,222 @@
+/*
+ * transfer.c - archives in and out of a workspace: the PUT upload, initialize
+ * (extract into /data), dump (tar.gz of /data) and reset (back to the seed
+ * plus the last initialized archive).
+ *
+ * Files per sandbox, in DIR/blobs/ID/:
+ *   upload.tar.gz     the last complete PUT, until an initialize consumes it
+ *   baseline.tar.gz   the archive of the last initialize: what reset replays
+ *   dump.tar.gz       the last dump, served by the signed download URL
+ * A PUT writes upload.tar.gz.part and renames it when the body is complete,
+ * so a broken upload never replaces a good one.
+ */
+#define _GNU_SOURCE
+#include "archive/archive.h"
+#include "core/core_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *blob_path(mb_core *core, const char *id, const char *name)
+{
+    return mb_asprintf("%s/blobs/%s/%s", core->cfg.data_dir, id, name);
+}
+
+char *mb_core_upload_tmp_path(mb_core *core, const char *id)
+{
+    char *dir = mb_core__blob_dir(core, id);
+    mb_mkdir_p(dir, 0700, NULL);
+    free(dir);
+    char tag[37];
+    mb_uuid4(tag);
+    char *name = mb_asprintf("upload.tar.gz.part-%.8s", tag);
+    char *path = blob_path(core, id, name);
+    free(name);
+    return path;
+}
+
+int mb_core_upload_commit(mb_core *core, const char *id, const char *tmp_path, uint64_t size,
+                          mb_err *err)
+{
+    pthread_mutex_t *lock = mb_core__stripe(core, id);
+    pthread_mutex_lock(lock);
+    mb_sandbox_rec rec;
+    int rc = mb_core_live(core, id, &rec, err);
+    char *final = blob_path(core, id, "upload.tar.gz");
+    if (!rc && rename(tmp_path, final) != 0) rc = mb_err_sys(err, errno, "cannot keep the upload");
+    if (!rc) {
+        mb_blob_rec b = {0};
+        snprintf(b.sandbox_id, sizeof b.sandbox_id, "%s", id);
+        snprintf(b.kind, sizeof b.kind, "upload");
+        snprintf(b.path, sizeof b.path, "%s", final);
+        b.size = size;
+        b.created_at = mb_now();
+        rc = mb_store_blob_put(core->store, &b, err);
+    }
+    if (!rc) {
+        rec.has_upload = 1;
+        rec.updated_at = mb_now();
+        rc = mb_store_sandbox_update(core->store, &rec, err);
+    }
+    if (rc) unlink(tmp_path);
+    free(final);
+    pthread_mutex_unlock(lock);
+    return rc;
+}
+
+static int extract(mb_core *core, const mb_sandbox_rec *rec, const char *archive, mb_err *err)
+{
+    mb_archive_extract_opts opts = MB_ARCHIVE_EXTRACT_OPTS_INIT;
+    opts.max_bytes = core->cfg.max_expanded_bytes;
+    opts.max_entries = core->cfg.max_entries;
+    opts.uid = (uid_t)rec->uid_base;
+    opts.gid = (gid_t)rec->uid_base;
+    int fd = open(archive, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return mb_err_sys(err, errno, "cannot open the uploaded archive");
+    char *ws = mb_core_workspace(core, rec->id);
+    mb_archive_stats stats = {0};
+    int rc = mb_archive_extract(fd, ws, &opts, &stats, err);
+    close(fd);
+    if (!rc)
+        mb_info("initialized %s: %llu entries, %llu bytes", rec->id,
+                (unsigned long long)stats.entries, (unsigned long long)stats.bytes);
+    free(ws);
+    return rc;
+}
+
+int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err *err)
+{
+    mb_sandbox_rec rec;
+    int rc = mb_core_get(core, owner, id, &rec, err);
+    if (rc) return rc;
+    pthread_mutex_t *lock = mb_core__stripe(core, id);
+    pthread_mutex_lock(lock);
+    char *upload = blob_path(core, id, "upload.tar.gz");
+    char *baseline = blob_path(core, id, "baseline.tar.gz");
+    const char *source = NULL;
+    if (access(upload, F_OK) == 0) source = upload;
+    else if (access(baseline, F_OK) == 0) source = baseline;  /* re-initialize from the last one */
+    if (!source) {
+        rc = mb_err_set(err, MB_ECONFLICT, "Nothing to initialize from: PUT a tar.gz to the URL "
+                        "from POST /local-sandbox/%s/upload-url first", id);
+    } else {
+        rc = extract(core, &rec, source, err);
+    }
+    if (!rc && source == upload) {
+        if (rename(upload, baseline) != 0) {
+            rc = mb_err_sys(err, errno, "cannot keep the initialized archive");
+        } else {
+            mb_blob_rec b = {0};
+            snprintf(b.sandbox_id, sizeof b.sandbox_id, "%s", id);
+            snprintf(b.kind, sizeof b.kind, "baseline");
+            snprintf(b.path, sizeof b.path, "%s", baseline);
+            b.created_at = mb_now();
+            struct stat st;
+            if (stat(baseline, &st) == 0) b.size = (uint64_t)st.st_size;
+            rc = mb_store_blob_put(core->store, &b, err);
+            if (!rc) rc = mb_store_blob_delete(core->store, id, "upload", err);
+        }
+    }
+    if (!rc) {
+        if (mb_core_live(core, id, &rec, NULL) == MB_OK) {
+            rec.has_upload = 0;
+            rec.initialized_at = rec.updated_at = mb_now();
+            rc = mb_store_sandbox_update(core->store, &rec, err);
+        }
+    }
+    free(upload);
+    free(baseline);
+    pthread_mutex_unlock(lock);
+    return rc;
+}
+
+int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
+{
+    mb_sandbox_rec rec;
+    int rc = mb_core_get(core, owner, id, &rec, err);
+    if (rc) return rc;
+    pthread_mutex_t *lock = mb_core__stripe(core, id);
+    pthread_mutex_lock(lock);
+    char *dir = mb_core__blob_dir(core, id);
+    mb_mkdir_p(dir, 0700, NULL);
+    char *tmp = blob_path(core, id, "dump.tar.gz.part");
+    char *final = blob_path(core, id, "dump.tar.gz");
+    char *ws = mb_core_workspace(core, id);
+    mb_archive_stats stats = {0};
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = mb_err_sys(err, errno, "cannot write the dump");
+    } else {
+        rc = mb_archive_write_dir(ws, fd, NULL, &stats, err);
+        if (!rc && fsync(fd) != 0) rc = mb_err_sys(err, errno, "cannot write the dump");
+        close(fd);
+    }
+    if (!rc && rename(tmp, final) != 0) rc = mb_err_sys(err, errno, "cannot keep the dump");
+    if (!rc) {
+        mb_blob_rec b = {0};
+        snprintf(b.sandbox_id, sizeof b.sandbox_id, "%s", id);
+        snprintf(b.kind, sizeof b.kind, "dump");
+        snprintf(b.path, sizeof b.path, "%s", final);
+        b.created_at = mb_now();
+        struct stat st;
+        if (stat(final, &st) == 0) b.size = (uint64_t)st.st_size;
+        rc = mb_store_blob_put(core->store, &b, err);
+    }
+    if (rc) unlink(tmp);
+    free(dir);
+    free(tmp);
+    free(final);
+    free(ws);
+    pthread_mutex_unlock(lock);
+    return rc;
+}
+
+int mb_core_open_dump(mb_core *core, const char *id, int *fd, uint64_t *size, mb_err *err)
+{
+    char *path = blob_path(core, id, "dump.tar.gz");
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (*fd < 0)
+        return mb_err_set(err, MB_ENOTFOUND, "No dump for this sandbox: call GET "
+                          "/local-sandbox/%s/dump first", id);
+    struct stat st;
+    fstat(*fd, &st);
+    *size = (uint64_t)st.st_size;
+    return MB_OK;
+}
+
+int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err)
+{
+    mb_sandbox_rec rec;
+    int rc = mb_core_get(core, owner, id, &rec, err);
+    if (rc) return rc;
+    pthread_mutex_t *lock = mb_core__stripe(core, id);
+    pthread_mutex_lock(lock);
+    char *ws = mb_core_workspace(core, id);
+    int fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) rc = mb_err_sys(err, errno, "cannot open the workspace");
+    else {
+        rc = mb_empty_dir_at(fd, err);
+        close(fd);
+    }
+    const char *seed = NULL;
+    for (size_t i = 0; i < core->cfg.n_seeds; i++)
+        if (!strcmp(core->cfg.seeds[i].preset, rec.benchmark)) seed = core->cfg.seeds[i].dir;
+    if (!rc && seed) rc = mb_copy_tree(seed, ws, err);
+    char *baseline = blob_path(core, id, "baseline.tar.gz");
+    if (!rc && access(baseline, F_OK) == 0) rc = extract(core, &rec, baseline, err);
+    if (!rc) {
+        rec.updated_at = mb_now();
+        rc = mb_store_sandbox_update(core->store, &rec, err);
+    }
+    if (!rc) mb_info("reset %s", id);
+    free(baseline);
+    free(ws);
+    pthread_mutex_unlock(lock);
+    return rc;
+}

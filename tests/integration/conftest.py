@@ -1,0 +1,95 @@
+"""Shared fixtures: a running `mcpbox serve` (the ASan build) on a free port
+with its own data directory and API key, and an httpx client for it."""
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+
+import httpx
+import pytest
+
+MCPBOX_BIN = os.environ.get("MCPBOX_BIN") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "build", "asan", "mcpbox")
+API_KEY = "test-key-" + "0123456789abcdef"
+
+
+class Daemon:
+    """One `mcpbox serve` process. start()/kill()/stop() may be called again
+    on the same data directory to test restarts."""
+
+    def __init__(self, data_dir, extra_args=(), env=None):
+        self.data_dir = data_dir
+        self.extra_args = list(extra_args)
+        self.env = dict(os.environ, MCPBOX_API_KEY=API_KEY, **(env or {}))
+        self.proc = None
+        self.url = None
+        self.log_path = os.path.join(data_dir, "..", os.path.basename(data_dir) + ".log")
+
+    def start(self, timeout=30):
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [MCPBOX_BIN, "serve", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir,
+             *self.extra_args],
+            stdout=subprocess.PIPE, stderr=log, env=self.env)
+        log.close()
+        deadline = time.time() + timeout
+        line = b""
+        while time.time() < deadline:
+            line = self.proc.stdout.readline()
+            if line or self.proc.poll() is not None:
+                break
+        m = re.search(rb"serving on (http://\S+)", line)
+        if not m:
+            raise RuntimeError("daemon did not start: %r\n%s" % (line, self.log()))
+        self.url = m.group(1).decode()
+        return self
+
+    def log(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def client(self, key=API_KEY):
+        headers = {"Authorization": "Bearer " + key} if key else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60)
+
+    def kill(self):
+        """kill -9: no chance to clean up."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self):
+        """SIGTERM, then check the exit was clean (ASan reports leaks here)."""
+        if not self.proc or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError("daemon did not stop on SIGTERM")
+        assert rc == 0, "daemon exited %d:\n%s" % (rc, self.log()[-4000:])
+
+
+@pytest.fixture
+def tmp_root():
+    with tempfile.TemporaryDirectory(prefix="mcpbox-test-") as d:
+        yield d
+
+
+@pytest.fixture
+def daemon(tmp_root):
+    d = Daemon(os.path.join(tmp_root, "var")).start()
+    yield d
+    d.stop()
+
+
+@pytest.fixture
+def api(daemon):
+    with daemon.client() as c:
+        yield c

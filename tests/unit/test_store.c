@@ -1,0 +1,219 @@
+/*
+ * test_store.c - unit tests for the SQLite state store.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+
+typedef struct fixture {
+    char dir[64];
+    char *path;
+    mb_store *st;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = mb_calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/mbstoreXXXXXX");
+    if (!mkdtemp(f->dir)) return -1;
+    f->path = mb_asprintf("%s/t.db", f->dir);
+    if (mb_store_open(f->path, &f->st, NULL) != MB_OK) return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    mb_store_close(f->st);
+    mb_rm_rf(f->dir, NULL);
+    free(f->path);
+    free(f);
+    return 0;
+}
+
+static mb_sandbox_rec sample(const char *owner, double deadline)
+{
+    mb_sandbox_rec r = {0};
+    mb_uuid4(r.id);
+    snprintf(r.owner, sizeof r.owner, "%s", owner);
+    snprintf(r.status, sizeof r.status, "occupied");
+    r.created_at = r.updated_at = mb_now();
+    r.ttl_seconds = deadline > 0 ? 60 : -1;
+    r.deadline = deadline;
+    return r;
+}
+
+static void test_keys(void **state)
+{
+    fixture *f = *state;
+    mb_key_rec k = {0}, got;
+    mb_uuid4(k.id);
+    snprintf(k.owner, sizeof k.owner, "alice");
+    snprintf(k.prefix, sizeof k.prefix, "mbx_abcdef12");
+    k.created_at = mb_now();
+    assert_int_equal(mb_store_key_add(f->st, "hash1", &k, NULL), MB_OK);
+    /* the same digest again is a no-op, not an error */
+    mb_key_rec k2 = k;
+    mb_uuid4(k2.id);
+    assert_int_equal(mb_store_key_add(f->st, "hash1", &k2, NULL), MB_OK);
+    assert_int_equal(mb_store_key_find(f->st, "hash1", &got, NULL), MB_OK);
+    assert_string_equal(got.id, k.id);
+    assert_string_equal(got.owner, "alice");
+    assert_int_equal(mb_store_key_find(f->st, "nope", &got, NULL), MB_ENOTFOUND);
+    mb_err err;
+    assert_int_equal(mb_store_key_revoke(f->st, "mbx_ab", &err), MB_ENOTFOUND); /* too short */
+    assert_int_equal(mb_store_key_revoke(f->st, "mbx_abcd", &err), MB_OK);
+    assert_int_equal(mb_store_key_find(f->st, "hash1", &got, &err), MB_EDENIED);
+    assert_int_equal(mb_store_key_revoke(f->st, k.id, &err), MB_ENOTFOUND); /* already */
+    mb_key_rec *all;
+    size_t n;
+    assert_int_equal(mb_store_key_list(f->st, &all, &n, NULL), MB_OK);
+    assert_int_equal(n, 1);
+    assert_true(all[0].revoked_at > 0);
+    free(all);
+}
+
+static void test_sandbox_crud_and_owners(void **state)
+{
+    fixture *f = *state;
+    mb_sandbox_rec a = sample("alice", 0), b = sample("bob", 0), got;
+    assert_int_equal(mb_store_sandbox_insert(f->st, &a, NULL), MB_OK);
+    assert_int_equal(mb_store_sandbox_insert(f->st, &b, NULL), MB_OK);
+    assert_int_equal(mb_store_sandbox_get(f->st, a.id, &got, NULL), MB_OK);
+    assert_string_equal(got.owner, "alice");
+    assert_int_equal(got.ttl_seconds, -1);
+    mb_sandbox_rec *list;
+    size_t n;
+    assert_int_equal(mb_store_sandbox_list(f->st, "alice", &list, &n, NULL), MB_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(list[0].id, a.id);
+    free(list);
+    snprintf(a.status, sizeof a.status, "released");
+    assert_int_equal(mb_store_sandbox_update(f->st, &a, NULL), MB_OK);
+    assert_int_equal(mb_store_sandbox_list(f->st, NULL, &list, &n, NULL), MB_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(list[0].id, b.id);
+    free(list);
+    mb_sandbox_rec ghost = sample("x", 0);
+    assert_int_equal(mb_store_sandbox_update(f->st, &ghost, NULL), MB_ENOTFOUND);
+    assert_int_equal(mb_store_sandbox_get(f->st, ghost.id, &got, NULL), MB_ENOTFOUND);
+}
+
+static void test_deadlines(void **state)
+{
+    fixture *f = *state;
+    double now = mb_now();
+    mb_sandbox_rec past = sample("o", now - 5), soon = sample("o", now + 100),
+                   never = sample("o", 0);
+    mb_store_sandbox_insert(f->st, &past, NULL);
+    mb_store_sandbox_insert(f->st, &soon, NULL);
+    mb_store_sandbox_insert(f->st, &never, NULL);
+    mb_sandbox_rec *exp;
+    size_t n;
+    assert_int_equal(mb_store_sandbox_expired(f->st, now, &exp, &n, NULL), MB_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(exp[0].id, past.id);
+    free(exp);
+    assert_true(mb_store_next_deadline(f->st) == past.deadline);
+    snprintf(past.status, sizeof past.status, "released");
+    mb_store_sandbox_update(f->st, &past, NULL);
+    assert_true(mb_store_next_deadline(f->st) == soon.deadline);
+}
+
+static void test_uid_ranges(void **state)
+{
+    fixture *f = *state;
+    int64_t base;
+    assert_int_equal(mb_store_free_uid_base(f->st, 1000, 10, &base, NULL), MB_OK);
+    assert_int_equal(base, 1000);
+    mb_sandbox_rec a = sample("o", 0), b = sample("o", 0), c = sample("o", 0);
+    a.uid_base = 1000;
+    b.uid_base = 1010;
+    c.uid_base = 1030;
+    mb_store_sandbox_insert(f->st, &a, NULL);
+    mb_store_sandbox_insert(f->st, &b, NULL);
+    mb_store_sandbox_insert(f->st, &c, NULL);
+    assert_int_equal(mb_store_free_uid_base(f->st, 1000, 10, &base, NULL), MB_OK);
+    assert_int_equal(base, 1020);
+    snprintf(a.status, sizeof a.status, "released");
+    mb_store_sandbox_update(f->st, &a, NULL);
+    assert_int_equal(mb_store_free_uid_base(f->st, 1000, 10, &base, NULL), MB_OK);
+    assert_int_equal(base, 1000);
+}
+
+static void test_servers_and_blobs(void **state)
+{
+    fixture *f = *state;
+    mb_sandbox_rec sb = sample("o", 0);
+    mb_store_sandbox_insert(f->st, &sb, NULL);
+    const char *names[] = {"git", "filesystem", "terminal"};
+    for (int i = 0; i < 3; i++) {
+        mb_server_rec s = {0};
+        mb_uuid4(s.id);
+        snprintf(s.sandbox_id, sizeof s.sandbox_id, "%s", sb.id);
+        snprintf(s.name, sizeof s.name, "%s", names[i]);
+        snprintf(s.status, sizeof s.status, "occupied");
+        s.metadata = i == 1 ? json_pack("{s:s}", "tools_hash", "abc") : NULL;
+        assert_int_equal(mb_store_server_insert(f->st, &s, NULL), MB_OK);
+        json_decref(s.metadata);
+    }
+    mb_server_rec *list;
+    size_t n;
+    assert_int_equal(mb_store_server_list(f->st, sb.id, &list, &n, NULL), MB_OK);
+    assert_int_equal(n, 3);
+    for (int i = 0; i < 3; i++) assert_string_equal(list[i].name, names[i]);
+    assert_null(list[0].metadata);
+    assert_string_equal(json_string_value(json_object_get(list[1].metadata, "tools_hash")), "abc");
+    list[0].metadata = json_pack("{s:b}", "ready", 1);
+    assert_int_equal(mb_store_server_update(f->st, &list[0], NULL), MB_OK);
+    mb_server_recs_free(list, n);
+    assert_int_equal(mb_store_server_list(f->st, sb.id, &list, &n, NULL), MB_OK);
+    assert_true(json_is_true(json_object_get(list[0].metadata, "ready")));
+    mb_server_recs_free(list, n);
+
+    mb_blob_rec b = {0}, got;
+    snprintf(b.sandbox_id, sizeof b.sandbox_id, "%s", sb.id);
+    snprintf(b.kind, sizeof b.kind, "upload");
+    snprintf(b.path, sizeof b.path, "/x/upload.tar.gz");
+    b.size = 1234;
+    assert_int_equal(mb_store_blob_put(f->st, &b, NULL), MB_OK);
+    b.size = 99;
+    assert_int_equal(mb_store_blob_put(f->st, &b, NULL), MB_OK); /* replaces */
+    assert_int_equal(mb_store_blob_get(f->st, sb.id, "upload", &got, NULL), MB_OK);
+    assert_int_equal(got.size, 99);
+    assert_int_equal(mb_store_blob_delete(f->st, sb.id, "upload", NULL), MB_OK);
+    assert_int_equal(mb_store_blob_get(f->st, sb.id, "upload", &got, NULL), MB_ENOTFOUND);
+}
+
+static void test_persists_across_reopen(void **state)
+{
+    fixture *f = *state;
+    mb_sandbox_rec a = sample("alice", mb_now() + 1000);
+    mb_store_sandbox_insert(f->st, &a, NULL);
+    mb_store_close(f->st);
+    assert_int_equal(mb_store_open(f->path, &f->st, NULL), MB_OK);
+    mb_sandbox_rec got;
+    assert_int_equal(mb_store_sandbox_get(f->st, a.id, &got, NULL), MB_OK);
+    assert_true(got.deadline == a.deadline);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sandbox_crud_and_owners, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deadlines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_uid_ranges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_servers_and_blobs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_persists_across_reopen, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
