@@ -25,12 +25,13 @@ class Daemon:
         self.env = dict(os.environ, MCPBOX_API_KEY=API_KEY, **(env or {}))
         self.proc = None
         self.url = None
-        self.log_path = os.path.join(data_dir, "..", os.path.basename(data_dir) + ".log")
+        self.listen = "127.0.0.1:0"  # the first start picks a port; restarts keep it
+        self.log_path = data_dir.rstrip("/") + ".log"
 
     def start(self, timeout=30):
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [MCPBOX_BIN, "serve", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir,
+            [MCPBOX_BIN, "serve", "--listen", self.listen, "--data-dir", self.data_dir,
              *self.extra_args],
             stdout=subprocess.PIPE, stderr=log, env=self.env)
         log.close()
@@ -44,6 +45,7 @@ class Daemon:
         if not m:
             raise RuntimeError("daemon did not start: %r\n%s" % (line, self.log()))
         self.url = m.group(1).decode()
+        self.listen = self.url.split("//", 1)[1]
         return self
 
     def log(self):

@@ -69,7 +69,7 @@ static void test_keys(void **state)
     assert_string_equal(got.owner, "alice");
     assert_int_equal(mb_store_key_find(f->st, "nope", &got, NULL), MB_ENOTFOUND);
     mb_err err;
-    assert_int_equal(mb_store_key_revoke(f->st, "mbx_ab", &err), MB_ENOTFOUND); /* too short */
+    assert_int_equal(mb_store_key_revoke(f->st, "mbx_a", &err), MB_ENOTFOUND); /* too short */
     assert_int_equal(mb_store_key_revoke(f->st, "mbx_abcd", &err), MB_OK);
     assert_int_equal(mb_store_key_find(f->st, "hash1", &got, &err), MB_EDENIED);
     assert_int_equal(mb_store_key_revoke(f->st, k.id, &err), MB_ENOTFOUND); /* already */
