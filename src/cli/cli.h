@@ -17,4 +17,8 @@ typedef struct mb_command {
 /* The table of subcommands, terminated by a zeroed entry (commands.c). */
 extern const mb_command mb_commands[];
 
+int mb_cmd_serve(int argc, char **argv);   /* cli/serve.c */
+int mb_cmd_keys(int argc, char **argv);    /* cli/keys.c */
+int mb_cmd_archive(int argc, char **argv); /* archive/cmd_archive.c */
+
 #endif /* MB_CLI_H */

@@ -7,5 +7,8 @@
 #include <stddef.h>
 
 const mb_command mb_commands[] = {
+    {"serve", mb_cmd_serve, "run the sandbox service (REST API + MCP gateway)"},
+    {"keys", mb_cmd_keys, "manage API keys (create, list, revoke)"},
+    {"archive", mb_cmd_archive, "extract or create workspace archives (debugging, benchmarks)"},
     {NULL, NULL, NULL},
 };

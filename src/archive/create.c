@@ -1,0 +1,345 @@
+/*
+ * create.c - mb_archive_write_dir: a gzip pax tar of a directory, the dump
+ * of a workspace (the output rules are in archive.h).
+ *
+ * The walk is depth first with each directory's names sorted bytewise, so
+ * the same tree always gives the same member order, and parents come
+ * before their contents (what extractors want to set directory mtimes
+ * last). Each directory is opened from the root with
+ * mb_archive__open_beneath (no symlink followed anywhere on the way) and
+ * closed again before descending, so depth costs no file descriptors;
+ * files are opened with O_NOFOLLOW | O_NONBLOCK relative to their
+ * directory and re-checked with fstat, so a process racing the dump can
+ * neither make it follow a link nor hang it on a fifo.
+ *
+ * Memory: one copy buffer, libarchive's fixed buffers, and the sorted
+ * names of the directories on the current path.
+ */
+#define _GNU_SOURCE
+#include "archive/archive_int.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define COPY_BUF (256 * 1024)
+#define OUT_BLOCK (64 * 1024)
+
+typedef struct writer {
+    struct archive *a;
+    struct archive_entry *e;
+    int root_fd;
+    const mb_archive_write_opts *o;
+    mb_archive_write_fn write_fn; /* callback output, or NULL for an fd */
+    void *write_payload;
+    int write_failed;             /* write_fn said stop */
+    char *buf;                    /* COPY_BUF bytes */
+    mb_archive_stats st;
+    mb_err *err;
+} writer;
+
+static void skip(writer *w, const char *member, const char *why)
+{
+    w->st.skipped++;
+    if (w->o->on_skip) w->o->on_skip(w->o->payload, member, why);
+}
+
+static int fatal(writer *w)
+{
+    if (w->write_failed) return mb_err_set(w->err, MB_EIO, "the dump's receiver stopped it");
+    const char *m = archive_error_string(w->a);
+    int e = archive_errno(w->a);
+    if (e > 0) return mb_err_sys(w->err, e, "cannot write the archive%s%s", m ? " - " : "", m ? m : "");
+    return mb_err_set(w->err, MB_EIO, "cannot write the archive: %s", m ? m : "unknown error");
+}
+
+static la_ssize_t cb_write(struct archive *a, void *payload, const void *buf, size_t len)
+{
+    writer *w = payload;
+    if (w->write_fn(w->write_payload, buf, len) != 0) {
+        w->write_failed = 1;
+        archive_set_error(a, EIO, "the receiver stopped");
+        return -1;
+    }
+    return (la_ssize_t)len;
+}
+
+/* Writes one header. Returns 0 written, 1 skipped (reported), <0 fatal. */
+static int put_header(writer *w, const char *member, const struct stat *st, const char *link)
+{
+    archive_entry_clear(w->e);
+    archive_entry_copy_pathname(w->e, member);
+    archive_entry_set_filetype(w->e, st->st_mode & S_IFMT);
+    /* setuid/setgid never leave the workspace (our own extractor and
+     * tarfile's data filter would refuse or strip them anyway). */
+    archive_entry_set_perm(w->e, st->st_mode & 01777);
+    archive_entry_set_mtime(w->e, st->st_mtim.tv_sec, 0);
+    archive_entry_set_uid(w->e, 0);
+    archive_entry_set_gid(w->e, 0);
+    archive_entry_set_size(w->e, S_ISREG(st->st_mode) ? st->st_size : 0);
+    if (link) archive_entry_copy_symlink(w->e, link);
+    int r = archive_write_header(w->a, w->e);
+    if (r == ARCHIVE_FATAL) return fatal(w);
+    if (r == ARCHIVE_FAILED) {
+        skip(w, member, archive_error_string(w->a) ? archive_error_string(w->a) : "rejected");
+        return 1;
+    }
+    w->st.entries++;
+    return 0;
+}
+
+static int put_data(writer *w, const void *buf, size_t len)
+{
+    if (archive_write_data(w->a, buf, len) < 0) return fatal(w);
+    return 0;
+}
+
+static int add_file(writer *w, int dfd, const char *name, const char *member)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        char why[128];
+        snprintf(why, sizeof why, "cannot open it: %s", strerror(errno));
+        skip(w, member, why);
+        return 0;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        skip(w, member, "it changed while the dump was made");
+        close(fd);
+        return 0;
+    }
+    int rc = put_header(w, member, &st, NULL);
+    if (rc) {
+        close(fd);
+        return rc < 0 ? rc : 0;
+    }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    off_t left = st.st_size;
+    int short_read = 0;
+    while (left > 0) {
+        size_t want = left < COPY_BUF ? (size_t)left : COPY_BUF;
+        ssize_t n = short_read ? 0 : read(fd, w->buf, want);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            /* Shrunk or unreadable meanwhile: the header promised `size`
+             * bytes, so the rest is zeros, and the caller is told. */
+            if (!short_read) skip(w, member, "it shrank or failed while read; the rest is zeros");
+            short_read = 1;
+            memset(w->buf, 0, want);
+            n = (ssize_t)want;
+        }
+        if ((rc = put_data(w, w->buf, (size_t)n)) < 0) break;
+        left -= n;
+    }
+    close(fd);
+    if (rc < 0) return rc;
+    w->st.bytes += (uint64_t)st.st_size;
+    return 0;
+}
+
+static int add_link(writer *w, int dfd, const char *name, const char *rel, const char *member,
+                    const struct stat *st)
+{
+    char target[MB_ARCHIVE_PATH_MAX + 2];
+    ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);
+    if (n < 0 || n > MB_ARCHIVE_PATH_MAX) {
+        skip(w, member, n < 0 ? "cannot read the symlink" : "its target is too long");
+        return 0;
+    }
+    target[n] = '\0';
+    const char *why = mb_archive__link_target_check(rel, target);
+    if (!why && mb_archive__resolves_beneath(w->root_fd, rel) == -EXDEV)
+        why = "its link target leads outside the workspace through other links";
+    if (why) {
+        skip(w, member, why);
+        return 0;
+    }
+    int rc = put_header(w, member, st, target);
+    return rc < 0 ? rc : 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads the names of directory `fd` (not consumed), sorted. *names is an
+ * array into *store; both are freed by the caller. */
+static int list_sorted(int fd, mb_buf *store, char ***names, size_t *count)
+{
+    int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dup_fd < 0 ? NULL : fdopendir(dup_fd);
+    if (!d) {
+        int e = errno;
+        if (dup_fd >= 0) close(dup_fd);
+        return -e;
+    }
+    mb_buf offs = {0};
+    struct dirent *de;
+    size_t n = 0;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        size_t at = store->len;
+        mb_buf_append(&offs, &at, sizeof at);
+        mb_buf_append(store, de->d_name, strlen(de->d_name) + 1);
+        n++;
+    }
+    closedir(d);
+    char **v = mb_calloc(n ? n : 1, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        size_t at;
+        memcpy(&at, offs.data + i * sizeof at, sizeof at);
+        v[i] = store->data + at;
+    }
+    mb_buf_free(&offs);
+    qsort(v, n, sizeof *v, cmp_names);
+    *names = v;
+    *count = n;
+    return 0;
+}
+
+/* Writes the contents of directory `rel` ("" = root), whose own header is
+ * already written. */
+static int walk(writer *w, const char *rel)
+{
+    int dfd = mb_archive__open_beneath(w->root_fd, rel, O_RDONLY | O_DIRECTORY, 0);
+    char *member = mb_asprintf("./%s", rel);
+    if (dfd < 0) {
+        skip(w, member, "cannot open the directory");
+        free(member);
+        return 0;
+    }
+    mb_buf store = {0};
+    char **names = NULL;
+    size_t count = 0;
+    int rc = list_sorted(dfd, &store, &names, &count);
+    if (rc < 0) {
+        skip(w, member, "cannot list the directory");
+        rc = 0;
+        count = 0;
+    }
+    free(member);
+    for (size_t i = 0; i < count && rc >= 0; i++) {
+        const char *name = names[i];
+        char *child = *rel ? mb_asprintf("%s/%s", rel, name) : mb_strdup(name);
+        member = mb_asprintf("./%s", child);
+        struct stat st;
+        if (strlen(child) > MB_ARCHIVE_PATH_MAX) {
+            skip(w, member, "its path is longer than 4095 bytes");
+        } else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            skip(w, member, "it vanished while the dump was made");
+        } else if (S_ISDIR(st.st_mode)) {
+            rc = put_header(w, member, &st, NULL);
+            if (rc == 0) {
+                /* Close before descending: depth must not cost fds. */
+                close(dfd);
+                rc = walk(w, child);
+                dfd = mb_archive__open_beneath(w->root_fd, rel, O_RDONLY | O_DIRECTORY, 0);
+                if (dfd < 0 && rc >= 0) {
+                    skip(w, member, "its parent vanished while the dump was made");
+                    free(child);
+                    free(member);
+                    break;
+                }
+            }
+        } else if (S_ISREG(st.st_mode)) {
+            rc = add_file(w, dfd, name, member);
+        } else if (S_ISLNK(st.st_mode)) {
+            rc = add_link(w, dfd, name, child, member, &st);
+        } else {
+            skip(w, member, S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "it is a device node"
+                            : S_ISFIFO(st.st_mode)                      ? "it is a fifo"
+                                                                        : "it is a socket");
+        }
+        if (rc > 0) rc = 0;
+        free(child);
+        free(member);
+    }
+    if (dfd >= 0) close(dfd);
+    free(names);
+    mb_buf_free(&store);
+    return rc;
+}
+
+static int write_dir(const char *dir, int out_fd, mb_archive_write_fn write_fn, void *payload,
+                     const mb_archive_write_opts *opts, mb_archive_stats *stats, mb_err *err)
+{
+    static const mb_archive_write_opts defaults = MB_ARCHIVE_WRITE_OPTS_INIT;
+    if (!opts) opts = &defaults;
+    int level = opts->gzip_level ? opts->gzip_level : MB_ARCHIVE_DEFAULT_GZIP_LEVEL;
+    if (level < 1 || level > 9)
+        return mb_err_set(err, MB_EINVAL, "gzip level %d is out of range 1..9", level);
+    writer w;
+    memset(&w, 0, sizeof w);
+    w.o = opts;
+    w.err = err;
+    w.write_fn = write_fn;
+    w.write_payload = payload;
+    w.root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (w.root_fd < 0)
+        return errno == ENOENT || errno == ENOTDIR
+                   ? mb_err_set(err, MB_ENOTFOUND, "%s is not a directory", dir)
+                   : mb_err_sys(err, errno, "cannot open %s", dir);
+    mb_archive__locale l;
+    mb_archive__locale_enter(&l);
+    w.buf = mb_malloc(COPY_BUF);
+    w.a = archive_write_new();
+    w.e = archive_entry_new();
+    char lv[4];
+    snprintf(lv, sizeof lv, "%d", level);
+    int rc = 0;
+    if (archive_write_add_filter_gzip(w.a) != ARCHIVE_OK ||
+        archive_write_set_filter_option(w.a, "gzip", "compression-level", lv) != ARCHIVE_OK ||
+        archive_write_set_filter_option(w.a, "gzip", "timestamp", NULL) != ARCHIVE_OK ||
+        archive_write_set_format_pax_restricted(w.a) != ARCHIVE_OK ||
+        archive_write_set_bytes_per_block(w.a, OUT_BLOCK) != ARCHIVE_OK ||
+        archive_write_set_bytes_in_last_block(w.a, 1) != ARCHIVE_OK) {
+        rc = fatal(&w);
+        goto out;
+    }
+    if ((write_fn ? archive_write_open(w.a, &w, NULL, cb_write, NULL)
+                  : archive_write_open_fd(w.a, out_fd)) != ARCHIVE_OK) {
+        rc = fatal(&w);
+        goto out;
+    }
+    struct stat st;
+    if (fstat(w.root_fd, &st) != 0) {
+        rc = mb_err_sys(err, errno, "cannot inspect %s", dir);
+        goto out;
+    }
+    rc = put_header(&w, ".", &st, NULL);
+    if (rc == 0) rc = walk(&w, "");
+    if (rc >= 0 && archive_write_close(w.a) != ARCHIVE_OK) rc = fatal(&w);
+    if (rc > 0) rc = 0;
+    w.st.expanded = (uint64_t)archive_filter_bytes(w.a, 0);
+    w.st.compressed = (uint64_t)archive_filter_bytes(w.a, -1);
+out:
+    if (stats) *stats = w.st;
+    archive_entry_free(w.e);
+    archive_write_free(w.a);
+    free(w.buf);
+    close(w.root_fd);
+    mb_archive__locale_leave(&l);
+    return rc;
+}
+
+int mb_archive_write_dir(const char *dir, int out_fd, const mb_archive_write_opts *opts,
+                         mb_archive_stats *stats, mb_err *err)
+{
+    return write_dir(dir, out_fd, NULL, NULL, opts, stats, err);
+}
+
+int mb_archive_write_dir_cb(const char *dir, mb_archive_write_fn write_fn, void *payload,
+                            const mb_archive_write_opts *opts, mb_archive_stats *stats,
+                            mb_err *err)
+{
+    return write_dir(dir, -1, write_fn, payload, opts, stats, err);
+}
