@@ -63,6 +63,11 @@ void mb_api_localdev_initialize(mb_api *api, mb_call *call);
 void mb_api_healthz(mb_api *api, mb_call *call);
 void mb_api_openapi_doc(mb_api *api, mb_call *call);
 
+/* Validates an acquire body and acquires (sandboxes.c). On failure the
+ * error response is queued and nothing is left to free. */
+int mb_api__acquire_body(mb_api *api, mb_call *call, int local_dev, mb_acquire_body *body,
+                         mb_sandbox_rec *rec);
+
 /* JSON views of records (views.c). */
 json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec);
 json_t *mb_api_sandbox_info(mb_api *api, const mb_sandbox_rec *rec);

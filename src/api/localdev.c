@@ -11,36 +11,15 @@
 void mb_api_localdev_acquire(mb_api *api, mb_call *call)
 {
     mb_acquire_body body;
-    json_t *detail;
-    const mb_config *cfg = mb_core_config(api->core);
-    if (mb_api_parse_acquire(call->req->body.data, call->req->body.len, 1,
-                             cfg->default_ttl_seconds, &body, &detail) != MB_OK) {
-        mb_api_respond_422(call, detail);
-        return;
-    }
-    mb_acquire_req req = {
-        .owner = call->key.owner,
-        .servers = (const char *const *)body.servers,
-        .n_servers = body.n_servers,
-        .benchmark = body.benchmark,
-        .test_account_email = body.test_account_email,
-        .ttl_seconds = body.ttl_seconds,
-    };
     mb_sandbox_rec rec;
-    mb_err err;
-    int rc = mb_core_acquire(api->core, &req, &rec, &err);
+    if (mb_api__acquire_body(api, call, 1, &body, &rec) != MB_OK) return;
     json_t *urls = json_object();
-    for (size_t i = 0; !rc && i < body.n_servers; i++) {
+    for (size_t i = 0; i < body.n_servers; i++) {
         char *url = mb_core_mcp_url(api->core, body.servers[i], rec.id);
         json_object_set_new(urls, body.servers[i], json_string(url));
         free(url);
     }
     mb_acquire_body_free(&body);
-    if (rc) {
-        json_decref(urls);
-        mb_http_respond_err(call->req, &err);
-        return;
-    }
     mb_http_respond_json(call->req, 201,
                          json_pack("{s:s,s:s,s:o,s:s,s:s}", "sandbox_id", rec.id, "server_name",
                                    "local_dev", "server_urls", urls, "status", rec.status,

@@ -8,31 +8,38 @@
 #include <string.h>
 #include <strings.h>
 
-void mb_api_acquire(mb_api *api, mb_call *call)
+int mb_api__acquire_body(mb_api *api, mb_call *call, int local_dev, mb_acquire_body *body,
+                        mb_sandbox_rec *rec)
 {
-    mb_acquire_body body;
     json_t *detail;
     const mb_config *cfg = mb_core_config(api->core);
-    if (mb_api_parse_acquire(call->req->body.data, call->req->body.len, 0,
-                             cfg->default_ttl_seconds, &body, &detail) != MB_OK) {
+    if (mb_api_parse_acquire(call->req->body.data, call->req->body.len, local_dev,
+                             cfg->default_ttl_seconds, body, &detail) != MB_OK) {
         mb_api_respond_422(call, detail);
-        return;
+        return MB_EINVAL;
     }
     mb_acquire_req req = {
         .owner = call->key.owner,
-        .servers = (const char *const *)body.servers,
-        .n_servers = body.n_servers,
-        .benchmark = body.benchmark,
-        .test_account_email = body.test_account_email,
-        .ttl_seconds = body.ttl_seconds,
+        .servers = (const char *const *)body->servers,
+        .n_servers = body->n_servers,
+        .benchmark = body->benchmark,
+        .test_account_email = body->test_account_email,
+        .ttl_seconds = body->ttl_seconds,
     };
-    mb_sandbox_rec rec;
     mb_err err;
-    if (mb_core_acquire(api->core, &req, &rec, &err) != MB_OK) {
-        mb_acquire_body_free(&body);
+    int rc = mb_core_acquire(api->core, &req, rec, &err);
+    if (rc) {
+        mb_acquire_body_free(body);
         mb_http_respond_err(call->req, &err);
-        return;
     }
+    return rc;
+}
+
+void mb_api_acquire(mb_api *api, mb_call *call)
+{
+    mb_acquire_body body;
+    mb_sandbox_rec rec;
+    if (mb_api__acquire_body(api, call, 0, &body, &rec) != MB_OK) return;
     mb_acquire_body_free(&body);
     json_t *o = json_object();
     json_object_set_new(o, "local_sandbox_id", json_string(rec.id));

@@ -9,22 +9,28 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Answers {FIELD: signed URL for METHOD on /blobs/ID/NAME, expires_in_minutes}. */
+static void respond_signed(mb_api *api, mb_call *call, const char *field, const char *method,
+                           const char *name)
+{
+    char *path = mb_asprintf("/blobs/%s/%s", call->args[0], name);
+    char *url = mb_core_signed_url(api->core, method, path);
+    mb_http_respond_json(call->req, 200,
+                         json_pack("{s:s,s:i}", field, url, "expires_in_minutes",
+                                   mb_core_config(api->core)->url_ttl_minutes));
+    free(url);
+    free(path);
+}
+
 void mb_api_upload_url(mb_api *api, mb_call *call)
 {
     mb_sandbox_rec rec;
     mb_err err;
-    const char *id = call->args[0];
-    if (mb_core_get(api->core, call->key.owner, id, &rec, &err) != MB_OK) {
+    if (mb_core_get(api->core, call->key.owner, call->args[0], &rec, &err) != MB_OK) {
         mb_http_respond_err(call->req, &err);
         return;
     }
-    char *path = mb_asprintf("/blobs/%s/upload.tar.gz", id);
-    char *url = mb_core_signed_url(api->core, "PUT", path);
-    mb_http_respond_json(call->req, 200,
-                         json_pack("{s:s,s:i}", "upload_url", url, "expires_in_minutes",
-                                   mb_core_config(api->core)->url_ttl_minutes));
-    free(url);
-    free(path);
+    respond_signed(api, call, "upload_url", "PUT", "upload.tar.gz");
 }
 
 void mb_api_blob_put(mb_api *api, mb_call *call)
@@ -54,18 +60,11 @@ void mb_api_initialize(mb_api *api, mb_call *call)
 void mb_api_dump(mb_api *api, mb_call *call)
 {
     mb_err err;
-    const char *id = call->args[0];
-    if (mb_core_dump(api->core, call->key.owner, id, &err) != MB_OK) {
+    if (mb_core_dump(api->core, call->key.owner, call->args[0], &err) != MB_OK) {
         mb_http_respond_err(call->req, &err);
         return;
     }
-    char *path = mb_asprintf("/blobs/%s/dump.tar.gz", id);
-    char *url = mb_core_signed_url(api->core, "GET", path);
-    mb_http_respond_json(call->req, 200,
-                         json_pack("{s:s,s:i}", "download_url", url, "expires_in_minutes",
-                                   mb_core_config(api->core)->url_ttl_minutes));
-    free(url);
-    free(path);
+    respond_signed(api, call, "download_url", "GET", "dump.tar.gz");
 }
 
 void mb_api_blob_get(mb_api *api, mb_call *call)
