@@ -6,6 +6,7 @@
 #ifndef MB_ARCHIVE_INT_H
 #define MB_ARCHIVE_INT_H
 
+#include <archive.h>
 #include <locale.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -70,6 +71,24 @@ int mb_archive__stage_make(int parent_fd, char name[64], mb_err *err);
  * given its open fd (not closed), with a bounded number of fds whatever
  * the depth. Returns 0 or -errno. */
 int mb_archive__stage_remove(int parent_fd, const char *name, int stage_fd);
+
+/* ---------------------------------------------------------------- gzpipe */
+
+/* gzip compression on a second thread (gzpipe.c). Opaque. */
+typedef struct mb_archive__gzpipe mb_archive__gzpipe;
+
+/* Starts a pipe compressing at `level` to out_fd, or to fn(payload, ...)
+ * when fn is set (then called on the compressor thread). */
+int mb_archive__gzpipe_start(mb_archive__gzpipe **out, int level, int out_fd,
+                             mb_archive_write_fn fn, void *payload, mb_err *err);
+
+/* libarchive write callback for the tar writer; payload is the pipe. */
+la_ssize_t mb_archive__gzpipe_write(struct archive *a, void *payload, const void *buf,
+                                    size_t len);
+
+/* Ends the pipe: `ok` flushes the gzip stream, else it is abandoned. Frees
+ * the pipe; returns 0 or the compressor's error; *compressed = bytes out. */
+int mb_archive__gzpipe_finish(mb_archive__gzpipe *p, int ok, uint64_t *compressed, mb_err *err);
 
 /* ----------------------------------------------------------------- merge */
 

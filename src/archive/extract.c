@@ -265,6 +265,11 @@ static int make_parents(extractor *ex, const char *dir, mb_err *err)
         if (fd < 0) {
             char q[300];
             mb_archive__quote(path, q, sizeof q);
+            struct stat st;
+            /* O_DIRECTORY on a symlink gives ENOTDIR: say which it is. */
+            if (fd == -ENOTDIR && fstatat(cur, p, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISLNK(st.st_mode))
+                fd = -ELOOP;
             if (fd == -ELOOP)
                 rc = member_err(ex, err, MB_EINVAL,
                                 "%s is a symlink, and nothing is written through a symlink", q);
