@@ -1,0 +1,54 @@
+/*
+ * servers.c - the table of native MCP servers (see servers.h). One line per
+ * server; keep the names equal to the Klavis server names.
+ */
+#include "servers/servers.h"
+
+#include <string.h>
+
+const mb_server_entry mb_servers[] = {
+    {"filesystem", mb_srv_filesystem_create,
+     "@modelcontextprotocol/server-filesystem 2026.7.10",
+     "mcpbox mcp filesystem [DIR...]\n"
+     "  DIR  allowed directories (default: /data when it exists)\n"},
+    {"localmemory", mb_srv_memory_create,
+     "@modelcontextprotocol/server-memory 2025.8.4",
+     "mcpbox mcp localmemory [--memory-file PATH]\n"
+     "  --memory-file PATH  the JSONL knowledge graph (default: $MEMORY_FILE_PATH,\n"
+     "                      else memory.json beside the mcpbox binary; relative\n"
+     "                      paths are taken from the binary's directory too)\n"},
+    {"terminal", mb_srv_terminal_create,
+     "cli-mcp-server 0.2.5 (--variant toolathlon: the lockon-n fork)",
+     "mcpbox mcp terminal [--variant upstream|toolathlon] [--allowed-dir DIR]\n"
+     "                    [--allowed-commands LIST|all] [--allowed-flags LIST|all]\n"
+     "                    [--max-command-length N] [--command-timeout S] [--allow-shell-operators]\n"
+     "  Settings come from ALLOWED_DIR (required), ALLOWED_COMMANDS (ls,cat,pwd),\n"
+     "  ALLOWED_FLAGS (-l,-a,--help), MAX_COMMAND_LENGTH (1024), COMMAND_TIMEOUT (30),\n"
+     "  ALLOW_SHELL_OPERATORS (false) and, for the fork, MAX_STDOUT_LENGTH (8192),\n"
+     "  MAX_STDERR_LENGTH (2048), OUTPUT_TRUNCATE_MESSAGE, CLI_PROXY_ENABLED, CLI_PROXY_URL;\n"
+     "  flags override them.\n"},
+    {"git", mb_srv_git_create,
+     "mcp-server-git 2025.7.1 (13 tools) / 2025.1.14 (11 tools)",
+     "mcpbox mcp git [--upstream-version 2025.7.1|2025.1.14] [--repository DIR]... [--timeout S]\n"
+     "  --repository DIR  an allowed root for repo_path (repeatable; default /data)\n"},
+    {"code-runner", mb_srv_coderunner_create,
+     "mcp-server-code-runner 0.1.7",
+     "mcpbox mcp code-runner [--timeout S]\n"
+     "  --timeout S  stop a run after S seconds (default 300; 0 = never, as upstream)\n"},
+    {"code-executor", mb_srv_codeexec_create,
+     "@geobio/code_execution_server 0.2.1 (--variant toolathlon: python_execute)",
+     "mcpbox mcp code-executor [--variant atlas|toolathlon] [options]\n"
+     "  atlas:      CODE_STORAGE_DIR (required), ENV_TYPE conda|venv|venv-uv|system,\n"
+     "              CONDA_ENV_NAME / VENV_PATH / UV_VENV_PATH, PIP_FIND_LINKS;\n"
+     "              [--storage-dir DIR] [--allowed-dir DIR]... [--package-cache DIR]\n"
+     "              [--online-install] [--timeout S]\n"
+     "  toolathlon: [--workspace DIR] (default /data)\n"},
+    {NULL, NULL, NULL, NULL},
+};
+
+const mb_server_entry *mb_server_find(const char *name)
+{
+    for (const mb_server_entry *e = mb_servers; e->name; e++)
+        if (!strcmp(e->name, name)) return e;
+    return NULL;
+}
