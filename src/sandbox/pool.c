@@ -1,0 +1,316 @@
+/*
+ * pool.c - the warm pool: idle sandboxes per profile key, claimed in O(1),
+ * refilled by one background thread.
+ *
+ * Data: a short list of keys (profiles are few, so finding one is a walk of
+ * a handful of entries), each with a LIFO stack of idle sandboxes, a target
+ * size and counters. One mutex guards it all; it is never held while a
+ * sandbox is created or destroyed, so a claim never waits for those.
+ *
+ * Refill: the thread sleeps on `work` until some key has fewer idle plus
+ * in-progress sandboxes than its target, builds one (factory make_opts, then
+ * mb_sandbox_create), pushes it, and signals `ready`. A failing key backs
+ * off (100 ms doubling to 30 s) so that a broken profile does not spin; the
+ * error is kept in its stats.
+ *
+ * A claimed sandbox whose init has died while idle is destroyed and the next
+ * one is tried: a claim returns a live sandbox or MB_ENOTFOUND.
+ */
+#define _GNU_SOURCE
+#include "sandbox/sandbox_int.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 30000
+
+typedef struct pool_item {
+    mb_sandbox *sb;
+    void *cookie;
+    struct pool_item *next;
+} pool_item;
+
+typedef struct pool_key {
+    char *key;
+    unsigned target, idle, creating;
+    pool_item *head; /* idle stack */
+    uint64_t claimed, misses, failures;
+    char last_error[MB_ERR_MSG_MAX];
+    int backoff_ms;
+    int64_t retry_at; /* monotonic ms; 0 = now */
+    struct pool_key *next;
+} pool_key;
+
+struct mb_pool {
+    mb_pool_factory f;
+    pthread_mutex_t mu;
+    pthread_cond_t work;  /* refill thread: something to do, or stop */
+    pthread_cond_t ready; /* waiters: an idle sandbox was added */
+    pool_key *keys;
+    int stop;
+    pthread_t thread;
+};
+
+static pool_key *find_key(mb_pool *p, const char *key, int create)
+{
+    for (pool_key *k = p->keys; k; k = k->next)
+        if (!strcmp(k->key, key)) return k;
+    if (!create) return NULL;
+    pool_key *k = mb_calloc(1, sizeof *k);
+    k->key = mb_strdup(key);
+    k->next = p->keys;
+    p->keys = k;
+    return k;
+}
+
+static void abs_deadline(struct timespec *ts, int64_t mono_ms)
+{
+    ts->tv_sec = (time_t)(mono_ms / 1000);
+    ts->tv_nsec = (long)(mono_ms % 1000) * 1000000L;
+}
+
+static int alive(mb_sandbox *sb)
+{
+    if (sb->pidfd < 0) return 1;
+    struct pollfd pf = {.fd = sb->pidfd, .events = POLLIN};
+    return poll(&pf, 1, 0) == 0;
+}
+
+static void dispose(mb_pool *p, const char *key, mb_sandbox *sb, void *cookie)
+{
+    mb_err err;
+    if (mb_sandbox_destroy(sb, &err) != 0) mb_warn("pool %s: %s", key, err.msg);
+    if (p->f.retire) p->f.retire(p->f.ctx, key, cookie);
+}
+
+/* Picks a key that needs a sandbox now; sets *wake to the earliest retry. */
+static pool_key *next_job(mb_pool *p, int64_t now, int64_t *wake)
+{
+    *wake = INT64_MAX;
+    for (pool_key *k = p->keys; k; k = k->next) {
+        if (k->idle + k->creating >= k->target) continue;
+        if (k->retry_at > now) {
+            if (k->retry_at < *wake) *wake = k->retry_at;
+            continue;
+        }
+        return k;
+    }
+    return NULL;
+}
+
+static void *refill_main(void *arg)
+{
+    mb_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop) {
+        int64_t wake;
+        pool_key *k = next_job(p, mb_mono_ms(), &wake);
+        if (!k) {
+            if (wake == INT64_MAX) {
+                pthread_cond_wait(&p->work, &p->mu);
+            } else {
+                struct timespec ts;
+                abs_deadline(&ts, wake);
+                pthread_cond_timedwait(&p->work, &p->mu, &ts);
+            }
+            continue;
+        }
+        k->creating++;
+        char *key = mb_strdup(k->key);
+        pthread_mutex_unlock(&p->mu);
+
+        mb_sandbox_opts opts;
+        memset(&opts, 0, sizeof opts);
+        void *cookie = NULL;
+        mb_sandbox *sb = NULL;
+        mb_err err = {0};
+        int rc = p->f.make_opts(p->f.ctx, key, &opts, &cookie, &err);
+        if (rc == 0) {
+            rc = mb_sandbox_create(&opts, &sb, &err);
+            if (rc && p->f.retire) p->f.retire(p->f.ctx, key, cookie);
+        } else if (!err.msg[0]) {
+            mb_err_set(&err, rc, "the factory could not supply options");
+        }
+
+        pthread_mutex_lock(&p->mu);
+        k = find_key(p, key, 0); /* keys are never freed before the pool */
+        k->creating--;
+        if (rc) {
+            k->failures++;
+            snprintf(k->last_error, sizeof k->last_error, "%s", err.msg);
+            k->backoff_ms = k->backoff_ms ? k->backoff_ms * 2 : BACKOFF_MIN_MS;
+            if (k->backoff_ms > BACKOFF_MAX_MS) k->backoff_ms = BACKOFF_MAX_MS;
+            k->retry_at = mb_mono_ms() + k->backoff_ms;
+            mb_warn("pool %s: cannot create a sandbox (retry in %d ms): %s", key, k->backoff_ms,
+                    err.msg);
+        } else if (p->stop || k->idle >= k->target) {
+            pthread_mutex_unlock(&p->mu);
+            dispose(p, key, sb, cookie);
+            pthread_mutex_lock(&p->mu);
+        } else {
+            k->backoff_ms = 0;
+            k->retry_at = 0;
+            pool_item *it = mb_malloc(sizeof *it);
+            it->sb = sb;
+            it->cookie = cookie;
+            it->next = k->head;
+            k->head = it;
+            k->idle++;
+            pthread_cond_broadcast(&p->ready);
+        }
+        free(key);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+int mb_pool_new(const mb_pool_factory *factory, mb_pool **out, mb_err *err)
+{
+    *out = NULL;
+    if (!factory || !factory->make_opts)
+        return mb_err_set(err, MB_EINVAL, "a pool needs a factory with make_opts");
+    mb_pool *p = mb_calloc(1, sizeof *p);
+    p->f = *factory;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work, &ca);
+    pthread_cond_init(&p->ready, &ca);
+    pthread_condattr_destroy(&ca);
+    int e = pthread_create(&p->thread, NULL, refill_main, p);
+    if (e) {
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->work);
+        pthread_cond_destroy(&p->ready);
+        free(p);
+        return mb_err_sys(err, e, "cannot start the pool's refill thread");
+    }
+    *out = p;
+    return 0;
+}
+
+int mb_pool_set_target(mb_pool *p, const char *key, unsigned n, mb_err *err)
+{
+    if (!key || !*key) return mb_err_set(err, MB_EINVAL, "a pool key must not be empty");
+    pool_item *extra = NULL;
+    pthread_mutex_lock(&p->mu);
+    pool_key *k = find_key(p, key, 1);
+    k->target = n;
+    k->retry_at = 0;
+    k->backoff_ms = 0;
+    while (k->idle > n) {
+        pool_item *it = k->head;
+        k->head = it->next;
+        k->idle--;
+        it->next = extra;
+        extra = it;
+    }
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    while (extra) {
+        pool_item *it = extra;
+        extra = it->next;
+        dispose(p, key, it->sb, it->cookie);
+        free(it);
+    }
+    return 0;
+}
+
+int mb_pool_claim(mb_pool *p, const char *key, mb_sandbox **out, void **cookie)
+{
+    *out = NULL;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        pool_key *k = find_key(p, key, 0);
+        pool_item *it = k ? k->head : NULL;
+        if (!it) {
+            if (k) k->misses++;
+            pthread_mutex_unlock(&p->mu);
+            return MB_ENOTFOUND;
+        }
+        k->head = it->next;
+        k->idle--;
+        pthread_cond_signal(&p->work);
+        int ok = alive(it->sb);
+        if (ok) k->claimed++;
+        pthread_mutex_unlock(&p->mu);
+        if (ok) {
+            *out = it->sb;
+            if (cookie) *cookie = it->cookie;
+            free(it);
+            return 0;
+        }
+        dispose(p, key, it->sb, it->cookie);
+        free(it);
+    }
+}
+
+int mb_pool_wait_ready(mb_pool *p, const char *key, int timeout_ms)
+{
+    struct timespec ts;
+    abs_deadline(&ts, mb_mono_ms() + timeout_ms);
+    pthread_mutex_lock(&p->mu);
+    int rc = 0;
+    for (;;) {
+        pool_key *k = find_key(p, key, 0);
+        if (k && k->idle >= k->target) break;
+        if (pthread_cond_timedwait(&p->ready, &p->mu, &ts) == ETIMEDOUT) {
+            k = find_key(p, key, 0);
+            rc = k && k->idle >= k->target ? 0 : MB_ETIMEOUT;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+int mb_pool_stats_get(mb_pool *p, const char *key, mb_pool_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&p->mu);
+    pool_key *k = find_key(p, key, 0);
+    if (k) {
+        out->target = k->target;
+        out->idle = k->idle;
+        out->creating = k->creating;
+        out->claimed = k->claimed;
+        out->misses = k->misses;
+        out->failures = k->failures;
+        memcpy(out->last_error, k->last_error, sizeof out->last_error);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return k ? 0 : MB_ENOTFOUND;
+}
+
+void mb_pool_free(mb_pool *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->thread, NULL);
+    while (p->keys) {
+        pool_key *k = p->keys;
+        p->keys = k->next;
+        while (k->head) {
+            pool_item *it = k->head;
+            k->head = it->next;
+            dispose(p, k->key, it->sb, it->cookie);
+            free(it);
+        }
+        free(k->key);
+        free(k);
+    }
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->ready);
+    free(p);
+}
