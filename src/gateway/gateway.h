@@ -1,0 +1,191 @@
+/*
+ * gateway.h - the face of the MCP gateway: MCP Streamable HTTP in front of
+ * long-lived stdio MCP server processes.
+ *
+ * Every MCP URL `{public_url}/{server}/mcp[/]?local_sandbox_id={id}` is served
+ * by one gateway "backend": the stdio server process of that (sandbox, server)
+ * pair. One process serves every client session of its URL, so that server
+ * state (open browsers, presentations, background processes) survives the
+ * session-per-tool-call pattern of the benchmarks. The gateway
+ *
+ *   - initializes each process once and answers every session's `initialize`
+ *     from the remembered InitializeResult, negotiating the protocol version
+ *     per session (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25);
+ *   - rewrites JSON-RPC ids in both directions so that every response reaches
+ *     the session and request it belongs to (progress tokens and
+ *     notifications/cancelled included), and sends server-to-client requests
+ *     (roots/list, sampling, elicitation) to the session whose request is in
+ *     flight;
+ *   - starts processes lazily (or eagerly with mb_gateway_start), restarts
+ *     them with backoff when they die, answers hung calls with a JSON-RPC
+ *     error after a timeout, and keeps one misbehaving server from affecting
+ *     any other.
+ *
+ * Threads: the gateway runs one reactor thread (epoll over every backend's
+ * stdout/stderr/stdin pipe, plus a 1-second housekeeping tick). HTTP requests
+ * are served on the caller's threads: mb_gateway_handle() blocks its own
+ * connection's thread, which is why the HTTP server must run libmicrohttpd in
+ * MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION mode. All
+ * functions here are thread-safe.
+ *
+ * Transport details, limits and options are described in docs/GATEWAY.md.
+ */
+#ifndef MB_GATEWAY_H
+#define MB_GATEWAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "util/util.h"
+
+typedef struct mb_gateway mb_gateway;
+
+/* What to run for one (sandbox, server). Borrowed by mb_gateway_add, which
+ * copies it. argv is NULL-terminated; envp NULL-terminated or NULL (inherit);
+ * cwd NULL to inherit. */
+typedef struct mb_backend_spec {
+    const char *const *argv;
+    const char *const *envp;
+    const char *cwd;
+} mb_backend_spec;
+
+/* A started process as the spawn callback hands it over: the host-side pipe
+ * ends (the gateway owns them from then on and closes them) and an opaque
+ * handle the kill callback receives. err_fd may be -1 (stderr not captured). */
+typedef struct mb_backend_proc {
+    int in_fd;      /* write end of the server's stdin */
+    int out_fd;     /* read end of the server's stdout */
+    int err_fd;     /* read end of the server's stderr, or -1 */
+    int64_t handle; /* e.g. a pid; meaningful only to the callbacks */
+} mb_backend_proc;
+
+typedef struct mb_gateway_opts {
+    /* Starts the process for (sandbox_id, server): inside the sandbox in the
+     * daemon, plain fork/exec (mb_gateway_spawn_local) in tests and in
+     * `mcpbox bridge`. Returns 0 or a negative mb_code with `err` filled.
+     * Called from any thread, including the reactor when a crashed server is
+     * restarted, so it must not block for long. */
+    int (*spawn)(void *ctx, const char *sandbox_id, const char *server,
+                 const mb_backend_spec *spec, mb_backend_proc *out, mb_err *err);
+    /* Stops the process (if still running) and reaps it. The gateway has
+     * already closed the pipe ends. Called exactly once per successful spawn. */
+    void (*kill)(void *ctx, const char *sandbox_id, const char *server, int64_t handle);
+    void *ctx;
+
+    int call_timeout_ms;      /* a request unanswered this long gets a JSON-RPC
+                                 error and is cancelled upstream; 0 = 120000 */
+    int init_timeout_ms;      /* start + initialize + tools/list; 0 = 30000 */
+    int keepalive_ms;         /* ": keepalive" comment on idle SSE streams, and
+                                 a POST waiting this long switches to SSE so
+                                 that its headers go out; 0 = 15000 */
+    int session_idle_ms;      /* a session with no traffic and no open stream
+                                 for this long is forgotten; 0 = 1 hour */
+    size_t max_message_bytes; /* per JSON-RPC message, both directions;
+                                 0 = 16 MiB */
+    size_t max_sessions;      /* across the gateway; the least recently used
+                                 idle session makes room; 0 = 10000 */
+    /* Origin allow list (DNS-rebinding and cross-site protection). An Origin
+     * is allowed when its host is one of the allowed hosts (a "*" there does
+     * not count) or it matches an entry here: a full origin
+     * ("http://app.example:3000"), a bare host name ("app.example", any
+     * scheme and port) or "*". May be NULL. A request without Origin (not
+     * from a browser) is always allowed. */
+    const char *const *allowed_origins;
+    /* Host header allow list: host names without port (IPv6 in brackets) or
+     * "*". NULL = localhost, 127.0.0.1, [::1]. Callers add their listen host
+     * and public host. */
+    const char *const *allowed_hosts;
+} mb_gateway_opts;
+
+/* ----------------------------------------------------------- lifecycle */
+
+/* Creates a gateway and starts its reactor thread. `opts` is copied (the
+ * allow lists too). Ignores SIGPIPE for the process: a write to a dead
+ * server's stdin must fail with EPIPE rather than kill the daemon. */
+int mb_gateway_create(const mb_gateway_opts *opts, mb_gateway **out, mb_err *err);
+
+/* Ends every session and SSE stream and wakes every request waiting in the
+ * gateway (they answer 503). Call before MHD_stop_daemon(), which would
+ * otherwise wait for connection threads blocked on idle streams. Later
+ * requests get 503. Idempotent. */
+void mb_gateway_shutdown(mb_gateway *gw);
+
+/* Stops every server process, joins the reactor and frees everything.
+ * Requires that the HTTP server is stopped (no call into the gateway is in
+ * progress or will follow). Implies mb_gateway_shutdown. NULL is a no-op. */
+void mb_gateway_destroy(mb_gateway *gw);
+
+/* ------------------------------------------------------------ registry */
+
+/* Registers (sandbox_id, server) with what to run; nothing starts yet. Adding
+ * an existing pair replaces its spec for the next start and returns 0. */
+int mb_gateway_add(mb_gateway *gw, const char *sandbox_id, const char *server,
+                   const mb_backend_spec *spec, mb_err *err);
+
+/* Starts the pair's process now if it is not running and waits up to
+ * wait_ready_ms until it answered initialize and tools/list. Errors:
+ * MB_ENOTFOUND (not added), MB_EIO (spawn failed, the process died or refused
+ * initialize; the message says why, with the tail of its stderr),
+ * MB_ETIMEOUT (not ready in time; it keeps starting in the background).
+ * wait_ready_ms <= 0 only starts it (0, or the spawn error): to start the
+ * servers of a sandbox in parallel, call it with 0 for each, then again with
+ * a wait for each. */
+int mb_gateway_start(mb_gateway *gw, const char *sandbox_id, const char *server,
+                     int wait_ready_ms, mb_err *err);
+
+/* Forgets every pair of the sandbox: ends its sessions (their requests get
+ * JSON-RPC errors, their streams close, later requests get 404) and stops
+ * its processes. Unknown sandboxes are ignored. */
+void mb_gateway_remove_sandbox(mb_gateway *gw, const char *sandbox_id);
+
+/* For a sandbox reset: stops every process of the sandbox (in-flight calls
+ * get a JSON-RPC error), then starts again those that were running and waits
+ * for them (init_timeout_ms each). Sessions survive. MB_ENOTFOUND for an
+ * unknown sandbox, MB_EIO/MB_ETIMEOUT as mb_gateway_start. */
+int mb_gateway_restart_sandbox(mb_gateway *gw, const char *sandbox_id, mb_err *err);
+
+/* Readiness and drift of one pair. *ready is 1 once the process answered
+ * initialize and its tools/list is known. *out_metadata (owned by the
+ * caller, may be NULL to skip) is
+ *   {"server_info": {"name", "version"}, "protocol_version",
+ *    "tools_sha256", "tools_count", "state", "restarts", "sessions",
+ *    "last_error"?}
+ * where tools_sha256 is the SHA-256 (hex) of the canonical JSON (compact,
+ * sorted keys) of [{"name", "inputSchema"}] sorted by name, and state is one
+ * of "stopped", "starting", "ready", "crashed". Fields not known yet are
+ * absent. Returns MB_ENOTFOUND if the pair is not registered. */
+int mb_gateway_info(mb_gateway *gw, const char *sandbox_id, const char *server,
+                    json_t **out_metadata, int *ready);
+
+/* ---------------------------------------------------------------- HTTP */
+
+/* The MCP endpoint. Call it from the MHD access handler for every call on an
+ * MCP route (`/{server}/mcp`, with or without trailing slash), with the same
+ * contract as MHD_AccessHandlerCallback: upload_data arrives in chunks and
+ * *req_cls (NULL on the first call) is the gateway's per-request state.
+ * sandbox_id is the `local_sandbox_id` query value (NULL if absent). Handles
+ * POST, GET, DELETE and OPTIONS; other methods get 405. */
+enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
+                                  const char *server, const char *sandbox_id,
+                                  const char *method, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls);
+
+/* From MHD_OPTION_NOTIFY_COMPLETED, for every request whose *req_cls the
+ * gateway set (non-NULL). Frees the per-request state. */
+void mb_gateway_request_done(mb_gateway *gw, void *req_cls);
+
+/* ------------------------------------------------- plain local processes */
+
+/* A spawn callback that runs spec->argv with posix_spawnp in its own process
+ * group (stdin/stdout/stderr on pipes, signal mask and SIGPIPE reset), and
+ * the matching kill callback (SIGKILL to the group, then waitpid). ctx is
+ * unused. For `mcpbox bridge` and tests. */
+int mb_gateway_spawn_local(void *ctx, const char *sandbox_id, const char *server,
+                           const mb_backend_spec *spec, mb_backend_proc *out, mb_err *err);
+void mb_gateway_kill_local(void *ctx, const char *sandbox_id, const char *server,
+                           int64_t handle);
+
+#endif /* MB_GATEWAY_H */

@@ -1,0 +1,307 @@
+/*
+ * jsonrpc.c - JSON-RPC messages as text: finding members, splicing ids,
+ * error bodies, protocol versions and the tools/list drift hash.
+ *
+ * Why text: a gateway that parsed every message into a tree and printed it
+ * again would change what servers said (jansson prints 0.1 as
+ * 0.10000000000000001 and cannot hold integers beyond 64 bits) and would
+ * spend most of its time re-serializing large tool results. Instead jansson
+ * validates a message and reads the few values the gateway needs (id,
+ * method, progress token), mb_gw_scan() locates where those values sit in the
+ * text, and mb_gw_splice() swaps them. The scanner trusts that its input is
+ * JSON: it only tracks strings and nesting, which is all that locating a
+ * top-level member needs.
+ */
+#include "gateway/gateway_int.h"
+
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- scanning */
+
+static size_t skip_ws(const char *s, size_t i, size_t n)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+    return i;
+}
+
+/* s[i] is '"'. Returns the index after the closing quote, or n+1. */
+static size_t skip_string(const char *s, size_t i, size_t n)
+{
+    for (i++; i < n; i++) {
+        if (s[i] == '\\') {
+            i++;
+            continue;
+        }
+        if (s[i] == '"') return i + 1;
+    }
+    return n + 1;
+}
+
+/* Skips one value starting at s[i]; returns the index after it or n+1. */
+static size_t skip_value(const char *s, size_t i, size_t n)
+{
+    if (i >= n) return n + 1;
+    char c = s[i];
+    if (c == '"') return skip_string(s, i, n);
+    if (c == '{' || c == '[') {
+        size_t depth = 0;
+        while (i < n) {
+            c = s[i];
+            if (c == '"') {
+                i = skip_string(s, i, n);
+                continue;
+            }
+            if (c == '{' || c == '[') {
+                depth++;
+            } else if (c == '}' || c == ']') {
+                if (--depth == 0) return i + 1;
+            }
+            i++;
+        }
+        return n + 1;
+    }
+    size_t start = i;
+    while (i < n && !strchr(",}] \t\r\n{[\":", s[i])) i++;
+    return i > start ? i : n + 1;
+}
+
+int mb_gw_scan(const char *s, size_t n, const char *const *keys, size_t nkeys, mb_gw_span *spans)
+{
+    for (size_t k = 0; k < nkeys; k++) spans[k].off = spans[k].len = 0;
+    size_t i = skip_ws(s, 0, n);
+    if (i >= n || s[i] != '{') return -1;
+    i = skip_ws(s, i + 1, n);
+    int count = 0;
+    if (i < n && s[i] == '}') {
+        i++;
+    } else {
+        for (;;) {
+            if (i >= n || s[i] != '"') return -1;
+            size_t kstart = i + 1;
+            i = skip_string(s, i, n);
+            if (i > n) return -1;
+            size_t klen = i - 1 - kstart;
+            i = skip_ws(s, i, n);
+            if (i >= n || s[i] != ':') return -1;
+            i = skip_ws(s, i + 1, n);
+            size_t vstart = i;
+            i = skip_value(s, i, n);
+            if (i > n) return -1;
+            for (size_t k = 0; k < nkeys; k++) {
+                if (strlen(keys[k]) == klen && !memcmp(keys[k], s + kstart, klen)) {
+                    spans[k].off = vstart;
+                    spans[k].len = i - vstart;
+                }
+            }
+            count++;
+            i = skip_ws(s, i, n);
+            if (i < n && s[i] == ',') {
+                i = skip_ws(s, i + 1, n);
+                continue;
+            }
+            if (i < n && s[i] == '}') {
+                i++;
+                break;
+            }
+            return -1;
+        }
+    }
+    return skip_ws(s, i, n) == n ? count : -1;
+}
+
+char *mb_gw_splice(const char *s, size_t n, mb_gw_span at, const char *with, size_t with_len,
+                   size_t *out_len)
+{
+    size_t len = n - at.len + with_len;
+    char *out = mb_malloc(len + 1);
+    memcpy(out, s, at.off);
+    memcpy(out + at.off, with, with_len);
+    memcpy(out + at.off + with_len, s + at.off + at.len, n - at.off - at.len);
+    out[len] = '\0';
+    if (out_len) *out_len = len;
+    return out;
+}
+
+json_t *mb_gw_span_json(const char *s, mb_gw_span sp)
+{
+    if (!sp.len) return NULL;
+    json_error_t e;
+    return json_loadb(s + sp.off, sp.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
+}
+
+char *mb_gw_json_text(const json_t *v)
+{
+    char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (!t) {
+        fprintf(stderr, "mcpbox: out of memory\n");
+        abort();
+    }
+    return t;
+}
+
+/* ----------------------------------------------------- guessing an id */
+
+static int in_set(char c, const char *set) { return c && strchr(set, c); }
+
+static int parse_int(const char *s, size_t n, size_t *i, int64_t *out)
+{
+    size_t j = *i;
+    int neg = 0;
+    if (j < n && s[j] == '-') {
+        neg = 1;
+        j++;
+    }
+    size_t start = j;
+    int64_t v = 0;
+    while (j < n && s[j] >= '0' && s[j] <= '9' && j - start < 18) v = v * 10 + (s[j++] - '0');
+    if (j == start) return 0;
+    *i = j;
+    *out = neg ? -v : v;
+    return 1;
+}
+
+static int match(const char *s, size_t n, size_t *i, const char *lit)
+{
+    size_t l = strlen(lit);
+    if (*i + l > n || memcmp(s + *i, lit, l)) return 0;
+    *i += l;
+    return 1;
+}
+
+static int guess_head(const char *s, size_t n, int64_t *id)
+{
+    size_t i = skip_ws(s, 0, n);
+    if (!match(s, n, &i, "{")) return 0;
+    i = skip_ws(s, i, n);
+    size_t save = i;
+    if (match(s, n, &i, "\"jsonrpc\"")) {
+        i = skip_ws(s, i, n);
+        if (!match(s, n, &i, ":")) return 0;
+        i = skip_ws(s, i, n);
+        if (!match(s, n, &i, "\"2.0\"")) return 0;
+        i = skip_ws(s, i, n);
+        if (!match(s, n, &i, ",")) return 0;
+        i = skip_ws(s, i, n);
+    } else {
+        i = save;
+    }
+    if (!match(s, n, &i, "\"id\"")) return 0;
+    i = skip_ws(s, i, n);
+    if (!match(s, n, &i, ":")) return 0;
+    i = skip_ws(s, i, n);
+    return parse_int(s, n, &i, id) && i < n && in_set(s[i], ", \t}");
+}
+
+static int guess_tail(const char *s, size_t n, int64_t *id)
+{
+    size_t e = n;
+    while (e && in_set(s[e - 1], " \t\r")) e--;
+    if (!e || s[e - 1] != '}') return 0;
+    e--;
+    while (e && in_set(s[e - 1], " \t")) e--;
+    size_t d = e;
+    while (d && s[d - 1] >= '0' && s[d - 1] <= '9') d--;
+    if (d == e) return 0;
+    if (d && s[d - 1] == '-') d--;
+    size_t i = d;
+    if (!parse_int(s, e, &i, id)) return 0;
+    while (d && in_set(s[d - 1], " \t")) d--;
+    if (!d || s[d - 1] != ':') return 0;
+    d--;
+    while (d && in_set(s[d - 1], " \t")) d--;
+    if (d < 4 || memcmp(s + d - 4, "\"id\"", 4)) return 0;
+    return d == 4 || in_set(s[d - 5], ",{ \t");
+}
+
+int mb_gw_guess_id(const char *head, size_t head_len, const char *tail, size_t tail_len,
+                   int64_t *id)
+{
+    return guess_head(head, head_len, id) || guess_tail(tail, tail_len, id);
+}
+
+/* --------------------------------------------------------------- errors */
+
+char *mb_gw_error_text(const char *id_text, int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *id = NULL;
+    if (id_text) {
+        json_error_t e;
+        id = json_loads(id_text, JSON_DECODE_ANY, &e);
+    }
+    json_t *o = json_pack("{s:s, s:o, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+                          id ? id : json_null(), "error", "code", code, "message", msg);
+    char *t = mb_gw_json_text(o);
+    json_decref(o);
+    return t;
+}
+
+/* ------------------------------------------------------------- versions */
+
+const char *const mb_gw_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
+                                      NULL};
+
+int mb_gw_version_supported(const char *v)
+{
+    if (!v) return 0;
+    for (const char *const *p = mb_gw_versions; *p; p++)
+        if (!strcmp(*p, v)) return 1;
+    return 0;
+}
+
+const char *mb_gw_version_negotiate(const char *requested)
+{
+    for (const char *const *p = mb_gw_versions; *p; p++)
+        if (requested && !strcmp(*p, requested)) return *p;
+    return MB_GW_PROTO_LATEST;
+}
+
+int mb_gw_version_allows_batch(const char *v) { return strcmp(v, "2025-06-18") < 0; }
+
+int mb_gw_version_primes(const char *v) { return strcmp(v, "2025-11-25") >= 0; }
+
+/* ------------------------------------------------------------ tools hash */
+
+static int by_name(const void *a, const void *b)
+{
+    const char *x = json_string_value(json_object_get(*(json_t *const *)a, "name"));
+    const char *y = json_string_value(json_object_get(*(json_t *const *)b, "name"));
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+int mb_gw_tools_hash(const json_t *tools, char out_hex[65], size_t *count)
+{
+    size_t n = json_is_array(tools) ? json_array_size(tools) : 0;
+    json_t **items = mb_calloc(n ? n : 1, sizeof *items);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *t = json_array_get(tools, i);
+        const char *name = json_string_value(json_object_get(t, "name"));
+        if (!name) continue;
+        json_t *schema = json_object_get(t, "inputSchema");
+        items[k++] = json_pack("{s:s, s:O}", "name", name, "inputSchema",
+                               schema ? schema : json_null());
+    }
+    qsort(items, k, sizeof *items, by_name);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < k; i++) json_array_append_new(arr, items[i]);
+    free(items);
+    char *text = json_dumps(arr, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(arr);
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    int ok = text && EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) == 1;
+    free(text);
+    if (!ok) return MB_EIO;
+    mb_hex(md, mdlen, out_hex);
+    if (count) *count = k;
+    return MB_OK;
+}

@@ -1,0 +1,914 @@
+/*
+ * test_gateway.c - unit tests for the MCP gateway: the hash table, stdout
+ * framing, text splicing, id rewriting between sessions and the server,
+ * session bookkeeping, timeouts, a dying server, and routing through a real
+ * libmicrohttpd daemon.
+ *
+ * Most tests play the server themselves: a fake spawn callback hands the
+ * gateway two pipes whose other ends the test holds, so every byte the
+ * gateway writes upstream can be read and checked, and every answer is
+ * written by hand. The routing test runs the Python mock server instead.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "gateway/gateway_int.h"
+
+/* ------------------------------------------------------------ the table */
+
+typedef struct item {
+    mb_gw_hnode node;
+    int v;
+} item;
+
+static void test_table(void **state)
+{
+    (void)state;
+    mb_gw_table t;
+    mb_gw_table_init(&t);
+    item *items = calloc(1000, sizeof *items);
+    for (int i = 0; i < 1000; i++) {
+        items[i].v = i;
+        mb_gw_table_insert(&t, &items[i].node, (uint64_t)(i % 500)); /* two per key */
+    }
+    assert_int_equal(t.count, 1000);
+    int seen = 0;
+    for (mb_gw_hnode *n = mb_gw_table_find(&t, 7); n; n = mb_gw_table_next(n)) {
+        item *it = MB_GW_CONTAINER(n, item, node);
+        assert_int_equal(it->v % 500, 7);
+        seen++;
+    }
+    assert_int_equal(seen, 2);
+    mb_gw_table_remove(&t, &items[7].node);
+    assert_ptr_equal(mb_gw_table_find(&t, 7), &items[507].node);
+    assert_null(mb_gw_table_next(&items[507].node));
+    size_t cur = 0, visited = 0;
+    while (mb_gw_table_at(&t, &cur)) visited++;
+    assert_int_equal(visited, 999);
+    assert_null(mb_gw_table_find(&t, 100000));
+    mb_gw_table_dispose(&t);
+    free(items);
+    assert_int_not_equal(mb_gw_hash_str("a"), mb_gw_hash_str("b"));
+}
+
+/* ---------------------------------------------------------------- framing */
+
+typedef struct lines {
+    char got[16][64];
+    int n;
+    size_t over_len;
+    int64_t over_id;
+    int over_known;
+} lines;
+
+static void on_line(void *p, const char *line, size_t len)
+{
+    lines *l = p;
+    assert_true(l->n < 16);
+    snprintf(l->got[l->n++], 64, "%.*s", (int)len, line);
+}
+
+static void on_over(void *p, size_t len, const char *h, size_t hl, const char *t, size_t tl)
+{
+    lines *l = p;
+    l->over_len = len;
+    l->over_known = mb_gw_guess_id(h, hl, t, tl, &l->over_id);
+}
+
+static void test_framing(void **state)
+{
+    (void)state;
+    lines l = {0};
+    mb_gw_framer_cb cb = {on_line, on_over, &l};
+    mb_gw_framer f;
+    mb_gw_framer_init(&f, 100);
+    /* split across reads, \r\n, blank lines, several lines per read */
+    const char *parts[] = {"{\"a\":", "1}\r\n\n  \r\n{\"b\":2}\n{\"c\"", ":3}\n"};
+    for (int i = 0; i < 3; i++) mb_gw_framer_feed(&f, parts[i], strlen(parts[i]), &cb);
+    assert_int_equal(l.n, 3);
+    assert_string_equal(l.got[0], "{\"a\":1}");
+    assert_string_equal(l.got[1], "{\"b\":2}");
+    assert_string_equal(l.got[2], "{\"c\":3}");
+    /* an over-long line is skipped, its id guessed from its tail, and the
+     * next line is intact */
+    char big[400];
+    memset(big, 'x', sizeof big);
+    memcpy(big, "{\"result\":\"", 11);
+    const char *end = "\",\"jsonrpc\":\"2.0\",\"id\":42}\n{\"d\":4}\n";
+    mb_gw_framer_feed(&f, big, sizeof big, &cb);
+    mb_gw_framer_feed(&f, end, strlen(end), &cb);
+    assert_int_equal(l.over_len, sizeof big + strlen(end) - 9);
+    assert_true(l.over_known);
+    assert_int_equal(l.over_id, 42);
+    assert_int_equal(l.n, 4);
+    assert_string_equal(l.got[3], "{\"d\":4}");
+    mb_gw_framer_dispose(&f);
+}
+
+static void test_guess_id(void **state)
+{
+    (void)state;
+    int64_t id = 0;
+    const char *h = "{\"jsonrpc\":\"2.0\",\"id\":17,\"result\":{\"con";
+    assert_true(mb_gw_guess_id(h, strlen(h), "", 0, &id));
+    assert_int_equal(id, 17);
+    h = "  { \"id\" : -3 , \"result\"";
+    assert_true(mb_gw_guess_id(h, strlen(h), "", 0, &id));
+    assert_int_equal(id, -3);
+    const char *t = "aaa\"}]},\"jsonrpc\":\"2.0\",\"id\":99}";
+    assert_true(mb_gw_guess_id("{\"result", 8, t, strlen(t), &id));
+    assert_int_equal(id, 99);
+    /* an id nested inside the result is not the message's */
+    t = "\"id\":5}}";
+    assert_false(mb_gw_guess_id("{\"result\":", 10, t, strlen(t), &id));
+    assert_false(mb_gw_guess_id("{\"result\":{\"id\":1", 17, "", 0, &id));
+    assert_false(mb_gw_guess_id("garbage", 7, "more", 4, &id));
+}
+
+/* ------------------------------------------------------------- splicing */
+
+static void test_scan_splice(void **state)
+{
+    (void)state;
+    const char *keys[] = {"id", "method", "params"};
+    mb_gw_span sp[3];
+    const char *m = "{ \"params\": {\"s\":\"a\\\"}{[\", \"id\":[1,{\"id\":2}]} , "
+                    "\"method\":\"x\", \"id\" : \"abc\" }";
+    assert_int_equal(mb_gw_scan(m, strlen(m), keys, 3, sp), 3);
+    assert_int_equal(sp[0].len, 5);
+    assert_memory_equal(m + sp[0].off, "\"abc\"", 5);
+    assert_memory_equal(m + sp[1].off, "\"x\"", 3);
+    assert_memory_equal(m + sp[2].off, "{\"s\":", 5);
+    size_t n;
+    char *out = mb_gw_splice(m, strlen(m), sp[0], "12", 2, &n);
+    assert_int_equal(n, strlen(m) - 3);
+    json_error_t e;
+    json_t *j = json_loads(out, 0, &e);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "id")), 12);
+    json_decref(j);
+    free(out);
+    /* numbers survive verbatim */
+    const char *num = "{\"id\":3,\"result\":{\"a\":0.1,\"b\":123456789012345678901234567890}}";
+    assert_int_equal(mb_gw_scan(num, strlen(num), keys, 3, sp), 2);
+    out = mb_gw_splice(num, strlen(num), sp[0], "\"q\"", 3, &n);
+    assert_string_equal(out, "{\"id\":\"q\",\"result\":{\"a\":0.1,\"b\":123456789012345678901234567890}}");
+    free(out);
+    /* broken structure */
+    assert_int_equal(mb_gw_scan("{\"a\":1", 6, keys, 3, sp), -1);
+    assert_int_equal(mb_gw_scan("{\"a\":1} x", 9, keys, 3, sp), -1);
+    assert_int_equal(mb_gw_scan("[1]", 3, keys, 3, sp), -1);
+    assert_int_equal(mb_gw_scan("{\"a\":\"unterminated}", 19, keys, 3, sp), -1);
+    assert_int_equal(mb_gw_scan("{}", 2, keys, 3, sp), 0);
+    assert_int_equal(sp[0].len, 0);
+}
+
+static void test_versions_and_errors(void **state)
+{
+    (void)state;
+    assert_string_equal(mb_gw_version_negotiate("2025-03-26"), "2025-03-26");
+    assert_string_equal(mb_gw_version_negotiate("2099-01-01"), MB_GW_PROTO_LATEST);
+    assert_string_equal(mb_gw_version_negotiate(NULL), MB_GW_PROTO_LATEST);
+    assert_true(mb_gw_version_allows_batch("2025-03-26"));
+    assert_true(mb_gw_version_allows_batch("2024-11-05"));
+    assert_false(mb_gw_version_allows_batch("2025-06-18"));
+    assert_true(mb_gw_version_primes("2025-11-25"));
+    assert_false(mb_gw_version_primes("2025-06-18"));
+    assert_false(mb_gw_version_supported("1999-01-01"));
+    char *t = mb_gw_error_text("\"x\"", -32600, "bad %d", 7);
+    assert_string_equal(t, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"error\":{\"code\":-32600,"
+                           "\"message\":\"bad 7\"}}");
+    free(t);
+    t = mb_gw_error_text(NULL, -1, "m");
+    assert_non_null(strstr(t, "\"id\":null"));
+    free(t);
+}
+
+static void test_tools_hash(void **state)
+{
+    (void)state;
+    json_error_t e;
+    json_t *a = json_loads("[{\"name\":\"b\",\"description\":\"x\",\"inputSchema\":{\"type\":"
+                           "\"object\",\"properties\":{\"p\":{\"type\":\"string\"}}}},"
+                           "{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}}]",
+                           0, &e);
+    /* same tools, other order, other key order, other descriptions */
+    json_t *b = json_loads("[{\"inputSchema\":{\"type\":\"object\"},\"name\":\"a\"},"
+                           "{\"name\":\"b\",\"description\":\"changed\",\"inputSchema\":{"
+                           "\"properties\":{\"p\":{\"type\":\"string\"}},\"type\":\"object\"}}]",
+                           0, &e);
+    json_t *c = json_loads("[{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}},"
+                           "{\"name\":\"b\",\"inputSchema\":{\"type\":\"object\"}}]",
+                           0, &e);
+    char ha[65], hb[65], hc[65];
+    size_t n;
+    assert_int_equal(mb_gw_tools_hash(a, ha, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(mb_gw_tools_hash(b, hb, NULL), 0);
+    assert_int_equal(mb_gw_tools_hash(c, hc, NULL), 0);
+    assert_string_equal(ha, hb);
+    assert_string_not_equal(ha, hc);
+    assert_int_equal(strlen(ha), 64);
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+}
+
+/* ------------------------------------------- a gateway with a fake server */
+
+typedef struct fake {
+    int to_gw[2];   /* the test writes [1]: the server's stdout */
+    int from_gw[2]; /* the test reads [0]: the server's stdin */
+    int spawns, kills;
+    mb_buf pending;
+} fake;
+
+static int fake_spawn(void *ctx, const char *sb, const char *srv, const mb_backend_spec *spec,
+                      mb_backend_proc *out, mb_err *err)
+{
+    (void)sb;
+    (void)srv;
+    (void)spec;
+    (void)err;
+    fake *f = ctx;
+    if (pipe2(f->to_gw, O_CLOEXEC) || pipe2(f->from_gw, O_CLOEXEC)) return MB_EIO;
+    out->in_fd = f->from_gw[1];
+    out->out_fd = f->to_gw[0];
+    out->err_fd = -1;
+    out->handle = __atomic_add_fetch(&f->spawns, 1, __ATOMIC_SEQ_CST); /* publishes the fds */
+    return MB_OK;
+}
+
+static void fake_kill(void *ctx, const char *sb, const char *srv, int64_t handle)
+{
+    (void)sb;
+    (void)srv;
+    (void)handle;
+    fake *f = ctx;
+    __atomic_add_fetch(&f->kills, 1, __ATOMIC_SEQ_CST);
+}
+
+static void fake_close(fake *f)
+{
+    if (f->to_gw[1] >= 0) close(f->to_gw[1]);
+    if (f->from_gw[0] >= 0) close(f->from_gw[0]);
+    f->to_gw[1] = f->from_gw[0] = -1;
+}
+
+/* The next line the gateway wrote to the server, parsed (NULL on timeout). */
+static json_t *fake_read(fake *f, int timeout_ms)
+{
+    for (;;) {
+        char *nl = f->pending.data ? memchr(f->pending.data, '\n', f->pending.len) : NULL;
+        if (nl) {
+            json_error_t e;
+            json_t *j = json_loadb(f->pending.data, (size_t)(nl - f->pending.data), 0, &e);
+            mb_buf_consume(&f->pending, (size_t)(nl - f->pending.data) + 1);
+            assert_non_null(j);
+            return j;
+        }
+        struct pollfd p = {f->from_gw[0], POLLIN, 0};
+        if (poll(&p, 1, timeout_ms) <= 0) return NULL;
+        char buf[65536];
+        ssize_t n = read(f->from_gw[0], buf, sizeof buf);
+        if (n <= 0) return NULL;
+        mb_buf_append(&f->pending, buf, (size_t)n);
+    }
+}
+
+static void fake_write(fake *f, const char *fmt, ...)
+{
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    line[n++] = '\n';
+    assert_int_equal(write(f->to_gw[1], line, (size_t)n), n);
+}
+
+static const char *method_of(json_t *j) { return json_string_value(json_object_get(j, "method")); }
+
+/* Answers the gateway's initialize, initialized and tools/list. */
+static void fake_handshake(fake *f)
+{
+    json_t *init = fake_read(f, 5000);
+    assert_non_null(init);
+    assert_string_equal(method_of(init), "initialize");
+    fake_write(f,
+               "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"protocolVersion\":\"2025-06-18\","
+               "\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"fake\",\"version\":"
+               "\"9.9\"}}}",
+               (long long)json_integer_value(json_object_get(init, "id")));
+    json_decref(init);
+    json_t *note = fake_read(f, 5000);
+    assert_string_equal(method_of(note), "notifications/initialized");
+    json_decref(note);
+    json_t *tl = fake_read(f, 5000);
+    assert_string_equal(method_of(tl), "tools/list");
+    fake_write(f,
+               "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"tools\":[{\"name\":\"t\","
+               "\"inputSchema\":{\"type\":\"object\"}}]}}",
+               (long long)json_integer_value(json_object_get(tl, "id")));
+    json_decref(tl);
+}
+
+typedef struct world {
+    fake f;
+    mb_gateway *gw;
+    mb_gw_backend *b;
+} world;
+
+static int world_up(void **state, int call_timeout_ms)
+{
+    world *w = calloc(1, sizeof *w);
+    w->f.to_gw[0] = w->f.to_gw[1] = w->f.from_gw[0] = w->f.from_gw[1] = -1;
+    mb_gateway_opts o = {0};
+    o.spawn = fake_spawn;
+    o.kill = fake_kill;
+    o.ctx = &w->f;
+    o.call_timeout_ms = call_timeout_ms;
+    o.init_timeout_ms = 5000;
+    mb_err err;
+    assert_int_equal(mb_gateway_create(&o, &w->gw, &err), 0);
+    const char *argv[] = {"fake", NULL};
+    mb_backend_spec spec = {argv, NULL, NULL};
+    assert_int_equal(mb_gateway_add(w->gw, "sb", "srv", &spec, &err), 0);
+    /* Started without waiting: it spawned and sent initialize. */
+    assert_int_equal(mb_gateway_start(w->gw, "sb", "srv", 0, &err), 0);
+    assert_int_equal(w->f.spawns, 1);
+    assert_int_equal(mb_gateway_start(w->gw, "sb", "srv", 1, &err), MB_ETIMEOUT);
+    fake_handshake(&w->f);
+    assert_int_equal(mb_gateway_start(w->gw, "sb", "srv", 5000, &err), 0);
+    int known;
+    w->b = mb_gw_lookup(w->gw, "sb", "srv", &known, NULL, 0);
+    assert_non_null(w->b);
+    *state = w;
+    return 0;
+}
+
+static int world_up_default(void **state) { return world_up(state, 0); }
+static int world_up_short(void **state) { return world_up(state, 300); }
+
+static int world_down(void **state)
+{
+    world *w = *state;
+    mb_gw_backend_unref(w->b);
+    mb_gateway_destroy(w->gw);
+    fake_close(&w->f);
+    mb_buf_free(&w->f.pending);
+    free(w);
+    return 0;
+}
+
+static mb_gw_session *open_session(world *w, const char *caps_json)
+{
+    json_error_t e;
+    json_t *caps = caps_json ? json_loads(caps_json, 0, &e) : NULL;
+    mb_gw_session *s = mb_gw_session_new(w->b, "2025-11-25", caps);
+    json_decref(caps);
+    assert_int_equal(mb_gw_sessions_insert(w->gw, s, NULL), 0);
+    return s;
+}
+
+/* Routes one client message on exchange x. */
+static int client_says(world *w, mb_gw_stream *x, const char *text, char **err)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    assert_non_null(j);
+    mb_gw_cmsg m = {j, text, strlen(text)};
+    char *dummy = NULL;
+    pthread_mutex_lock(&w->b->lock);
+    int rc = mb_gw_route_from_client_locked(x, &m, err ? err : &dummy);
+    pthread_mutex_unlock(&w->b->lock);
+    free(dummy);
+    json_decref(j);
+    return rc;
+}
+
+/* The next message queued on st (waits up to timeout_ms). */
+static json_t *stream_next(world *w, mb_gw_stream *st, int timeout_ms, int *is_response)
+{
+    int64_t deadline = mb_gw_now() + timeout_ms;
+    json_t *j = NULL;
+    pthread_mutex_lock(&w->b->lock);
+    while (!st->head && mb_gw_now() < deadline)
+        mb_gw_cond_wait_until(&st->cond, &w->b->lock, deadline);
+    mb_gw_msg *m = st->head;
+    if (m) {
+        st->head = m->next;
+        if (!st->head) st->tail = NULL;
+        st->queued_bytes -= m->len;
+    }
+    pthread_mutex_unlock(&w->b->lock);
+    if (m) {
+        json_error_t e;
+        j = json_loadb(m->data, m->len, 0, &e);
+        if (is_response) *is_response = m->is_response;
+        free(m);
+    }
+    return j;
+}
+
+static mb_gw_stream *exchange(mb_gw_session *s)
+{
+    mb_gw_stream *x = mb_gw_stream_new(MB_GW_STREAM_POST, s);
+    x->accepts_sse = 1;
+    return x;
+}
+
+static void test_id_rewriting(void **state)
+{
+    world *w = *state;
+    mb_gw_session *s1 = open_session(w, NULL), *s2 = open_session(w, NULL);
+    mb_gw_stream *x1 = exchange(s1), *x2 = exchange(s2);
+    /* The same id in two sessions, a string id, and a progress token. */
+    assert_int_equal(client_says(w, x1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                                        "\"params\":{\"name\":\"t\",\"arguments\":{\"x\":0.1}}}",
+                                 NULL),
+                     0);
+    assert_int_equal(client_says(w, x2, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                                        "\"params\":{\"name\":\"t\"}}",
+                                 NULL),
+                     0);
+    assert_int_equal(client_says(w, x1, "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\","
+                                        "\"params\":{\"_meta\":{\"progressToken\":\"tok\"},"
+                                        "\"name\":\"t\"},\"id\":\"abc\"}",
+                                 NULL),
+                     0);
+    json_t *u1 = fake_read(&w->f, 2000), *u2 = fake_read(&w->f, 2000), *u3 = fake_read(&w->f, 2000);
+    assert_non_null(u3);
+    json_int_t i1 = json_integer_value(json_object_get(u1, "id"));
+    json_int_t i2 = json_integer_value(json_object_get(u2, "id"));
+    json_int_t i3 = json_integer_value(json_object_get(u3, "id"));
+    assert_true(i1 > 0 && i2 > 0 && i3 > 0);
+    assert_true(i1 != i2 && i2 != i3 && i1 != i3);
+    /* the rest of the message is intact, the token became the upstream id */
+    json_t *args = json_object_get(json_object_get(u1, "params"), "arguments");
+    assert_true(json_real_value(json_object_get(args, "x")) == 0.1);
+    json_t *meta = json_object_get(json_object_get(u3, "params"), "_meta");
+    assert_int_equal(json_integer_value(json_object_get(meta, "progressToken")), i3);
+    /* A duplicate of an id still in flight is refused in its session. */
+    assert_int_equal(client_says(w, x1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", NULL), 0);
+    int resp = 0;
+    json_t *dup = stream_next(w, x1, 1000, &resp);
+    assert_true(resp);
+    assert_int_equal(json_integer_value(json_object_get(dup, "id")), 1);
+    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(dup, "error"),
+                                                             "message")),
+                           "duplicate"));
+    json_decref(dup);
+    assert_null(fake_read(&w->f, 100)); /* nothing went upstream */
+
+    /* Progress for the "abc" call, then answers out of order. */
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
+                      "{\"progressToken\":%lld,\"progress\":0.5}}",
+               (long long)i3);
+    json_t *pr = stream_next(w, x1, 2000, &resp);
+    assert_false(resp);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(pr, "params"),
+                                                          "progressToken")),
+                        "tok");
+    json_decref(pr);
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"who\":\"s2\"}}", (long long)i2);
+    fake_write(&w->f, "{\"result\":{\"who\":\"abc\",\"n\":0.1},\"jsonrpc\":\"2.0\",\"id\":%lld}",
+               (long long)i3);
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"who\":\"s1\"}}", (long long)i1);
+    /* a response nobody waits for is dropped */
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":999999,\"result\":{}}");
+    json_t *r2 = stream_next(w, x2, 2000, &resp);
+    assert_true(resp);
+    assert_true(json_is_integer(json_object_get(r2, "id")));
+    assert_int_equal(json_integer_value(json_object_get(r2, "id")), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(r2, "result"), "who")), "s2");
+    json_t *ra = stream_next(w, x1, 2000, &resp);
+    assert_string_equal(json_string_value(json_object_get(ra, "id")), "abc");
+    json_t *r1 = stream_next(w, x1, 2000, &resp);
+    assert_int_equal(json_integer_value(json_object_get(r1, "id")), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(r1, "result"), "who")), "s1");
+    assert_null(stream_next(w, x1, 200, NULL));
+    assert_null(stream_next(w, x2, 10, NULL));
+    pthread_mutex_lock(&w->b->lock);
+    assert_int_equal(x1->outstanding, 0);
+    assert_int_equal(x2->outstanding, 0);
+    assert_int_equal(s1->ncalls, 0);
+    assert_int_equal(w->b->pending.count, 0);
+    pthread_mutex_unlock(&w->b->lock);
+    json_decref(u1);
+    json_decref(u2);
+    json_decref(u3);
+    json_decref(r1);
+    json_decref(r2);
+    json_decref(ra);
+    mb_gw_stream_unref(x1);
+    mb_gw_stream_unref(x2);
+    mb_gw_sessions_end(w->gw, s1, "test over");
+    mb_gw_sessions_end(w->gw, s2, "test over");
+    mb_gw_session_unref(s1);
+    mb_gw_session_unref(s2);
+}
+
+static void test_server_requests(void **state)
+{
+    world *w = *state;
+    mb_gw_session *s1 = open_session(w, "{\"sampling\":{}}");
+    mb_gw_session *s2 = open_session(w, "{\"sampling\":{}}");
+    mb_gw_stream *x1 = exchange(s1);
+    client_says(w, x1, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{}}", NULL);
+    json_t *u = fake_read(&w->f, 2000);
+    json_int_t up = json_integer_value(json_object_get(u, "id"));
+    json_decref(u);
+    /* The server asks the client: it lands on the call's exchange. */
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"sampling/createMessage\","
+                      "\"params\":{}}");
+    int resp;
+    json_t *q = stream_next(w, x1, 2000, &resp);
+    assert_non_null(q);
+    assert_false(resp);
+    assert_string_equal(method_of(q), "sampling/createMessage");
+    assert_true(json_is_integer(json_object_get(q, "id")));
+    json_int_t down = json_integer_value(json_object_get(q, "id"));
+    json_decref(q);
+    /* Another session cannot answer it; the right one can, and the server
+     * gets its own id back. */
+    mb_gw_stream *x2 = exchange(s2);
+    char text[256], *err = NULL;
+    snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"m\":1}}",
+             (long long)down);
+    assert_int_equal(client_says(w, x2, text, &err), -1);
+    assert_non_null(strstr(err, "no request"));
+    free(err);
+    mb_gw_stream *x1b = exchange(s1);
+    assert_int_equal(client_says(w, x1b, text, NULL), 0);
+    json_t *back = fake_read(&w->f, 2000);
+    assert_string_equal(json_string_value(json_object_get(back, "id")), "srv-1");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(back, "result"), "m")), 1);
+    json_decref(back);
+    /* A second answer to the same request is refused. */
+    assert_int_equal(client_says(w, x1b, text, &err), -1);
+    free(err);
+    /* ping from the server is answered by the gateway */
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"ping\"}");
+    json_t *pong = fake_read(&w->f, 2000);
+    assert_int_equal(json_integer_value(json_object_get(pong, "id")), 77);
+    assert_non_null(json_object_get(pong, "result"));
+    json_decref(pong);
+    /* roots/list: no session has the capability -> an error to the server */
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":78,\"method\":\"roots/list\"}");
+    json_t *no = fake_read(&w->f, 2000);
+    assert_int_equal(json_integer_value(json_object_get(no, "id")), 78);
+    assert_non_null(json_object_get(no, "error"));
+    json_decref(no);
+    /* finish the call */
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}}", (long long)up);
+    json_t *fin = stream_next(w, x1, 2000, &resp);
+    assert_int_equal(json_integer_value(json_object_get(fin, "id")), 5);
+    json_decref(fin);
+    mb_gw_stream_unref(x1);
+    mb_gw_stream_unref(x1b);
+    mb_gw_stream_unref(x2);
+    mb_gw_sessions_end(w->gw, s1, "test over");
+    mb_gw_sessions_end(w->gw, s2, "test over");
+    mb_gw_session_unref(s1);
+    mb_gw_session_unref(s2);
+}
+
+static void test_session_end_and_cancel(void **state)
+{
+    world *w = *state;
+    mb_gw_session *s = open_session(w, NULL);
+    mb_gw_stream *x = exchange(s);
+    client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/call\",\"params\":{}}", NULL);
+    client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/call\",\"params\":{}}", NULL);
+    json_t *ua = fake_read(&w->f, 2000), *ub = fake_read(&w->f, 2000);
+    /* the client cancels "a": the server hears about it with its own id */
+    client_says(w, x, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+                      "{\"requestId\":\"a\",\"reason\":\"bored\"}}",
+                NULL);
+    json_t *c = fake_read(&w->f, 2000);
+    assert_string_equal(method_of(c), "notifications/cancelled");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(c, "params"), "requestId")),
+                     json_integer_value(json_object_get(ua, "id")));
+    json_decref(c);
+    int resp;
+    json_t *ea = stream_next(w, x, 1000, &resp);
+    assert_string_equal(json_string_value(json_object_get(ea, "id")), "a");
+    assert_non_null(json_object_get(ea, "error"));
+    json_decref(ea);
+    /* ending the session answers "b" and cancels it upstream */
+    mb_gw_sessions_end(w->gw, s, "the client ended the session");
+    json_t *eb = stream_next(w, x, 1000, &resp);
+    assert_string_equal(json_string_value(json_object_get(eb, "id")), "b");
+    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(eb, "error"), "message")),
+                           "ended"));
+    json_decref(eb);
+    json_t *cb = fake_read(&w->f, 2000);
+    assert_string_equal(method_of(cb), "notifications/cancelled");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(cb, "params"), "requestId")),
+                     json_integer_value(json_object_get(ub, "id")));
+    json_decref(cb);
+    assert_null(mb_gw_sessions_lookup(w->gw, s->id));
+    pthread_mutex_lock(&w->b->lock);
+    assert_int_equal(w->b->nsessions, 0);
+    assert_int_equal(w->b->pending.count, 0);
+    pthread_mutex_unlock(&w->b->lock);
+    json_decref(ua);
+    json_decref(ub);
+    mb_gw_stream_unref(x);
+    mb_gw_session_unref(s);
+}
+
+static void test_timeout(void **state)
+{
+    world *w = *state; /* call timeout 300 ms */
+    mb_gw_session *s = open_session(w, NULL);
+    mb_gw_stream *x = exchange(s);
+    client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{}}", NULL);
+    json_t *u = fake_read(&w->f, 2000);
+    usleep(350 * 1000);
+    pthread_mutex_lock(&w->b->lock);
+    assert_int_equal(mb_gw_expire_locked(w->b, x, mb_gw_now()), INT64_MAX);
+    pthread_mutex_unlock(&w->b->lock);
+    int resp;
+    json_t *e = stream_next(w, x, 1000, &resp);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "error"), "code")),
+                     MB_GW_ETIMEOUT);
+    json_decref(e);
+    json_t *c = fake_read(&w->f, 2000);
+    assert_string_equal(method_of(c), "notifications/cancelled");
+    json_decref(c);
+    /* the late answer is dropped */
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}}",
+               (long long)json_integer_value(json_object_get(u, "id")));
+    assert_null(stream_next(w, x, 200, NULL));
+    json_decref(u);
+    mb_gw_stream_unref(x);
+    mb_gw_sessions_end(w->gw, s, "test over");
+    mb_gw_session_unref(s);
+}
+
+static void test_server_death_and_restart(void **state)
+{
+    world *w = *state;
+    mb_gw_session *s = open_session(w, NULL);
+    mb_gw_stream *x = exchange(s);
+    client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{}}", NULL);
+    json_t *u = fake_read(&w->f, 2000);
+    json_decref(u);
+    fake_close(&w->f); /* stdout EOF: the server died */
+    int resp;
+    json_t *e = stream_next(w, x, 2000, &resp);
+    assert_non_null(e);
+    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(e, "error"), "message")),
+                           "stopped while handling"));
+    json_decref(e);
+    json_t *md;
+    int ready;
+    assert_int_equal(mb_gateway_info(w->gw, "sb", "srv", &md, &ready), 0);
+    assert_false(ready);
+    assert_string_equal(json_string_value(json_object_get(md, "state")), "crashed");
+    assert_non_null(strstr(json_string_value(json_object_get(md, "last_error")), "exited"));
+    json_decref(md);
+    for (int i = 0; i < 300 && __atomic_load_n(&w->f.kills, __ATOMIC_SEQ_CST) < 1; i++)
+        usleep(10 * 1000);
+    assert_int_equal(__atomic_load_n(&w->f.kills, __ATOMIC_SEQ_CST), 1);
+    for (int i = 0; i < 300 && __atomic_load_n(&w->f.spawns, __ATOMIC_SEQ_CST) < 2; i++)
+        usleep(10 * 1000);
+    assert_int_equal(__atomic_load_n(&w->f.spawns, __ATOMIC_SEQ_CST), 2);
+    mb_buf_reset(&w->f.pending); /* what the dead process's stdin held */
+    /* It was wanted, so the reactor starts it again (after a backoff of at
+     * most a second): answer the new process's handshake. */
+    fake_handshake(&w->f);
+    mb_err err;
+    assert_int_equal(mb_gateway_start(w->gw, "sb", "srv", 3000, &err), 0);
+    assert_int_equal(w->f.spawns, 2);
+    assert_int_equal(mb_gateway_info(w->gw, "sb", "srv", &md, &ready), 0);
+    assert_true(ready);
+    assert_int_equal(json_integer_value(json_object_get(md, "restarts")), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(md, "server_info"), "name")),
+                        "fake");
+    assert_int_equal(strlen(json_string_value(json_object_get(md, "tools_sha256"))), 64);
+    json_decref(md);
+    /* the session survived and works with the new process */
+    mb_gw_stream *x2 = exchange(s);
+    client_says(w, x2, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}", NULL);
+    u = fake_read(&w->f, 2000);
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}}",
+               (long long)json_integer_value(json_object_get(u, "id")));
+    json_decref(u);
+    json_t *ok = stream_next(w, x2, 2000, &resp);
+    assert_int_equal(json_integer_value(json_object_get(ok, "id")), 2);
+    json_decref(ok);
+    mb_gw_stream_unref(x);
+    mb_gw_stream_unref(x2);
+    mb_gw_sessions_end(w->gw, s, "test over");
+    mb_gw_session_unref(s);
+}
+
+/* ------------------------------------- routing through a real MHD daemon */
+
+typedef struct httpd {
+    mb_gateway *gw;
+    struct MHD_Daemon *d;
+    int port;
+} httpd;
+
+static enum MHD_Result route(void *cls, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *version, const char *upload,
+                             size_t *upload_size, void **req_cls)
+{
+    (void)version;
+    httpd *h = cls;
+    char server[64] = "";
+    const char *slash = strchr(url + 1, '/');
+    if (slash && (size_t)(slash - url - 1) < sizeof server)
+        memcpy(server, url + 1, (size_t)(slash - url - 1));
+    const char *sb = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "local_sandbox_id");
+    return mb_gateway_handle(h->gw, conn, server, sb, method, upload, upload_size, req_cls);
+}
+
+static void done(void *cls, struct MHD_Connection *c, void **req_cls,
+                 enum MHD_RequestTerminationCode toe)
+{
+    (void)c;
+    (void)toe;
+    httpd *h = cls;
+    if (*req_cls) mb_gateway_request_done(h->gw, *req_cls);
+}
+
+/* One HTTP/1.1 exchange on a fresh connection; returns the status, fills
+ * body (and the session id header, if any). */
+static int http(int port, const char *method, const char *path, const char *headers,
+                const char *body, char *out, size_t cap, char *sid)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    char req[8192];
+    int n = snprintf(req, sizeof req,
+                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
+                     "Content-Type: application/json\r\nAccept: application/json, "
+                     "text/event-stream\r\n%sContent-Length: %zu\r\n\r\n%s",
+                     method, path, port, headers ? headers : "", body ? strlen(body) : 0,
+                     body ? body : "");
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    mb_buf resp = {0};
+    char buf[4096];
+    ssize_t got;
+    while ((got = read(fd, buf, sizeof buf)) > 0) mb_buf_append(&resp, buf, (size_t)got);
+    close(fd);
+    int status = 0;
+    sscanf(resp.data ? resp.data : "", "HTTP/1.1 %d", &status);
+    const char *b = resp.data ? strstr(resp.data, "\r\n\r\n") : NULL;
+    snprintf(out, cap, "%s", b ? b + 4 : "");
+    if (sid) {
+        sid[0] = '\0';
+        const char *h = resp.data ? strcasestr(resp.data, "\r\nMcp-Session-Id: ") : NULL;
+        if (h) sscanf(h + 18, "%32s", sid);
+    }
+    mb_buf_free(&resp);
+    return status;
+}
+
+#define INIT_BODY                                                                          \
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":" \
+    "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"
+
+static void test_http_routing(void **state)
+{
+    (void)state;
+    if (access("tests/integration/servers/mock_server.py", R_OK) ||
+        access("/usr/bin/python3", X_OK)) {
+        skip();
+    }
+    httpd h = {0};
+    mb_gateway_opts o = {0};
+    o.spawn = mb_gateway_spawn_local;
+    o.kill = mb_gateway_kill_local;
+    mb_err err;
+    assert_int_equal(mb_gateway_create(&o, &h.gw, &err), 0);
+    const char *argv[] = {"/usr/bin/python3", "tests/integration/servers/mock_server.py", NULL};
+    mb_backend_spec spec = {argv, NULL, NULL};
+    assert_int_equal(mb_gateway_add(h.gw, "sb1", "alpha", &spec, &err), 0);
+    assert_int_equal(mb_gateway_add(h.gw, "sb1", "beta", &spec, &err), 0);
+    assert_int_equal(mb_gateway_add(h.gw, "sb2", "alpha", &spec, &err), 0);
+    assert_int_equal(mb_gateway_start(h.gw, "sb1", "alpha", 20000, &err), 0);
+    h.d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
+                           NULL, NULL, route, &h, MHD_OPTION_NOTIFY_COMPLETED, done, &h,
+                           MHD_OPTION_END);
+    assert_non_null(h.d);
+    h.port = MHD_get_daemon_info(h.d, MHD_DAEMON_INFO_BIND_PORT)->port;
+    char body[65536], sid[64], sid2[64];
+
+    int st = http(h.port, "POST", "/alpha/mcp/?local_sandbox_id=nope", NULL, INIT_BODY, body,
+                  sizeof body, NULL);
+    assert_int_equal(st, 404);
+    assert_non_null(strstr(body, "no sandbox 'nope'"));
+    st = http(h.port, "POST", "/gamma/mcp?local_sandbox_id=sb1", NULL, INIT_BODY, body,
+              sizeof body, NULL);
+    assert_int_equal(st, 404);
+    assert_non_null(strstr(body, "did not acquire the server 'gamma'"));
+    assert_non_null(strstr(body, "alpha, beta"));
+    st = http(h.port, "POST", "/alpha/mcp", NULL, INIT_BODY, body, sizeof body, NULL);
+    assert_int_equal(st, 404);
+    assert_non_null(strstr(body, "local_sandbox_id"));
+
+    /* with and without the trailing slash */
+    st = http(h.port, "POST", "/alpha/mcp/?local_sandbox_id=sb1", NULL, INIT_BODY, body,
+              sizeof body, sid);
+    assert_int_equal(st, 200);
+    assert_int_equal(strlen(sid), 32);
+    assert_non_null(strstr(body, "mock-server"));
+    assert_non_null(strstr(body, "\"protocolVersion\":\"2025-06-18\""));
+    st = http(h.port, "POST", "/beta/mcp?local_sandbox_id=sb1", NULL, INIT_BODY, body,
+              sizeof body, sid2);
+    assert_int_equal(st, 200);
+
+    char hdr[128];
+    snprintf(hdr, sizeof hdr, "Mcp-Session-Id: %s\r\n", sid);
+    const char *call = "{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"tools/call\",\"params\":"
+                       "{\"name\":\"echo\",\"arguments\":{\"text\":\"routed\"}}}";
+    st = http(h.port, "POST", "/alpha/mcp?local_sandbox_id=sb1", hdr, call, body, sizeof body,
+              NULL);
+    assert_int_equal(st, 200);
+    assert_non_null(strstr(body, "routed"));
+    /* a session belongs to its URL */
+    st = http(h.port, "POST", "/beta/mcp?local_sandbox_id=sb1", hdr, call, body, sizeof body, NULL);
+    assert_int_equal(st, 404);
+    st = http(h.port, "POST", "/alpha/mcp?local_sandbox_id=sb2", hdr, call, body, sizeof body, NULL);
+    assert_int_equal(st, 404);
+
+    json_t *md;
+    int ready;
+    assert_int_equal(mb_gateway_info(h.gw, "sb1", "alpha", &md, &ready), 0);
+    assert_true(ready);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(md, "server_info"), "version")),
+                        "1.2.3");
+    assert_int_equal(json_integer_value(json_object_get(md, "tools_count")), 18);
+    char sha[65];
+    snprintf(sha, sizeof sha, "%s", json_string_value(json_object_get(md, "tools_sha256")));
+    json_decref(md);
+    assert_int_equal(mb_gateway_info(h.gw, "sb2", "alpha", &md, &ready), 0);
+    assert_false(ready); /* never used */
+    assert_string_equal(json_string_value(json_object_get(md, "state")), "stopped");
+    json_decref(md);
+    assert_int_equal(mb_gateway_info(h.gw, "sb1", "gamma", &md, &ready), MB_ENOTFOUND);
+
+    /* reset: the process is replaced, sessions survive, the hash is stable */
+    assert_int_equal(mb_gateway_restart_sandbox(h.gw, "sb1", &err), 0);
+    assert_int_equal(mb_gateway_info(h.gw, "sb1", "alpha", &md, &ready), 0);
+    assert_true(ready);
+    assert_string_equal(json_string_value(json_object_get(md, "tools_sha256")), sha);
+    json_decref(md);
+    st = http(h.port, "POST", "/alpha/mcp?local_sandbox_id=sb1", hdr, call, body, sizeof body,
+              NULL);
+    assert_int_equal(st, 200);
+    assert_non_null(strstr(body, "routed"));
+
+    /* release: 404 for the URL and the session */
+    mb_gateway_remove_sandbox(h.gw, "sb1");
+    st = http(h.port, "POST", "/alpha/mcp?local_sandbox_id=sb1", hdr, call, body, sizeof body,
+              NULL);
+    assert_int_equal(st, 404);
+    assert_non_null(strstr(body, "no sandbox 'sb1'"));
+    assert_int_equal(mb_gateway_restart_sandbox(h.gw, "sb1", &err), MB_ENOTFOUND);
+
+    mb_gateway_shutdown(h.gw);
+    MHD_stop_daemon(h.d);
+    mb_gateway_destroy(h.gw);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_framing),
+        cmocka_unit_test(test_guess_id),
+        cmocka_unit_test(test_scan_splice),
+        cmocka_unit_test(test_versions_and_errors),
+        cmocka_unit_test(test_tools_hash),
+        cmocka_unit_test_setup_teardown(test_id_rewriting, world_up_default, world_down),
+        cmocka_unit_test_setup_teardown(test_server_requests, world_up_default, world_down),
+        cmocka_unit_test_setup_teardown(test_session_end_and_cancel, world_up_default, world_down),
+        cmocka_unit_test_setup_teardown(test_timeout, world_up_short, world_down),
+        cmocka_unit_test_setup_teardown(test_server_death_and_restart, world_up_default,
+                                        world_down),
+        cmocka_unit_test(test_http_routing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
