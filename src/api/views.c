@@ -5,10 +5,33 @@
 #include "api/api_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static json_t *nullable_string(const char *s)
 {
     return s && *s ? json_string(s) : json_null();
+}
+
+static const char *server_status(const mb_sandbox_rec *rec, const mb_server_rec *srv)
+{
+    return !strcmp(srv->status, "error") ? "error" : rec->status;
+}
+
+/* What the record says (upstream, or why the server is unavailable) plus
+ * the live state from the gateway: "ready", server_info, protocol_version,
+ * tools_sha256 and tools_count (the drift check), state, restarts. */
+static json_t *server_metadata(mb_api *api, const mb_sandbox_rec *rec, const mb_server_rec *srv)
+{
+    json_t *md = srv->metadata ? json_deep_copy(srv->metadata) : json_object();
+    json_t *live = NULL;
+    int ready = 0;
+    if (!strcmp(rec->status, "occupied") &&
+        mb_core_server_state(api->core, rec->id, srv->name, &live, &ready) == MB_OK) {
+        json_object_update(md, live);
+        json_decref(live);
+    }
+    json_object_set_new(md, "ready", json_boolean(ready));
+    return md;
 }
 
 json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec)
@@ -26,10 +49,10 @@ json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec)
         json_object_set_new(item, "server_name", json_string(srv[i].name));
         json_object_set_new(item, "id", json_string(srv[i].id));
         json_object_set_new(item, "mcp_server_url", json_string(url));
-        json_object_set_new(item, "status", json_string(rec->status));
+        json_object_set_new(item, "status", json_string(server_status(rec, &srv[i])));
         json_object_set_new(item, "benchmark", nullable_string(rec->benchmark));
         json_object_set_new(item, "updated_at", json_string(updated));
-        json_object_set(item, "metadata", srv[i].metadata ? srv[i].metadata : json_null());
+        json_object_set_new(item, "metadata", server_metadata(api, rec, &srv[i]));
         json_object_set(item, "auth_data", srv[i].auth_data ? srv[i].auth_data : json_null());
         json_object_set(item, "tags", srv[i].tags ? srv[i].tags : json_null());
         json_array_append_new(items, item);

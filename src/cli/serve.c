@@ -6,6 +6,7 @@
 #include "api/api.h"
 #include "cli/cli.h"
 #include "core/core.h"
+#include "gateway/gateway.h"
 #include "http/http.h"
 
 #include <pthread.h>
@@ -13,6 +14,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The API hands MCP routes to the gateway through these. */
+static enum MHD_Result mcp_handle(void *ctx, struct MHD_Connection *conn, const char *server,
+                                  const char *sandbox_id, const char *method,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **state)
+{
+    return mb_gateway_handle(ctx, conn, server, sandbox_id, method, upload_data,
+                             upload_data_size, state);
+}
+
+static void mcp_done(void *ctx, void *state) { mb_gateway_request_done(ctx, state); }
 
 int mb_cmd_serve(int argc, char **argv)
 {
@@ -37,7 +50,8 @@ int mb_cmd_serve(int argc, char **argv)
         mb_config_free(&cfg);
         return 1;
     }
-    mb_api *api = mb_api_create(core, NULL);
+    mb_api_mcp_hook hook = {mb_core_gateway(core), mcp_handle, mcp_done};
+    mb_api *api = mb_api_create(core, &hook);
     mb_http_app app = mb_api_http_app(api);
     mb_http_opts hopts = {
         .listen = cfg.listen,
@@ -68,6 +82,9 @@ int mb_cmd_serve(int argc, char **argv)
     int sig = 0;
     sigwait(&sigs, &sig);
     mb_info("received signal %d, shutting down", sig);
+    /* Streams and waiting MCP calls end first, or the HTTP stop would wait
+     * for them. */
+    mb_gateway_shutdown(mb_core_gateway(core));
     mb_http_stop(http);
     mb_api_destroy(api);
     mb_core_close(core);

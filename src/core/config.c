@@ -21,6 +21,10 @@ static void usage(FILE *f)
         "  --seed PRESET=DIR         preload /data of sandboxes acquired with that benchmark\n"
         "                            from DIR (repeatable; MCPBOX_SEED='P=DIR;P2=DIR2')\n"
         "  --profiles-dir DIR        benchmark presets (MCPBOX_PROFILES_DIR)\n"
+        "  --pool N | PROFILE=N      keep N idle sandboxes ready (for every profile, or for\n"
+        "                            one; repeatable; MCPBOX_POOL='N' or 'P=N;P2=N')\n"
+        "  --call-timeout SECONDS    an MCP call unanswered this long fails (default 120)\n"
+        "  --start-timeout SECONDS   a server not ready this long after start fails (default 30)\n"
         "  --max-upload SIZE         largest archive a PUT may send (default 4G)\n"
         "  --max-expanded SIZE       largest extracted size of an archive (default 4G)\n"
         "  --max-entries N           most members in an archive (default 1000000)\n"
@@ -67,6 +71,31 @@ static int add_seed(mb_config *cfg, const char *spec)
     return 0;
 }
 
+static int add_pool(mb_config *cfg, const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    const char *num = eq ? eq + 1 : spec;
+    char *end;
+    long n = strtol(num, &end, 10);
+    if (!*num || *end || n < 0 || n > 10000) {
+        fprintf(stderr, "mcpbox serve: --pool wants N or PROFILE=N with 0 <= N <= 10000, got "
+                "'%s'\n", spec);
+        return 2;
+    }
+    if (!eq) {
+        cfg->pool_all = (int)n;
+        return 0;
+    }
+    if (cfg->n_pools == MB_MAX_SEEDS) {
+        fprintf(stderr, "mcpbox serve: too many --pool options\n");
+        return 2;
+    }
+    cfg->pools[cfg->n_pools].preset = mb_strndup(spec, (size_t)(eq - spec));
+    cfg->pools[cfg->n_pools].dir = mb_strdup(num);
+    cfg->n_pools++;
+    return 0;
+}
+
 static int size_opt(const char *name, const char *v, uint64_t *out)
 {
     if (mb_parse_size(v, out) != MB_OK || *out == 0) {
@@ -97,7 +126,7 @@ static void set_str(char **dst, const char *v)
 enum {
     OPT_LISTEN = 256, OPT_DATA, OPT_PUBLIC, OPT_SEED, OPT_PROFILES, OPT_MAX_UPLOAD,
     OPT_MAX_EXPANDED, OPT_MAX_ENTRIES, OPT_URL_TTL, OPT_DEFAULT_TTL, OPT_ORIGIN,
-    OPT_HEADER_LIMIT, OPT_IDLE,
+    OPT_HEADER_LIMIT, OPT_IDLE, OPT_POOL, OPT_CALL_TIMEOUT, OPT_START_TIMEOUT,
 };
 
 /* Applies one setting, from a flag or from the environment. */
@@ -137,6 +166,13 @@ static int apply(mb_config *cfg, int opt, const char *v)
     case OPT_HEADER_LIMIT:
         if (!(rc = size_opt("--header-limit", v, &size))) cfg->header_limit = (unsigned)size;
         break;
+    case OPT_POOL: rc = add_pool(cfg, v); break;
+    case OPT_CALL_TIMEOUT:
+        if (!(rc = int_opt("--call-timeout", v, 1, 86400, &n))) cfg->call_timeout_s = (int)n;
+        break;
+    case OPT_START_TIMEOUT:
+        if (!(rc = int_opt("--start-timeout", v, 1, 3600, &n))) cfg->start_timeout_s = (int)n;
+        break;
     case OPT_IDLE:
         if (!(rc = int_opt("--idle-timeout", v, 1, 86400, &n))) cfg->idle_timeout_s = (unsigned)n;
         break;
@@ -156,13 +192,17 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
     cfg->default_ttl_seconds = 7200;
     cfg->header_limit = 32 * 1024;
     cfg->idle_timeout_s = 300;
+    cfg->pool_all = -1;
+    cfg->call_timeout_s = 120;
+    cfg->start_timeout_s = 30;
 
     static const struct { const char *env; int opt; } envs[] = {
         {"MCPBOX_LISTEN", OPT_LISTEN}, {"MCPBOX_DATA_DIR", OPT_DATA},
         {"MCPBOX_PUBLIC_URL", OPT_PUBLIC}, {"MCPBOX_PROFILES_DIR", OPT_PROFILES},
         {"MCPBOX_MAX_UPLOAD", OPT_MAX_UPLOAD}, {"MCPBOX_MAX_EXPANDED", OPT_MAX_EXPANDED},
         {"MCPBOX_MAX_ENTRIES", OPT_MAX_ENTRIES}, {"MCPBOX_URL_TTL_MINUTES", OPT_URL_TTL},
-        {"MCPBOX_DEFAULT_TTL", OPT_DEFAULT_TTL},
+        {"MCPBOX_DEFAULT_TTL", OPT_DEFAULT_TTL}, {"MCPBOX_CALL_TIMEOUT", OPT_CALL_TIMEOUT},
+        {"MCPBOX_START_TIMEOUT", OPT_START_TIMEOUT},
     };
     for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
         const char *v = getenv(envs[i].env);
@@ -173,6 +213,17 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         char *copy = mb_strdup(seeds), *save = NULL;
         for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
             if (add_seed(cfg, tok)) {
+                free(copy);
+                return 2;
+            }
+        }
+        free(copy);
+    }
+    const char *pools = getenv("MCPBOX_POOL");
+    if (pools && *pools) {
+        char *copy = mb_strdup(pools), *save = NULL;
+        for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+            if (add_pool(cfg, tok)) {
                 free(copy);
                 return 2;
             }
@@ -198,6 +249,9 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"allowed-origin", required_argument, NULL, OPT_ORIGIN},
         {"header-limit", required_argument, NULL, OPT_HEADER_LIMIT},
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
+        {"pool", required_argument, NULL, OPT_POOL},
+        {"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
+        {"start-timeout", required_argument, NULL, OPT_START_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -232,6 +286,10 @@ void mb_config_free(mb_config *cfg)
     for (size_t i = 0; i < cfg->n_seeds; i++) {
         free(cfg->seeds[i].preset);
         free(cfg->seeds[i].dir);
+    }
+    for (size_t i = 0; i < cfg->n_pools; i++) {
+        free(cfg->pools[i].preset);
+        free(cfg->pools[i].dir);
     }
     for (size_t i = 0; i < cfg->n_allowed_origins; i++) free(cfg->allowed_origins[i]);
     free(cfg->env_api_key);

@@ -22,7 +22,7 @@ pthread_mutex_t *mb_core__stripe(mb_core *core, const char *id)
 
 char *mb_core_workspace(mb_core *core, const char *id)
 {
-    return mb_asprintf("%s/workspaces/%s", core->cfg.data_dir, id);
+    return mb_asprintf("%s/workspaces/%s/" MB_DATA_SUBDIR, core->cfg.data_dir, id);
 }
 
 char *mb_core__blob_dir(mb_core *core, const char *id)
@@ -32,14 +32,6 @@ char *mb_core__blob_dir(mb_core *core, const char *id)
 
 mb_store *mb_core_store(mb_core *core) { return core->store; }
 const mb_config *mb_core_config(mb_core *core) { return &core->cfg; }
-
-static const char *seed_dir(mb_core *core, const char *benchmark)
-{
-    if (!benchmark || !*benchmark) return NULL;
-    for (size_t i = 0; i < core->cfg.n_seeds; i++)
-        if (!strcmp(core->cfg.seeds[i].preset, benchmark)) return core->cfg.seeds[i].dir;
-    return NULL;
-}
 
 /* Adds MCPBOX_API_KEY to the store, so that tests and dev setups need no
  * `mcpbox keys create`. */
@@ -80,23 +72,41 @@ int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err)
     for (int i = 0; i < MB_CORE_STRIPES; i++) pthread_mutex_init(&core->stripes[i], NULL);
     pthread_mutex_init(&core->reaper_lock, NULL);
     pthread_cond_init(&core->wake, NULL);
+    pthread_mutex_init(&core->alloc_lock, NULL);
+    pthread_mutex_init(&core->live_lock, NULL);
+    pthread_cond_init(&core->live_cv, NULL);
 
     core->public_url = cfg->public_url ? mb_strdup(cfg->public_url)
                                        : mb_asprintf("http://%s", cfg->listen);
-    int rc = mb_mkdir_p(cfg->data_dir, 0700, err);
-    char *sub[] = {"workspaces", "blobs", "run"};
-    for (size_t i = 0; !rc && i < 3; i++) {
-        char *p = mb_asprintf("%s/%s", cfg->data_dir, sub[i]);
-        rc = mb_mkdir_p(p, 0700, err);
+    /* The data dir and run/, workspaces/ are searchable (0711) because a
+     * sandbox's init, an unprivileged uid on the host, reaches its control
+     * socket and workspace through them; nothing in them is listable. */
+    int rc = mb_mkdir_p(cfg->data_dir, 0711, err);
+    if (!rc) {
+        core->data_dir = realpath(cfg->data_dir, NULL);
+        if (!core->data_dir) rc = mb_err_sys(err, errno, "cannot resolve %s", cfg->data_dir);
+        else core->cfg.data_dir = core->data_dir;
+    }
+    static const struct { const char *name; mode_t mode; } sub[] = {
+        {"", 0711}, {"workspaces", 0711}, {"run", 0711}, {"blobs", 0700},
+    };
+    for (size_t i = 0; !rc && i < sizeof sub / sizeof *sub; i++) {
+        char *p = mb_asprintf("%s/%s", core->data_dir, sub[i].name);
+        rc = mb_mkdir_p(p, sub[i].mode, err);
+        if (!rc && chmod(p, sub[i].mode) != 0) rc = mb_err_sys(err, errno, "cannot chmod %s", p);
         free(p);
     }
     if (!rc) {
-        char *db = mb_asprintf("%s/mcpbox.db", cfg->data_dir);
+        char *db = mb_asprintf("%s/mcpbox.db", core->data_dir);
         rc = mb_store_open(db, &core->store, err);
         free(db);
     }
-    if (!rc) rc = mb_secret_load(cfg->data_dir, core->secret, err);
+    if (!rc) rc = mb_secret_load(core->data_dir, core->secret, err);
     if (!rc) rc = add_env_key(core, err);
+    if (!rc) {
+        core->runtime_open = 1;
+        rc = mb_core__runtime_open(core, err);
+    }
     if (!rc) expire_overdue(core);
     if (!rc) rc = mb_core__start_reaper(core, err);
     if (rc) {
@@ -111,11 +121,16 @@ void mb_core_close(mb_core *core)
 {
     if (!core) return;
     mb_core__stop_reaper(core);
+    if (core->runtime_open) mb_core__runtime_close(core);
     mb_store_close(core->store);
     for (int i = 0; i < MB_CORE_STRIPES; i++) pthread_mutex_destroy(&core->stripes[i]);
     pthread_mutex_destroy(&core->reaper_lock);
     pthread_cond_destroy(&core->wake);
+    pthread_mutex_destroy(&core->alloc_lock);
+    pthread_mutex_destroy(&core->live_lock);
+    pthread_cond_destroy(&core->live_cv);
     free(core->public_url);
+    free(core->data_dir);
     free(core);
 }
 
@@ -148,17 +163,6 @@ int mb_core_verify_url(mb_core *core, const char *method, const char *path, cons
     return mb_verify(core->secret, method, path, expires, signature, (int64_t)mb_now(), err);
 }
 
-/* Fills a fresh workspace: the benchmark's seed, if one is configured. */
-static int prepare_workspace(mb_core *core, const mb_sandbox_rec *rec, mb_err *err)
-{
-    char *ws = mb_core_workspace(core, rec->id);
-    int rc = mb_mkdir_p(ws, 0755, err);
-    const char *seed = seed_dir(core, rec->benchmark);
-    if (!rc && seed) rc = mb_copy_tree(seed, ws, err);
-    free(ws);
-    return rc;
-}
-
 int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *out, mb_err *err)
 {
     mb_sandbox_rec rec = {0};
@@ -172,20 +176,22 @@ int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *ou
     rec.ttl_seconds = req->ttl_seconds;
     rec.deadline = req->ttl_seconds > 0 ? rec.created_at + (double)req->ttl_seconds : 0;
 
-    int rc = mb_store_free_uid_base(core->store, MB_UID_FIRST, MB_UID_STRIDE, &rec.uid_base, err);
-    if (!rc) rc = mb_store_sandbox_insert(core->store, &rec, err);
+    /* May take a sandbox from the warm pool, whose id and uid range win. */
+    int rc = mb_core__sandbox_up(core, &rec, err);
     if (rc) return rc;
 
-    rc = prepare_workspace(core, &rec, err);
-    for (size_t i = 0; !rc && i < req->n_servers; i++) {
-        mb_server_rec srv = {0};
-        mb_uuid4(srv.id);
-        snprintf(srv.sandbox_id, sizeof srv.sandbox_id, "%s", rec.id);
-        snprintf(srv.name, sizeof srv.name, "%s", req->servers[i]);
-        snprintf(srv.status, sizeof srv.status, "occupied");
-        srv.updated_at = rec.created_at;
-        rc = mb_store_server_insert(core->store, &srv, err);
+    mb_server_rec *srv = mb_calloc(req->n_servers ? req->n_servers : 1, sizeof *srv);
+    for (size_t i = 0; i < req->n_servers; i++) {
+        mb_uuid4(srv[i].id);
+        snprintf(srv[i].sandbox_id, sizeof srv[i].sandbox_id, "%s", rec.id);
+        snprintf(srv[i].name, sizeof srv[i].name, "%s", req->servers[i]);
+        snprintf(srv[i].status, sizeof srv[i].status, "occupied");
+        srv[i].updated_at = rec.created_at;
     }
+    mb_core__servers_up(core, &rec, srv, req->n_servers);
+    for (size_t i = 0; !rc && i < req->n_servers; i++)
+        rc = mb_store_server_insert(core->store, &srv[i], err);
+    mb_server_recs_free(srv, req->n_servers);
     if (rc) {
         mb_err ignored;
         mb_core__release(core, rec.id, 0, &ignored);
@@ -231,12 +237,11 @@ int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
         rec.updated_at = mb_now();
         rec.has_upload = 0;
         rc = mb_store_sandbox_update(core->store, &rec, err);
-        char *ws = mb_core_workspace(core, id);
         char *blobs = mb_core__blob_dir(core, id);
         mb_err e2;
-        if (!rc && mb_rm_rf(ws, &e2) != MB_OK) mb_warn("release %s: %s", id, e2.msg);
+        if (!rc && mb_core__sandbox_down(core, &rec, &e2) != MB_OK)
+            mb_warn("release %s: %s", id, e2.msg);
         if (!rc && mb_rm_rf(blobs, &e2) != MB_OK) mb_warn("release %s: %s", id, e2.msg);
-        free(ws);
         free(blobs);
         if (!rc) mb_info("released %s%s", id, is_ttl ? " (TTL expired)" : "");
     }

@@ -20,6 +20,7 @@
 #define MB_CORE_H
 
 #include "store/store.h"
+#include <jansson.h>
 #include "util/util.h"
 
 #include <stdint.h>
@@ -36,7 +37,9 @@ typedef struct mb_config {
     char *listen;            /* ADDR:PORT, default 127.0.0.1:8080 */
     char *data_dir;          /* default ./var */
     char *public_url;        /* default http://LISTEN */
-    char *profiles_dir;      /* default: profiles/ beside the binary's source tree or /usr/share/mcpbox/profiles */
+    char *profiles_dir;      /* default: profiles/ of the source tree the binary was built
+                                in (found from the binary's path), else
+                                /usr/share/mcpbox/profiles */
     mb_seed seeds[MB_MAX_SEEDS];
     size_t n_seeds;
     uint64_t max_upload_bytes;    /* compressed upload size; default 4 GiB */
@@ -48,6 +51,11 @@ typedef struct mb_config {
     unsigned idle_timeout_s;      /* HTTP idle seconds; default 300 */
     char *allowed_origins[MB_MAX_ALLOWED];
     size_t n_allowed_origins;
+    int pool_all;                 /* --pool N: idle sandboxes per profile; -1 = unset */
+    mb_seed pools[MB_MAX_SEEDS];  /* --pool PROFILE=N (preset = profile, dir = N) */
+    size_t n_pools;
+    int call_timeout_s;           /* MCP call timeout; default 120 */
+    int start_timeout_s;          /* server start + initialize; default 30 */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;
@@ -117,7 +125,16 @@ char *mb_core_signed_url(mb_core *core, const char *method, const char *path);
 int mb_core_verify_url(mb_core *core, const char *method, const char *path, const char *expires,
                        const char *signature, mb_err *err);
 
-/* Workspace directory of a sandbox; freed by the caller. */
+/* Host path of a sandbox's /data; freed by the caller. */
 char *mb_core_workspace(mb_core *core, const char *id);
+
+/* The MCP gateway serving every `/{server}/mcp` URL (owned by the core). */
+struct mb_gateway *mb_core_gateway(mb_core *core);
+
+/* Live readiness and drift of one server of a sandbox (see mb_gateway_info):
+ * *meta (owned by the caller, may be NULL) and *ready. MB_ENOTFOUND if the
+ * server is not running in that sandbox. */
+int mb_core_server_state(mb_core *core, const char *sandbox_id, const char *server,
+                         json_t **meta, int *ready);
 
 #endif /* MB_CORE_H */

@@ -7,22 +7,57 @@
 
 #include "auth/auth.h"
 #include "core/core.h"
+#include "gateway/gateway.h"
+#include "profile/profile.h"
+#include "sandbox/sandbox.h"
 
 #include <pthread.h>
 
 #define MB_CORE_STRIPES 64
 #define MB_UID_FIRST 0x10000000LL   /* first host uid handed to sandboxes */
 #define MB_UID_STRIDE 65536LL       /* uids per sandbox */
+#define MB_LIVE_BUCKETS 256
+/* The directory inside a sandbox's workspace tmpfs that is its /data; the
+ * rest of the tmpfs (archive staging) is invisible from inside. */
+#define MB_DATA_SUBDIR "data"
+
+/* A running sandbox: the handle the sandbox layer gave us. Found by id in
+ * core->live; `refs` counts the table's reference plus lookups in flight, so
+ * that release can wait for them before destroying the handle. */
+typedef struct mb_live {
+    char id[37];
+    mb_sandbox *sb;
+    const mb_profile *profile;
+    int refs;
+    struct mb_live *next;
+} mb_live;
 
 struct mb_core {
     mb_config cfg;                   /* a private copy (strings borrowed from the caller) */
     mb_store *store;
     unsigned char secret[MB_SECRET_LEN];
     char *public_url;                /* without a trailing slash */
+    char *data_dir;                  /* absolute; cfg.data_dir points here */
+    int runtime_open;
 
     /* Operations on one sandbox (initialize, dump, reset, release) are
      * serialised by the stripe its id hashes to. */
     pthread_mutex_t stripes[MB_CORE_STRIPES];
+
+    /* Runtime (runtime.c): this binary's path (bound into every sandbox),
+     * the loaded profiles, the gateway serving every MCP URL, the warm pool
+     * and the table of running sandboxes. */
+    char *mcpbox_bin;
+    char *profiles_dir;
+    mb_profile **profiles;
+    size_t n_profiles;
+    char **server_env;              /* ASAN_OPTIONS & co. passed through to servers */
+    mb_gateway *gw;
+    mb_pool *pool;
+    pthread_mutex_t alloc_lock;     /* picking a uid range + inserting its record */
+    pthread_mutex_t live_lock;
+    pthread_cond_t live_cv;
+    mb_live *live[MB_LIVE_BUCKETS];
 
     /* The reaper sleeps on `wake` until the next deadline or a change. */
     pthread_t reaper;
@@ -38,5 +73,37 @@ void mb_core__stop_reaper(mb_core *core);
 /* Release without owner checks (the reaper, start-up expiry). */
 int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err);
 char *mb_core__blob_dir(mb_core *core, const char *id);
+/* DIR/workspaces/ID: the mount point of the sandbox's workspace tmpfs. */
+char *mb_core__volume(mb_core *core, const char *id);
+
+/* live.c: the table of running sandboxes. get() takes a reference that put()
+ * drops; take() removes the entry and waits until no lookup holds it. */
+void mb_live_add(mb_core *core, const char *id, mb_sandbox *sb, const mb_profile *profile);
+mb_live *mb_live_get(mb_core *core, const char *id);
+void mb_live_put(mb_core *core, mb_live *l);
+mb_live *mb_live_take(mb_core *core, const char *id);
+/* Removes and returns any one entry (NULL when empty), for shutdown. */
+mb_live *mb_live_take_any(mb_core *core);
+
+/* runtime.c: sandboxes and their servers. */
+int mb_core__runtime_open(mb_core *core, mb_err *err);
+void mb_core__runtime_close(mb_core *core);
+const mb_profile *mb_core__profile(mb_core *core, const char *benchmark);
+/* Creates (or claims from the pool) the sandbox of `rec`, whose id and
+ * uid_base it may replace with a pooled sandbox's, and fills /data with the
+ * benchmark's seed. On failure nothing is left running. */
+int mb_core__sandbox_up(mb_core *core, mb_sandbox_rec *rec, mb_err *err);
+/* Registers and starts the servers of a sandbox that the profile offers and
+ * waits until they are ready; fills each record's status and metadata. */
+void mb_core__servers_up(mb_core *core, const mb_sandbox_rec *rec, mb_server_rec *srv, size_t n);
+/* Stops the servers and destroys the sandbox (idempotent). */
+int mb_core__sandbox_down(mb_core *core, const mb_sandbox_rec *rec, mb_err *err);
+/* Reset: stops the servers, kills every process inside, restores /data
+ * (seed + last initialized archive) and starts the servers again. */
+int mb_core__sandbox_reset(mb_core *core, const mb_sandbox_rec *rec, mb_err *err);
+/* Copies the benchmark's --seed directory into /data (nothing without one). */
+int mb_core__seed(mb_core *core, const mb_sandbox_rec *rec, mb_err *err);
+/* Extracts an archive file into /data (transfer.c). */
+int mb_core__extract(mb_core *core, const mb_sandbox_rec *rec, const char *archive, mb_err *err);
 
 #endif

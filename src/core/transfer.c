@@ -1,7 +1,8 @@
 /*
  * transfer.c - archives in and out of a workspace: the PUT upload, initialize
  * (extract into /data), dump (tar.gz of /data) and reset (back to the seed
- * plus the last initialized archive).
+ * plus the last initialized archive, with the servers restarted: the
+ * sandbox half of it is in runtime.c).
  *
  * Files per sandbox, in DIR/blobs/ID/:
  *   upload.tar.gz     the last complete PUT, until an initialize consumes it
@@ -69,7 +70,7 @@ int mb_core_upload_commit(mb_core *core, const char *id, const char *tmp_path, u
     return rc;
 }
 
-static int extract(mb_core *core, const mb_sandbox_rec *rec, const char *archive, mb_err *err)
+int mb_core__extract(mb_core *core, const mb_sandbox_rec *rec, const char *archive, mb_err *err)
 {
     mb_archive_extract_opts opts = MB_ARCHIVE_EXTRACT_OPTS_INIT;
     opts.max_bytes = core->cfg.max_expanded_bytes;
@@ -79,6 +80,9 @@ static int extract(mb_core *core, const mb_sandbox_rec *rec, const char *archive
     int fd = open(archive, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return mb_err_sys(err, errno, "cannot open the uploaded archive");
     char *ws = mb_core_workspace(core, rec->id);
+    /* Staged on the workspace's own tmpfs, outside what the sandbox sees. */
+    char *volume = mb_core__volume(core, rec->id);
+    opts.staging_dir = volume;
     mb_archive_stats stats = {0};
     int rc = mb_archive_extract(fd, ws, &opts, &stats, err);
     close(fd);
@@ -86,6 +90,7 @@ static int extract(mb_core *core, const mb_sandbox_rec *rec, const char *archive
         mb_info("initialized %s: %llu entries, %llu bytes", rec->id,
                 (unsigned long long)stats.entries, (unsigned long long)stats.bytes);
     free(ws);
+    free(volume);
     return rc;
 }
 
@@ -105,7 +110,7 @@ int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err 
         rc = mb_err_set(err, MB_ECONFLICT, "Nothing to initialize from: PUT a tar.gz to the URL "
                         "from POST /local-sandbox/%s/upload-url first", id);
     } else {
-        rc = extract(core, &rec, source, err);
+        rc = mb_core__extract(core, &rec, source, err);
     }
     if (!rc && source == upload) {
         if (rename(upload, baseline) != 0) {
@@ -197,26 +202,12 @@ int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err)
     if (rc) return rc;
     pthread_mutex_t *lock = mb_core__stripe(core, id);
     pthread_mutex_lock(lock);
-    char *ws = mb_core_workspace(core, id);
-    int fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) rc = mb_err_sys(err, errno, "cannot open the workspace");
-    else {
-        rc = mb_empty_dir_at(fd, err);
-        close(fd);
-    }
-    const char *seed = NULL;
-    for (size_t i = 0; i < core->cfg.n_seeds; i++)
-        if (!strcmp(core->cfg.seeds[i].preset, rec.benchmark)) seed = core->cfg.seeds[i].dir;
-    if (!rc && seed) rc = mb_copy_tree(seed, ws, err);
-    char *baseline = blob_path(core, id, "baseline.tar.gz");
-    if (!rc && access(baseline, F_OK) == 0) rc = extract(core, &rec, baseline, err);
-    if (!rc) {
+    rc = mb_core__sandbox_reset(core, &rec, err);
+    if (!rc && mb_core_live(core, id, &rec, NULL) == MB_OK) {
         rec.updated_at = mb_now();
         rc = mb_store_sandbox_update(core->store, &rec, err);
     }
     if (!rc) mb_info("reset %s", id);
-    free(baseline);
-    free(ws);
     pthread_mutex_unlock(lock);
     return rc;
 }

@@ -210,7 +210,8 @@ void mb_gateway_remove_sandbox(mb_gateway *gw, const char *sandbox_id)
     free(bs);
 }
 
-int mb_gateway_restart_sandbox(mb_gateway *gw, const char *sandbox_id, mb_err *err)
+int mb_gateway_restart_sandbox(mb_gateway *gw, const char *sandbox_id,
+                               int (*between)(void *ctx, mb_err *err), void *ctx, mb_err *err)
 {
     size_t n;
     mb_gw_backend **bs = sandbox_backends(gw, sandbox_id, &n, 0);
@@ -222,15 +223,18 @@ int mb_gateway_restart_sandbox(mb_gateway *gw, const char *sandbox_id, mb_err *e
         pthread_mutex_unlock(&bs[i]->lock);
         mb_gw_backend_stop(bs[i], "the sandbox was reset, which restarts its MCP servers", 0);
     }
-    int rc = MB_OK;
+    int rc = between ? between(ctx, err) : MB_OK;
+    int between_rc = rc;
+    mb_err ignored;
     for (size_t i = 0; i < n; i++) {
-        if (was[i] && rc == MB_OK)
-            rc = mb_gw_backend_ready_tools(bs[i], mb_gw_now() + gw->opts.init_timeout_ms, err);
+        if (was[i] && (rc == MB_OK || between_rc != MB_OK))
+            rc = mb_gw_backend_ready_tools(bs[i], mb_gw_now() + gw->opts.init_timeout_ms,
+                                           between_rc ? &ignored : err);
         mb_gw_backend_unref(bs[i]);
     }
     free(was);
     free(bs);
-    return rc;
+    return between_rc ? between_rc : rc;
 }
 
 int mb_gateway_info(mb_gateway *gw, const char *sandbox_id, const char *server,

@@ -142,10 +142,13 @@ int mb_gateway_start(mb_gateway *gw, const char *sandbox_id, const char *server,
 void mb_gateway_remove_sandbox(mb_gateway *gw, const char *sandbox_id);
 
 /* For a sandbox reset: stops every process of the sandbox (in-flight calls
- * get a JSON-RPC error), then starts again those that were running and waits
- * for them (init_timeout_ms each). Sessions survive. MB_ENOTFOUND for an
- * unknown sandbox, MB_EIO/MB_ETIMEOUT as mb_gateway_start. */
-int mb_gateway_restart_sandbox(mb_gateway *gw, const char *sandbox_id, mb_err *err);
+ * get a JSON-RPC error), calls between(ctx) if given (the caller resets the
+ * workspace there, with no server running), then starts again those that
+ * were running and waits for them (init_timeout_ms each). Sessions survive.
+ * MB_ENOTFOUND for an unknown sandbox; the error of `between` (the servers
+ * are restarted anyway); MB_EIO/MB_ETIMEOUT as mb_gateway_start. */
+int mb_gateway_restart_sandbox(mb_gateway *gw, const char *sandbox_id,
+                               int (*between)(void *ctx, mb_err *err), void *ctx, mb_err *err);
 
 /* Readiness and drift of one pair. *ready is 1 once the process answered
  * initialize and its tools/list is known. *out_metadata (owned by the

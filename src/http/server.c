@@ -215,7 +215,6 @@ int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_serv
         MHD_OPTION_CONNECTION_TIMEOUT, srv->opts.idle_timeout_s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024),
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1,
         MHD_OPTION_EXTERNAL_LOGGER, on_log, srv,
         MHD_OPTION_END);
     if (!srv->mhd) {

@@ -39,6 +39,11 @@ void mb_profile_free(mb_profile *p)
         free(s->cwd);
     }
     free(p->servers);
+    for (size_t i = 0; i < p->n_binds; i++) {
+        free(p->binds[i].inside);
+        free(p->binds[i].host);
+    }
+    free(p->binds);
     free(p->seed.description);
     free(p->name);
     free(p->description);
@@ -305,6 +310,28 @@ int mb_profile_load(const char *dir, const char *name, const mb_profile_vars *va
             goto out;
         }
         p->limits.allow_network = json_is_true(net);
+        json_t *binds = json_object_get(sb, "binds");
+        if (binds && !json_is_object(binds)) {
+            rc = mb_err_set(err, MB_EINVAL, "%s: sandbox.binds must be an object "
+                            "{\"/opt/inside\": \"/host/path\"}", file);
+            goto out;
+        }
+        const char *inside;
+        json_t *host;
+        p->binds = mb_calloc(binds ? json_object_size(binds) + 1 : 1, sizeof *p->binds);
+        json_object_foreach(binds, inside, host) {
+            if (!json_is_string(host) || json_string_value(host)[0] != '/' ||
+                (strncmp(inside, "/opt/", 5) && strncmp(inside, "/srv/", 5) &&
+                 strncmp(inside, "/mnt/", 5)) || strstr(inside, "..")) {
+                rc = mb_err_set(err, MB_EINVAL, "%s: sandbox.binds.%s: the key must be a path "
+                                "under /opt, /srv or /mnt and the value an absolute host path",
+                                file, inside);
+                goto out;
+            }
+            p->binds[p->n_binds].inside = mb_strdup(inside);
+            p->binds[p->n_binds].host = mb_strdup(json_string_value(host));
+            p->n_binds++;
+        }
     }
 
     json_t *seed = json_object_get(root, "seed");

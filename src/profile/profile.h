@@ -39,6 +39,13 @@ typedef struct mb_profile_limits {
     int allow_network; /* 0 = loopback only */
 } mb_profile_limits;
 
+/* A host path shown read-only inside the sandbox ("sandbox": {"binds":
+ * {"/opt/inside": "/host/path"}}), for servers installed outside /usr. */
+typedef struct mb_profile_bind {
+    char *inside;
+    char *host;
+} mb_profile_bind;
+
 /* How one server is started inside the sandbox. */
 typedef struct mb_profile_server {
     char *name;      /* Klavis server name, e.g. "terminal" */
@@ -63,6 +70,8 @@ typedef struct mb_profile {
     size_t nservers;
     mb_profile_seed seed;
     mb_profile_limits limits;
+    mb_profile_bind *binds;     /* in file order */
+    size_t n_binds;
     json_t *root;               /* the whole file (owned; entries point into it) */
 } mb_profile;
 

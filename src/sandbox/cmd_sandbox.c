@@ -112,10 +112,14 @@ static void usage(FILE *f)
             "usage: mcpbox sandbox run [--memory SIZE] [--pids N] [--cpu MILLICORES] [--disk SIZE]\n"
             "                          [--net] [--image DIR] [--uid-base N] [--quiet] -- CMD ARGS...\n"
             "       mcpbox sandbox bench [-n N] [--exec]\n"
+            "       mcpbox sandbox sweep DATA_DIR\n"
             "\n"
             "run    runs CMD in a throw-away sandbox with this terminal's stdio and exits with its\n"
             "       status; the workspace (/data inside) is a temporary directory\n"
-            "bench  creates and destroys N sandboxes and prints latency percentiles\n");
+            "bench  creates and destroys N sandboxes and prints latency percentiles\n"
+            "sweep  tears down every sandbox a stopped `mcpbox serve --data-dir DATA_DIR`\n"
+            "       left running (processes, mounts, cgroups, workspaces); their records\n"
+            "       show status error at the next start\n");
 }
 
 /* ------------------------------------------------------------------ run */
@@ -212,6 +216,34 @@ static int cmd_run(int argc, char **argv)
     return status;
 }
 
+/* ---------------------------------------------------------------- sweep */
+
+static int keep_none(void *ctx, const char *id) { return 0; }
+
+static int cmd_sweep(int argc, char **argv)
+{
+    if (argc != 2 || argv[1][0] == '-') {
+        usage(stderr);
+        return 2;
+    }
+    char *run = mb_asprintf("%s/run", argv[1]);
+    char *abs = realpath(run, NULL);
+    free(run);
+    if (!abs) {
+        fprintf(stderr, "mcpbox sandbox sweep: %s has no run/ directory: %s\n", argv[1],
+                strerror(errno));
+        return 1;
+    }
+    mb_err err;
+    int rc = mb_sandbox_sweep(abs, keep_none, NULL, &err);
+    free(abs);
+    if (rc) {
+        fprintf(stderr, "mcpbox sandbox sweep: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- bench */
 
 static int cmp_i64(const void *a, const void *b)
@@ -302,6 +334,7 @@ int mb_cmd_sandbox(int argc, char **argv)
     }
     if (!strcmp(argv[1], "run")) return cmd_run(argc - 1, argv + 1);
     if (!strcmp(argv[1], "bench")) return cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "sweep")) return cmd_sweep(argc - 1, argv + 1);
     fprintf(stderr, "mcpbox sandbox: unknown subcommand '%s'\n", argv[1]);
     usage(stderr);
     return 2;

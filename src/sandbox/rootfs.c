@@ -347,7 +347,23 @@ int mb__plan_build(const mb_sandbox_opts *o, const mb_sandbox_limits *lim, const
     mkdir_op(p, "sys", 0555);
 
     mkdir_op(p, "data", 0755);
-    bind_op(p, o->workspace, "data", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 1);
+    const char *data = o->workspace;
+    if (o->data_subdir) data = keep(p, mb_asprintf("%s/%s", o->workspace, o->data_subdir));
+    bind_op(p, data, "data", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 1);
+
+    for (size_t i = 0; i < o->n_binds; i++) {
+        /* Parents as plain directories of the root tmpfs, then the bind. */
+        char *rel = mb_strdup(o->binds[i].inside + 1);
+        for (char *slash = strchr(rel, '/'); slash; slash = strchr(slash + 1, '/')) {
+            *slash = '\0';
+            mkdir_op(p, rel, 0755);
+            *slash = '/';
+        }
+        char *host = realpath(o->binds[i].host, NULL);
+        if (host) mirror(p, host, rel);
+        free(host);
+        free(rel);
+    }
 
     mkdir_op(p, ".mcpbox", 0755);
     file_op(p, ".mcpbox/mcpbox", NULL, 0755);

@@ -62,7 +62,21 @@ static int validate(const mb_sandbox_opts *o, int for_create, mb_err *err)
         return mb_err_set(err, MB_EINVAL, "the sandbox state dir must be an absolute path");
     if (!o->workspace || o->workspace[0] != '/')
         return mb_err_set(err, MB_EINVAL, "the sandbox workspace must be an absolute path");
+    if (o->data_subdir && (!*o->data_subdir || strchr(o->data_subdir, '/') ||
+                           !strcmp(o->data_subdir, ".") || !strcmp(o->data_subdir, "..")))
+        return mb_err_set(err, MB_EINVAL, "the data subdirectory must be a single name");
     if (!for_create) return 0;
+    for (size_t i = 0; i < o->n_binds; i++) {
+        const char *in = o->binds[i].inside, *host = o->binds[i].host;
+        if (!in || (strncmp(in, "/opt/", 5) && strncmp(in, "/srv/", 5) && strncmp(in, "/mnt/", 5)) ||
+            strstr(in, "/..") || strstr(in, "//") || in[strlen(in) - 1] == '/')
+            return mb_err_set(err, MB_EINVAL,
+                              "bind target '%s' must be an absolute path under /opt, /srv or "
+                              "/mnt, without '..'", in ? in : "(null)");
+        if (!host || host[0] != '/' || access(host, R_OK) != 0)
+            return mb_err_set(err, MB_EINVAL, "bind source '%s' (for %s) is not a readable "
+                              "absolute host path", host ? host : "(null)", in);
+    }
     if (!o->mcpbox_bin || o->mcpbox_bin[0] != '/')
         return mb_err_set(err, MB_EINVAL, "the mcpbox binary path must be absolute");
     if (access(o->mcpbox_bin, X_OK) != 0)
@@ -354,6 +368,14 @@ int mb_sandbox_create(const mb_sandbox_opts *o, mb_sandbox **out, mb_err *err)
             return rc;
         }
         goto fail;
+    }
+    if (o->data_subdir) {
+        char *data = mb_asprintf("%s/%s", o->workspace, o->data_subdir);
+        if (mkdir(data, 0755) != 0 && errno != EEXIST) rc = mb_err_sys(err, errno, "cannot create %s", data);
+        else if (chown(data, o->uid_base, o->uid_base) != 0)
+            rc = mb_err_sys(err, errno, "cannot chown %s", data);
+        free(data);
+        if (rc) goto fail;
     }
     if ((rc = mb__cg_create(name, &lim, err))) goto fail;
     if ((rc = bind_ctl(ctl, &lfd, err))) goto fail;

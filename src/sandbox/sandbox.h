@@ -74,6 +74,13 @@ typedef struct mb_sandbox_limits {
     uint64_t disk_bytes; /* workspace quota; 0 = default (1 GiB) */
 } mb_sandbox_limits;
 
+/* A host file or directory shown read-only inside (third-party servers that
+ * live outside /usr, test fixtures). */
+typedef struct mb_sandbox_bind {
+    const char *host;   /* absolute host path; symlinks are resolved on the host */
+    const char *inside; /* absolute path under /opt, /srv or /mnt, without ".." */
+} mb_sandbox_bind;
+
 typedef struct mb_sandbox_opts {
     /* Canonical lower-case UUID. The cgroup is mcpbox/<scope>.<id> and the
      * workspace mount's source "mcpbox-ws-<scope>.<id>", where scope hashes
@@ -90,6 +97,12 @@ typedef struct mb_sandbox_opts {
      * mounted, and which is bound at /data inside. Created; must be absent or
      * empty. Files the host writes there should be chowned to uid_base. */
     const char *workspace;
+    /* NULL: the workspace tmpfs itself is /data. Otherwise the name of a
+     * directory inside it (created, owned by uid_base) that is bound at /data
+     * instead, so that the rest of the tmpfs is invisible from inside: the
+     * daemon stages archives there, on the same file system as /data (rename
+     * works) yet out of the sandbox's reach. A single name, no '/'. */
+    const char *data_subdir;
     /* Optional root filesystem image (a directory): its top-level entries are
      * bound read-only instead of the host's /usr and selected /etc files.
      * NULL = the host's. */
@@ -102,6 +115,9 @@ typedef struct mb_sandbox_opts {
      * be shared with anything else (the daemon allocates ranges). */
     uint32_t uid_base;
     mb_sandbox_limits limits;
+    /* Extra read-only binds (nosuid, nodev), created in this order. */
+    const mb_sandbox_bind *binds;
+    size_t n_binds;
     /* 0 = own network namespace with loopback only. 1 = share the host's
      * network namespace (full egress, and the host's loopback services). */
     int allow_network;

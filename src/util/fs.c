@@ -169,7 +169,14 @@ int mb_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
     return MB_OK;
 }
 
-static int copy_file(int sfd, int dfd, const char *name, const struct stat *st, mb_err *err)
+/* Who owns what a copy creates; (uid_t)-1 keeps the copier's. */
+typedef struct copy_owner {
+    uid_t uid;
+    gid_t gid;
+} copy_owner;
+
+static int copy_file(int sfd, int dfd, const char *name, const struct stat *st,
+                     const copy_owner *own, mb_err *err)
 {
     int in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (in < 0) return mb_err_sys(err, errno, "cannot open %s", name);
@@ -189,6 +196,8 @@ static int copy_file(int sfd, int dfd, const char *name, const struct stat *st, 
         if (n == 0) break;
         if (write_all(out, buf, (size_t)n) != 0) { rc = mb_err_sys(err, errno, "cannot write %s", name); break; }
     }
+    if (!rc && own->uid != (uid_t)-1 && fchown(out, own->uid, own->gid) != 0)
+        rc = mb_err_sys(err, errno, "cannot chown %s", name);
     if (!rc) {
         fchmod(out, st->st_mode & 07777);
         struct timespec ts[2] = {st->st_atim, st->st_mtim};
@@ -199,7 +208,7 @@ static int copy_file(int sfd, int dfd, const char *name, const struct stat *st, 
     return rc;
 }
 
-static int copy_dir_fd(int sfd, int dfd, mb_err *err)
+static int copy_dir_fd(int sfd, int dfd, const copy_owner *own, mb_err *err)
 {
     int iter = dup(sfd);
     DIR *d = iter >= 0 ? fdopendir(iter) : NULL;
@@ -222,7 +231,9 @@ static int copy_dir_fd(int sfd, int dfd, mb_err *err)
             int s2 = openat(sfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             int d2 = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (s2 < 0 || d2 < 0) rc = mb_err_sys(err, errno, "cannot open %s", de->d_name);
-            else rc = copy_dir_fd(s2, d2, err);
+            else rc = copy_dir_fd(s2, d2, own, err);
+            if (!rc && own->uid != (uid_t)-1 && fchown(d2, own->uid, own->gid) != 0)
+                rc = mb_err_sys(err, errno, "cannot chown %s", de->d_name);
             if (!rc) {
                 fchmod(d2, st.st_mode & 07777);
                 struct timespec ts[2] = {st.st_atim, st.st_mtim};
@@ -237,8 +248,11 @@ static int copy_dir_fd(int sfd, int dfd, mb_err *err)
             target[n] = '\0';
             if (symlinkat(target, dfd, de->d_name) != 0 && errno != EEXIST)
                 rc = mb_err_sys(err, errno, "cannot create link %s", de->d_name);
+            else if (own->uid != (uid_t)-1 &&
+                     fchownat(dfd, de->d_name, own->uid, own->gid, AT_SYMLINK_NOFOLLOW) != 0)
+                rc = mb_err_sys(err, errno, "cannot chown link %s", de->d_name);
         } else if (S_ISREG(st.st_mode)) {
-            rc = copy_file(sfd, dfd, de->d_name, &st, err);
+            rc = copy_file(sfd, dfd, de->d_name, &st, own, err);
         }
         /* devices, fifos and sockets are not copied */
     }
@@ -246,8 +260,9 @@ static int copy_dir_fd(int sfd, int dfd, mb_err *err)
     return rc;
 }
 
-int mb_copy_tree(const char *src, const char *dst, mb_err *err)
+int mb_copy_tree(const char *src, const char *dst, uid_t uid, gid_t gid, mb_err *err)
 {
+    copy_owner own = {uid, gid};
     int rc = mb_mkdir_p(dst, 0755, err);
     if (rc) return rc;
     int sfd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -258,7 +273,7 @@ int mb_copy_tree(const char *src, const char *dst, mb_err *err)
         close(sfd);
         return mb_err_sys(err, e, "cannot open %s", dst);
     }
-    rc = copy_dir_fd(sfd, dfd, err);
+    rc = copy_dir_fd(sfd, dfd, &own, err);
     close(sfd);
     close(dfd);
     return rc;

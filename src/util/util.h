@@ -119,8 +119,10 @@ int mb_read_file(const char *path, size_t max, char **out, size_t *len, mb_err *
 /* Writes a file atomically (temp file + fsync + rename) with `mode`. */
 int mb_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,
                          mb_err *err);
-/* Copies a directory tree (regular files, dirs, symlinks; modes and mtimes). */
-int mb_copy_tree(const char *src, const char *dst, mb_err *err);
+/* Copies a directory tree (regular files, dirs, symlinks; modes and mtimes)
+ * into dst, which is created if missing. Everything created is owned by
+ * uid:gid, or by the caller with (uid_t)-1 / (gid_t)-1. */
+int mb_copy_tree(const char *src, const char *dst, uid_t uid, gid_t gid, mb_err *err);
 
 /* ------------------------------------------------------------ randomness */
 

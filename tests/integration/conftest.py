@@ -78,10 +78,21 @@ class Daemon:
         assert rc == 0, "daemon exited %d:\n%s" % (rc, self.log()[-4000:])
 
 
+def sweep_sandboxes(root):
+    """Sandboxes outlive a stopped daemon by design; tear down those of any
+    data dir under root (`mcpbox sandbox sweep`) so that it can be removed."""
+    for dirpath, dirs, _ in os.walk(root):
+        if "run" in dirs and os.path.exists(os.path.join(dirpath, "mcpbox.db")):
+            subprocess.run([MCPBOX_BIN, "sandbox", "sweep", dirpath], check=True)
+        if dirpath.count(os.sep) - root.count(os.sep) >= 2:
+            dirs[:] = []
+
+
 @pytest.fixture
 def tmp_root():
     with tempfile.TemporaryDirectory(prefix="mcpbox-test-") as d:
         yield d
+        sweep_sandboxes(d)
 
 
 @pytest.fixture

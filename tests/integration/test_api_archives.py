@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 import archive_corpus as corpus
-from conftest import Daemon
+from conftest import Daemon, sweep_sandboxes
 
 STATUS = {"ok": 200, "refused": 400, "too_big": 413, "conflict": 409}
 
@@ -49,6 +49,7 @@ def server(tmp_path_factory):
                 "--max-entries", str(corpus.LIMITS["max_entries"])]).start()
     yield root, d
     d.stop()
+    sweep_sandboxes(root)
 
 
 def put_and_initialize(api, sid, data):
@@ -68,7 +69,7 @@ def test_case_through_api(server, case):
     root, d = server
     with d.client() as api:
         sid = api.post("/local-sandbox", json={"server_names": ["filesystem"]}).json()["local_sandbox_id"]
-        ws = os.path.join(d.data_dir, "workspaces", sid)
+        ws = os.path.join(d.data_dir, "workspaces", sid, "data")
         if case.name in corpus.WORKSPACE_SETUP:
             assert put_and_initialize(api, sid, corpus.WORKSPACE_SETUP[case.name]).status_code == 200
         before_out = outside_snapshot(root, ws)

@@ -106,7 +106,7 @@ def test_reset_returns_to_last_initialize(api, tmp_root):
     treeutil.make_tree(src)
     sid = api.post("/local-sandbox", json={"server_names": ["filesystem"]}).json()["local_sandbox_id"]
     upload_and_initialize(api, sid, treeutil.tar_dot(src))
-    ws = os.path.join(tmp_root, "var", "workspaces", sid)
+    ws = os.path.join(tmp_root, "var", "workspaces", sid, "data")
     # an agent changes the workspace
     os.remove(os.path.join(ws, "hello.txt"))
     with open(os.path.join(ws, "new.txt"), "w") as f:

@@ -64,7 +64,7 @@ def test_kill9_restart_keeps_everything(tmp_root):
 def test_reaper_releases_within_a_second(daemon, api):
     sid = api.post("/local-sandbox", json={"server_names": ["git"], "ttl_seconds": 60}).json()["local_sandbox_id"]
     other = api.post("/local-sandbox", json={"server_names": ["git"]}).json()["local_sandbox_id"]
-    ws = os.path.join(daemon.data_dir, "workspaces", sid)
+    ws = os.path.join(daemon.data_dir, "workspaces", sid, "data")
     assert os.path.isdir(ws)
     # bring the deadline near instead of waiting a minute; the reaper re-reads
     # deadlines at least every second
@@ -77,6 +77,10 @@ def test_reaper_releases_within_a_second(daemon, api):
         assert time.time() < deadline + 1.0, "not released within a second of its deadline"
         time.sleep(0.05)
     assert time.time() >= deadline
+    # the record goes first, the sandbox's teardown follows at once
+    gone_by = time.time() + 2
+    while os.path.exists(ws) and time.time() < gone_by:
+        time.sleep(0.02)
     assert not os.path.exists(ws)
     assert status_row(daemon.data_dir, sid)[0] == "released"
     assert api.get(f"/local-sandbox/{other}").status_code == 200

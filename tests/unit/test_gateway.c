@@ -870,7 +870,7 @@ static void test_http_routing(void **state)
     assert_int_equal(mb_gateway_info(h.gw, "sb1", "gamma", &md, &ready), MB_ENOTFOUND);
 
     /* reset: the process is replaced, sessions survive, the hash is stable */
-    assert_int_equal(mb_gateway_restart_sandbox(h.gw, "sb1", &err), 0);
+    assert_int_equal(mb_gateway_restart_sandbox(h.gw, "sb1", NULL, NULL, &err), 0);
     assert_int_equal(mb_gateway_info(h.gw, "sb1", "alpha", &md, &ready), 0);
     assert_true(ready);
     assert_string_equal(json_string_value(json_object_get(md, "tools_sha256")), sha);
@@ -886,7 +886,7 @@ static void test_http_routing(void **state)
               NULL);
     assert_int_equal(st, 404);
     assert_non_null(strstr(body, "no sandbox 'sb1'"));
-    assert_int_equal(mb_gateway_restart_sandbox(h.gw, "sb1", &err), MB_ENOTFOUND);
+    assert_int_equal(mb_gateway_restart_sandbox(h.gw, "sb1", NULL, NULL, &err), MB_ENOTFOUND);
 
     mb_gateway_shutdown(h.gw);
     MHD_stop_daemon(h.d);

@@ -86,7 +86,7 @@ static void test_fs_tree_ops(void **state)
     assert_int_equal(symlink("/etc", link), 0);
 
     char *copy = mb_asprintf("%s-copy", tmpl);
-    assert_int_equal(mb_copy_tree(tmpl, copy, NULL), 0);
+    assert_int_equal(mb_copy_tree(tmpl, copy, (uid_t)-1, (gid_t)-1, NULL), 0);
     char *cfile = mb_asprintf("%s/a/b/c/f.txt", copy);
     char *data; size_t len;
     assert_int_equal(mb_read_file(cfile, 100, &data, &len, NULL), 0);
