@@ -43,6 +43,15 @@ const mb_server_entry mb_servers[] = {
      "              [--storage-dir DIR] [--allowed-dir DIR]... [--package-cache DIR]\n"
      "              [--online-install] [--timeout S]\n"
      "  toolathlon: [--workspace DIR] (default /data)\n"},
+    {"pdf-tools", mb_srv_pdftools_create, "pdf-tools-mcp 0.1.4 (lockon-n; poppler-utils + qpdf)",
+     "mcpbox mcp pdf-tools [--workspace_path DIR] [--tempfile_dir DIR] [--timeout S]\n"
+     "                     [--memory-limit SIZE] [--max-text SIZE]\n"
+     "  --workspace_path DIR  paths must resolve inside DIR; relative ones start there\n"
+     "                        (default: no restriction, the current directory)\n"
+     "  --tempfile_dir DIR    where PDFs given as URLs are downloaded (~/.pdf_tools_temp)\n"
+     "  --timeout S           per pdfinfo/pdftotext/qpdf run (default 60)\n"
+     "  --memory-limit SIZE   address-space cap of those programs (default 1G)\n"
+     "  --max-text SIZE       cap of the text extracted by one run (default 64M)\n"},
     {NULL, NULL, NULL, NULL},
 };
 

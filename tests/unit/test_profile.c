@@ -105,7 +105,12 @@ static void test_atlas_settings(void **state)
     t = mb_profile_server_find(p, "terminal");
     assert_string_equal(env_get(t->envp, "MAX_STDOUT_LENGTH"), "8192");
     assert_string_equal(env_get(t->envp, "ALLOWED_FLAGS"), "all");
-    assert_null(mb_profile_server_find(p, "pdf-tools"));
+    /* pdf-tools as Toolathlon starts pdf-tools-mcp */
+    t = mb_profile_server_find(p, "pdf-tools");
+    assert_non_null(t);
+    assert_string_equal(t->argv[3], "--workspace_path");
+    assert_string_equal(t->argv[6], "/data/.pdf_tools_tempfiles");
+    assert_null(mb_profile_server_find(p, "excel"));
     mb_profile_free(p);
 }
 
