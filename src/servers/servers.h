@@ -43,6 +43,8 @@ int mb_srv_git_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 int mb_srv_coderunner_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 /* code-executor: @geobio/code_execution_server 0.2.1 / Toolathlon python_execute */
 int mb_srv_codeexec_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
+/* excel-mcp-server 0.1.7 (src/servers/excel) */
+int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 
 /* pdf-tools: lockon-n/pdf-tools-mcp 0.1.4 (Toolathlon) */
 int mb_srv_pdftools_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);

@@ -343,3 +343,23 @@ def test_pdf_tools_inside_a_sandbox(api):
     listing = text_of(fs.call("list_directory", {"path": "/data/docs"}))
     assert "b.pdf" in listing, listing
     fs.close()
+
+
+def test_excel_inside_a_sandbox(api):
+    """excel edits a workbook in /data; openpyxl on the host reads the dump."""
+    import openpyxl
+    sb = acquire(api, ["excel"], benchmark="Toolathlon")
+    sid = sb["local_sandbox_id"]
+    s = Session(url_of(sb, "excel"))
+    out = text_of(s.call("create_workbook", {"filepath": "/data/book.xlsx"}))
+    assert "book.xlsx" in out, out
+    out = text_of(s.call("write_data_to_excel", {"filepath": "/data/book.xlsx", "sheet_name": "Sheet",
+                                                 "data": [["a", "b"], [1, 2]], "start_cell": "A1"}))
+    assert "Error" not in out, out
+    s.close()
+    url = api.get(f"/local-sandbox/{sid}/dump").json()["download_url"]
+    with tarfile.open(fileobj=io.BytesIO(httpx.get(url).content), mode="r:gz") as tf:
+        wb = openpyxl.load_workbook(io.BytesIO(tf.extractfile("./book.xlsx").read()))
+    ws = wb["Sheet"]
+    assert [[c.value for c in row] for row in ws.iter_rows(min_row=1, max_row=2, max_col=2)] == \
+        [["a", "b"], [1, 2]]

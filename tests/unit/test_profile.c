@@ -110,7 +110,13 @@ static void test_atlas_settings(void **state)
     assert_non_null(t);
     assert_string_equal(t->argv[3], "--workspace_path");
     assert_string_equal(t->argv[6], "/data/.pdf_tools_tempfiles");
-    assert_null(mb_profile_server_find(p, "excel"));
+    /* excel as Toolathlon starts excel-mcp-server: stdio, confined to /data */
+    t = mb_profile_server_find(p, "excel");
+    assert_non_null(t);
+    assert_string_equal(t->argv[3], "stdio");
+    assert_string_equal(t->argv[5], "/data");
+    assert_string_equal(t->cwd, "/data");
+    assert_null(mb_profile_server_find(p, "word"));
     mb_profile_free(p);
 }
 
