@@ -103,3 +103,50 @@ def test_conformance_through_the_gateway(reference, tmp_path):
     assert sorted(s for s, ok in got.items() if not ok) == sorted(names)
     # and it only lists what fails against the reference too
     assert not [n for n in names if reference.get(n)], reference
+
+
+def test_conformance_in_a_sandbox(reference, tmp_path):
+    """The same suite through the daemon: server-everything runs as a
+    third-party server inside a real sandbox, named by a profile (here as the
+    `playwright` server of a test copy of the `none` profile, with the npm
+    tree and Node bound read-only under /opt)."""
+    import json
+    import shutil
+    from conftest import API_KEY, Daemon, sweep_sandboxes
+    profiles = tmp_path / "profiles"
+    shutil.copytree(os.path.join(h.REPO, "profiles"), profiles)
+    with open(profiles / "none.json") as f:
+        none = json.load(f)
+    none.setdefault("sandbox", {})["binds"] = {
+        "/opt/mcpbox-tests/node_modules": os.path.join(h.NODE_DIR, "node_modules"),
+        "/opt/mcpbox-tests/node": os.path.realpath(h.NODE22),
+    }
+    none["servers"]["playwright"] = {
+        "upstream": "@modelcontextprotocol/server-everything (test stand-in)",
+        "argv": ["/opt/mcpbox-tests/node",
+                 "/opt/mcpbox-tests/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+                 "stdio"],
+    }
+    with open(profiles / "none.json", "w") as f:
+        json.dump(none, f)
+    d = Daemon(str(tmp_path / "var"), ["--profiles-dir", str(profiles)]).start()
+    try:
+        with d.client() as api:
+            r = api.post("/local-sandbox", json={"server_names": ["playwright"]})
+            assert r.status_code == 201, r.text
+            item = r.json()["servers"][0]
+            assert item["metadata"]["ready"], item
+            expected = str(tmp_path / "baseline.yml")
+            names = baseline_yaml(expected)
+            got, code, out = run_suite(item["mcp_server_url"], str(tmp_path), expected)
+            api.delete("/local-sandbox/" + r.json()["local_sandbox_id"])
+    finally:
+        d.stop()
+        sweep_sandboxes(str(tmp_path))
+    passing_ref = {s for s, ok in reference.items() if ok}
+    lost = sorted(s for s in passing_ref if not got.get(s))
+    assert not lost, "pass against server-everything's own HTTP but not in a sandbox: " \
+        "%s\n%s" % (lost, out)
+    assert got.get("dns-rebinding-protection"), out
+    assert code == 0, out
+    assert sorted(s for s, ok in got.items() if not ok) == sorted(names)
