@@ -97,8 +97,18 @@ def test_tools_list(xl):
                  "merge_cells", "unmerge_cells", "get_merged_cells", "insert_rows",
                  "insert_columns", "delete_sheet_rows", "delete_sheet_columns",
                  "rename_worksheet", "delete_worksheet", "validate_excel_range",
-                 "get_data_validation_info"]:
+                 "get_data_validation_info", "create_table", "copy_worksheet", "create_chart",
+                 "create_pivot_table"]:
         assert name in tools
+    assert len(tools) == 25
+    pv = tools["create_pivot_table"]["inputSchema"]
+    assert pv["required"] == ["filepath", "sheet_name", "data_range", "rows", "values"]
+    assert pv["properties"]["agg_func"] == {"default": "mean", "title": "Agg Func", "type": "string"}
+    assert pv["properties"]["columns"]["anyOf"] == [{"items": {"type": "string"}, "type": "array"},
+                                                    {"type": "null"}]
+    assert tools["create_table"]["description"] == "Creates a native Excel table from a specified range of data."
+    assert tools["create_chart"]["inputSchema"]["required"] == ["filepath", "sheet_name", "data_range",
+                                                                "chart_type", "target_cell"]
     rd = tools["read_data_from_excel"]["inputSchema"]
     assert rd["required"] == ["filepath", "sheet_name"]
     assert rd["title"] == "read_data_from_excelArguments"
@@ -496,3 +506,236 @@ def test_flow_data_transformation(xl, root):
     for col in gt.columns[2:]:
         a, b = got[col].fillna(-1e9).tolist(), gt[col].fillna(-1e9).tolist()
         assert all(abs(x - y) < 1e-6 for x, y in zip(a, b)), col
+
+
+# ------------------------------------------------------ tables and sheets
+
+def test_create_table(xl, root):
+    p = str(root / "t.xlsx")
+    sample_workbook(p)
+    before = members(p)
+    assert xl("create_table", {"filepath": p, "sheet_name": "Data", "data_range": "A1:C3",
+                               "table_name": "Fruit"}) == \
+        "Successfully created table 'Fruit' in sheet 'Data'."
+    after = members(p)
+    changed = {n for n in before if before[n] != after.get(n)}
+    assert changed == {"xl/worksheets/sheet1.xml", "[Content_Types].xml"}, changed
+    added = set(after) - set(before)
+    assert "xl/tables/table1.xml" in added and "xl/worksheets/_rels/sheet1.xml.rels" in added
+    ws = openpyxl.load_workbook(p)["Data"]
+    t = ws.tables["Fruit"]
+    assert t.ref == "A1:C3" and t.tableStyleInfo.name == "TableStyleMedium9"
+    assert t.tableStyleInfo.showRowStripes and not t.tableStyleInfo.showColumnStripes
+    assert t.column_names == ["Name", "Qty", "Price"]
+    assert ws["B2"].value == 3 and ws["A3"].value == "pear"
+    # a generated name, another style, a second table in the same sheet
+    text = xl("create_table", {"filepath": p, "sheet_name": "Data", "data_range": "e1:f3",
+                               "table_style": "TableStyleLight1"})
+    assert text.startswith("Successfully created table 'Table_") and text.endswith("' in sheet 'Data'.")
+    name = text.split("'")[1]
+    assert len(name) == len("Table_") + 8
+    ws = openpyxl.load_workbook(p)["Data"]
+    assert sorted(ws.tables) == sorted(["Fruit", name])
+    assert ws.tables[name].ref == "E1:F3" and ws.tables[name].tableStyleInfo.name == "TableStyleLight1"
+    assert ws.tables[name].column_names == ["Ok", "None"]  # str() of an empty header, as openpyxl
+    assert pandas.read_excel(p, sheet_name="Data").iloc[0]["Name"] == "apple"
+    base = {"filepath": p, "sheet_name": "Data", "data_range": "A8:B9"}
+    assert xl("create_table", dict(base, table_name="fruit")) == "Error: Table with name fruit already exists"
+    assert xl("create_table", dict(base, table_name="My Table")) == "Error: Table names cannot have spaces"
+    assert xl("create_table", dict(base, sheet_name="Nope")) == "Error: Sheet 'Nope' not found."
+    assert xl("create_table", dict(base, data_range="1A:B2")).startswith(
+        "Error: Value does not match pattern ^[$]?([A-Za-z]{1,3})")
+    assert xl("create_table", dict(base, data_range="B9:A8")) == \
+        "Error: Table range B9:A8 is reversed or lies outside the sheet"
+    assert xl("create_table", dict(base, filepath=str(root / "none.xlsx"))) == \
+        "Error: [Errno 2] No such file or directory: '%s'" % (root / "none.xlsx")
+    assert len(openpyxl.load_workbook(p)["Data"].tables) == 2
+
+
+def test_copy_worksheet(xl, root):
+    p = str(root / "c.xlsx")
+    sample_workbook(p)
+    wb = openpyxl.load_workbook(p)
+    wb["Data"]["G1"].hyperlink = "https://example.com/x"
+    wb.save(p)
+    assert xl("create_table", {"filepath": p, "sheet_name": "Data", "data_range": "A1:C3",
+                               "table_name": "Src"}).startswith("Successfully")
+    before = members(p)
+    assert xl("copy_worksheet", {"filepath": p, "source_sheet": "Data", "target_sheet": "Data 2"}) == \
+        "Sheet 'Data' copied to 'Data 2'"
+    after = members(p)
+    changed = {n for n in before if before[n] != after.get(n)}
+    assert changed == {"xl/workbook.xml", "xl/_rels/workbook.xml.rels", "[Content_Types].xml"}, changed
+    wb = openpyxl.load_workbook(p)
+    assert wb.sheetnames == ["Data", "Other", "Data 2"]
+    src, dst = wb["Data"], wb["Data 2"]
+    vals = lambda ws: [[c.value for c in r] for r in ws.iter_rows()]
+    assert vals(src) == vals(dst) and len(vals(dst)) >= 5
+    assert [str(r) for r in dst.merged_cells.ranges] == ["A5:B6"]
+    assert dst["G1"].hyperlink.target == "https://example.com/x"
+    assert dst["D2"].number_format == src["D2"].number_format
+    assert list(dst.tables) == [] and list(src.tables) == ["Src"]  # a table belongs to one sheet
+    assert pandas.read_excel(p, sheet_name="Data 2").equals(pandas.read_excel(p, sheet_name="Data"))
+    # the copy is independent of its source
+    assert xl("write_data_to_excel", {"filepath": p, "sheet_name": "Data 2", "data": [["changed"]]}) == \
+        "Data written to Data 2"
+    wb = openpyxl.load_workbook(p)
+    assert wb["Data 2"]["A1"].value == "changed" and wb["Data"]["A1"].value == "Name"
+    assert xl("copy_worksheet", {"filepath": p, "source_sheet": "Nope", "target_sheet": "X"}) == \
+        "Error: Source sheet 'Nope' not found"
+    assert xl("copy_worksheet", {"filepath": p, "source_sheet": "Data", "target_sheet": "Other"}) == \
+        "Error: Target sheet 'Other' already exists"
+    assert xl("copy_worksheet", {"filepath": p, "source_sheet": "Data", "target_sheet": "a/b"}) == \
+        "Error: Invalid character / found in sheet title"
+    # a case-insensitive clash is renamed as openpyxl does
+    assert xl("copy_worksheet", {"filepath": p, "source_sheet": "Other", "target_sheet": "other"}) == \
+        "Sheet 'Other' copied to 'other'"
+    wb = openpyxl.load_workbook(p)
+    assert wb.sheetnames == ["Data", "Other", "Data 2", "other1"]
+    assert wb["other1"]["A1"].value == "ünïcode"
+
+
+def chart_workbook(path):
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sales Data"
+    ws.append(["Month", "North", "South"])
+    for i, m in enumerate(["Jan", "Feb", "Mar", "Apr"]):
+        ws.append([m, 10 + i, 20 - i])
+    wb.create_sheet("Other")["A1"] = 1
+    wb.save(path)
+
+
+def test_create_chart(xl, root):
+    p = str(root / "ch.xlsx")
+    chart_workbook(p)
+    before = members(p)
+    base = {"filepath": p, "sheet_name": "Sales Data", "data_range": "A1:C5", "target_cell": "E2"}
+    assert xl("create_chart", dict(base, chart_type="bar", title="Sales", x_axis="Month",
+                                   y_axis="Units")) == "Bar chart created successfully"
+    after = members(p)
+    changed = {n for n in before if before[n] != after.get(n)}
+    assert changed == {"xl/worksheets/sheet1.xml", "[Content_Types].xml"}, changed
+    assert {"xl/charts/chart1.xml", "xl/drawings/drawing1.xml",
+            "xl/drawings/_rels/drawing1.xml.rels"} <= set(after)
+    ct = after["[Content_Types].xml"].decode()
+    assert "/xl/charts/chart1.xml" in ct and "drawingml.chart+xml" in ct and "/xl/drawings/drawing1.xml" in ct
+    wb = openpyxl.load_workbook(p)
+    ws = wb["Sales Data"]
+    assert len(ws._charts) == 1
+    ch = ws._charts[0]
+    assert ch.tagname == "barChart" and len(ch.series) == 2
+    assert ch.series[0].val.numRef.f == "'Sales Data'!$B$2:$B$5"
+    assert ch.series[1].tx.strRef.f == "'Sales Data'!$C$1"
+    assert ch.series[0].cat.numRef.f == "'Sales Data'!$A$2:$A$5"
+    assert ch.anchor._from.col == 4 and ch.anchor._from.row == 1
+    assert ch.title.tx.rich.p[0].r[0].t == "Sales"
+    assert ch.x_axis.title.tx.rich.p[0].r[0].t == "Month"
+    assert ws["B2"].value == 10  # data untouched
+    # a second chart goes into the same drawing; every supported type loads
+    for kind, tag in [("LINE", "lineChart"), ("pie", "pieChart"), ("scatter", "scatterChart"),
+                      ("Area", "areaChart")]:
+        assert xl("create_chart", dict(base, chart_type=kind, target_cell="E20")) == \
+            "%s chart created successfully" % kind.capitalize()
+    after2 = members(p)
+    assert "xl/drawings/drawing2.xml" not in after2 and "xl/charts/chart5.xml" in after2
+    ws = openpyxl.load_workbook(p)["Sales Data"]
+    assert [c.tagname for c in ws._charts] == ["barChart", "lineChart", "pieChart", "scatterChart",
+                                               "areaChart"]
+    sc = ws._charts[3]
+    assert sc.series[0].xVal.numRef.f == "'Sales Data'!$A$2:$A$5"
+    assert sc.series[0].yVal.numRef.f == "'Sales Data'!$B$3:$B$5"
+    assert after2["xl/worksheets/sheet2.xml"] == before["xl/worksheets/sheet2.xml"]
+    # errors, as upstream words them
+    assert xl("create_chart", dict(base, chart_type="radar")) == \
+        "Error: Unsupported chart type: radar. Supported types: line, bar, pie, scatter, area"
+    assert xl("create_chart", dict(base, chart_type="bar", sheet_name="No")) == "Error: Sheet 'No' not found"
+    assert xl("create_chart", dict(base, chart_type="bar", data_range="Nope!A1:C5")) == \
+        "Error: Sheet 'Nope' referenced in data range not found"
+    assert xl("create_chart", dict(base, chart_type="bar", data_range="A1")) == \
+        "Error: Invalid data range format: not enough values to unpack (expected 2, got 1)"
+    assert xl("create_chart", dict(base, chart_type="bar", target_cell="E")) == \
+        "Error: Failed to create chart drawing: Invalid target cell format: E"
+    assert xl("create_chart", dict(base, chart_type="bar", target_cell="AA5")) == \
+        "Error: Invalid target cell: invalid literal for int() with base 10: 'A5'"
+    assert xl("create_chart", dict(base, chart_type="bar", filepath=str(root / "x.xlsx"))) == \
+        "Error: Unexpected error creating chart: [Errno 2] No such file or directory: '%s'" % (root / "x.xlsx")
+    assert len(openpyxl.load_workbook(p)["Sales Data"]._charts) == 5
+    # a copied sheet keeps its values but not the drawing, which belongs to its source
+    assert xl("copy_worksheet", {"filepath": p, "source_sheet": "Sales Data", "target_sheet": "Copy"}) == \
+        "Sheet 'Sales Data' copied to 'Copy'"
+    wb = openpyxl.load_workbook(p)
+    assert len(wb["Copy"]._charts) == 0 and len(wb["Sales Data"]._charts) == 5
+    assert wb["Copy"]["C5"].value == 17
+
+
+def test_create_pivot_table(xl, root):
+    p = str(root / "pv.xlsx")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Data"
+    for r in [["Region", "Product", "Sales", "Qty"], ["North", "A", 10, 1], ["South", "A", 20, 2],
+              ["North", "B", 30, 3], ["North", "A", 5, 4]]:
+        ws.append(r)
+    wb.create_sheet("Other")["A1"] = "keep"
+    wb.save(p)
+    before = members(p)
+    base = {"filepath": p, "sheet_name": "Data", "data_range": "A1:D5"}
+    # upstream's default agg_func ("mean") is one its own check refuses
+    assert xl("create_pivot_table", dict(base, rows=["Region"], values=["Sales"])) == \
+        "Error: Invalid aggregation function. Must be one of: sum, average, count, min, max"
+    assert members(p) == before
+    assert xl("create_pivot_table", dict(base, rows=["Region"], values=["Sales"], agg_func="sum")) == \
+        "Summary table created successfully"
+    after = members(p)
+    assert after["xl/worksheets/sheet1.xml"] == before["xl/worksheets/sheet1.xml"]
+    assert after["xl/worksheets/sheet2.xml"] == before["xl/worksheets/sheet2.xml"]
+    wb = openpyxl.load_workbook(p)
+    assert wb.sheetnames == ["Data", "Other", "Data_pivot"]
+    pv = wb["Data_pivot"]
+    assert [[c.value for c in r] for r in pv.iter_rows()] == \
+        [["Region", "Sales (sum)"], ["North", 45], ["South", 20]]
+    assert pv["A1"].font.b and pv["B1"].font.b
+    tname, = list(pv.tables)
+    t = pv.tables[tname]
+    assert tname.startswith("PivotTable_") and len(tname) == len("PivotTable_") + 8
+    assert t.ref == "A1:B3" and t.tableStyleInfo.name == "TableStyleMedium9"
+    assert t.tableStyleInfo.showColumnStripes and t.column_names == ["Region", "Sales (sum)"]
+    # two row fields: every combination, suffixes dropped, the sheet replaced
+    assert xl("create_pivot_table", dict(base, rows=["Region", "product"], values=["Sales (sum)", "Qty"],
+                                         agg_func="average")) == "Summary table created successfully"
+    wb = openpyxl.load_workbook(p)
+    assert wb.sheetnames == ["Data", "Other", "Data_pivot"]
+    pv = wb["Data_pivot"]
+    got = [[c.value for c in r] for r in pv.iter_rows()]
+    # "product" matches case-insensitively but its records are looked up by the exact name,
+    # so upstream finds no value for it: one "" combination, nothing matched, zeros
+    assert got == [["Region", "product", "Sales (average)", "Qty (average)"],
+                   ["North", None, 0, 0], ["South", None, 0, 0]], got
+    assert xl("create_pivot_table", dict(base, rows=["Region", "Product"], values=["Sales", "Qty"],
+                                         agg_func="average")) == "Summary table created successfully"
+    pv = openpyxl.load_workbook(p)["Data_pivot"]
+    assert [[c.value for c in r] for r in pv.iter_rows()] == [
+        ["Region", "Product", "Sales (average)", "Qty (average)"],
+        ["North", "A", 7.5, 2.5], ["North", "B", 30, 3], ["South", "A", 20, 2], ["South", "B", 0, 0]]
+    assert len(pv.tables) == 1 and list(pv.tables.values())[0].ref == "A1:D5"
+    assert len([n for n in members(p) if n.startswith("xl/tables/")]) == 1  # the old table went with its sheet
+    df = pandas.read_excel(p, sheet_name="Data_pivot")
+    assert list(df.columns) == ["Region", "Product", "Sales (average)", "Qty (average)"] and len(df) == 4
+    assert xl("create_pivot_table", dict(base, rows=["Region"], values=["Qty"], agg_func="max")) == \
+        "Summary table created successfully"
+    pv = openpyxl.load_workbook(p)["Data_pivot"]
+    assert [[c.value for c in r] for r in pv.iter_rows()] == [["Region", "Qty (max)"], ["North", 4], ["South", 2]]
+    # errors
+    assert xl("create_pivot_table", dict(base, rows=["Nope"], values=["Sales"], agg_func="sum")) == \
+        "Error: Invalid row field 'Nope'. Available fields: Product, Qty, Region, Sales"
+    assert xl("create_pivot_table", dict(base, rows=["Region"], values=["Sales"], columns=["X"],
+                                         agg_func="sum")) == \
+        "Error: Invalid column field 'X'. Available fields: Product, Qty, Region, Sales"
+    assert xl("create_pivot_table", dict(base, data_range="A1", rows=["Region"], values=["Sales"],
+                                         agg_func="sum")) == "Error: Data range must be in format 'A1:B2'"
+    assert xl("create_pivot_table", dict(base, data_range="A1:D1", rows=["Region"], values=["Sales"],
+                                         agg_func="sum")) == \
+        "Error: Failed to read or process source data: Source data must have a header row and at least one data row."
+    assert xl("create_pivot_table", dict(base, sheet_name="No", rows=["Region"], values=["Sales"])) == \
+        "Error: Sheet 'No' not found"

@@ -125,6 +125,9 @@ int xl_sheet_load(xl_book *b, xl_sheet *s, char **why);
 xl_sheet *xl_sheet_add(xl_book *b, const char *name, char **why);
 /* Marks a sheet changed. */
 void xl_sheet_touch(xl_sheet *s);
+/* Removes a sheet as openpyxl's wb.remove does: its entry, relationship, part
+ * and rels part, its sheet-scoped names; later sheets move down. */
+void xl_sheet_remove(xl_book *b, xl_sheet *s);
 
 /* Cell lookup: the <c> node or NULL; xl_cell_get_or_add creates it (and its
  * row) in order. */
@@ -194,6 +197,20 @@ xmlNodePtr xl_new_el(xmlNodePtr parent_for_ns, const char *name);
 int xl_is(xmlNodePtr n, const char *name);
 /* An attribute's value (borrowed pointer into the tree) or NULL. */
 const char *xl_attr(xmlNodePtr n, const char *name);
+
+/* --------------------------------------------------------------- tables */
+
+/* 1 when a defined name is exactly `name` (openpyxl's `name in defined_names`). */
+int xl_defined_name_exists(xl_book *b, const char *name);
+/* openpyxl's Workbook._duplicate_name: a table of any sheet with that name
+ * (ASCII case-insensitive), or a defined name equal to its lower-case form. */
+int xl_table_name_taken(xl_book *b, const char *name);
+/* prefix + 8 random hex digits (upstream's uuid4().hex[:8]). */
+void xl_random_name(const char *prefix, char *out, size_t n);
+/* Adds a table over r1:c1..r2:c2 of a loaded sheet, as openpyxl writes one
+ * (columns named after the header row, autoFilter, row stripes). */
+int xl_table_add(xl_book *b, xl_sheet *s, unsigned r1, unsigned c1, unsigned r2, unsigned c2,
+                 const char *name, const char *style, int col_stripes, char **why);
 
 /* ------------------------------------------------------ merged cells */
 

@@ -182,51 +182,7 @@ int xl_t_delete_worksheet(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     xl_sheet *s = xl_sheet_find(b, name);
     if (!s) return fail_err(b, res, mb_asprintf("Sheet '%s' not found", name));
     if (b->nsheets == 1) return fail_err(b, res, mb_strdup("Cannot delete the only sheet in workbook"));
-    size_t idx = (size_t)(s - b->sheets);
-    mb_err err = {0};
-    xmlUnlinkNode(s->entry);
-    xmlFreeNode(s->entry);
-    mb_ooxml_rel_remove(b->pkg, b->wb_part, s->rid, &err);
-    if (s->part) {
-        char *rels = mb_ooxml_rels_name(s->part);
-        mb_ooxml_remove(b->pkg, rels);
-        free(rels);
-        mb_ooxml_ct_remove(b->pkg, s->part, &err);
-        mb_ooxml_remove(b->pkg, s->part);
-    }
-    /* sheet-scoped names of this sheet go; later sheets' indexes move down */
-    xmlNodePtr root = xmlDocGetRootElement(b->wb);
-    xmlNodePtr names = xl_child(root, "definedNames");
-    for (xmlNodePtr d = names ? names->children : NULL, next; d; d = next) {
-        next = d->next;
-        const char *ls = xl_is(d, "definedName") ? xl_attr(d, "localSheetId") : NULL;
-        if (!ls) continue;
-        long v = strtol(ls, NULL, 10);
-        if ((size_t)v == idx) {
-            xmlUnlinkNode(d);
-            xmlFreeNode(d);
-        } else if ((size_t)v > idx) {
-            char buf[24];
-            snprintf(buf, sizeof buf, "%ld", v - 1);
-            xmlSetProp(d, BAD_CAST "localSheetId", BAD_CAST buf);
-        }
-    }
-    if (names && !xl_child(names, "definedName")) {
-        xmlUnlinkNode(names);
-        xmlFreeNode(names);
-    }
-    xmlNodePtr views = xl_child(root, "bookViews");
-    for (xmlNodePtr v = views ? views->children : NULL; v; v = v->next) {
-        const char *at = xl_is(v, "workbookView") ? xl_attr(v, "activeTab") : NULL;
-        if (at && (size_t)atoi(at) >= b->nsheets - 1) xmlSetProp(v, BAD_CAST "activeTab", BAD_CAST "0");
-        const char *ft = xl_is(v, "workbookView") ? xl_attr(v, "firstSheet") : NULL;
-        if (ft && (size_t)atoi(ft) >= b->nsheets - 1) xmlSetProp(v, BAD_CAST "firstSheet", BAD_CAST "0");
-    }
-    for (size_t i = 0; i < s->n; i++) free(s->rows[i].cells);
-    free(s->rows), free(s->name), free(s->rid), free(s->part);
-    memmove(s, s + 1, (b->nsheets - idx - 1) * sizeof *s);
-    b->nsheets--;
-    b->wb_dirty = 1;
+    xl_sheet_remove(b, s);
     char *msg = mb_asprintf("Sheet '%s' deleted", name);
     rc = save_ok(b, res, msg);
     free(msg);
