@@ -83,8 +83,16 @@ unit: $(UNIT_BINS)
 integration: build/mcpbox $(ASAN_DIR)/mcpbox
 	@tests/run --integration
 
-bench: deps build/mcpbox
+# bench/run installs what it needs and builds build/mcpbox and the load
+# generator itself (bench/loadgen.c, not part of build/mcpbox), then writes
+# docs/PERFORMANCE.md; `bench/run --quick` is the short version.
+bench:
 	@bench/run
+
+build/bench/loadgen: bench/loadgen.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(CSTD) $(WARN) -O2 -o $@ $< $(shell pkg-config --cflags --libs libcurl)
 
 soak: build/mcpbox $(ASAN_DIR)/mcpbox
 	@tests/run --soak

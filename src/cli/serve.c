@@ -10,6 +10,7 @@
 #include "http/http.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,27 @@ static enum MHD_Result mcp_handle(void *ctx, struct MHD_Connection *conn, const 
 
 static void mcp_done(void *ctx, void *state) { mb_gateway_request_done(ctx, state); }
 
+/* Every live sandbox holds a few descriptors (its init's pidfd, each server's
+ * pipes and supervision fd), so thousands of sandboxes need far more than the
+ * usual 1024 or 20000: raise the limit as far as the host allows. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+    rlim_t want = 1048576;
+    FILE *f = fopen("/proc/sys/fs/nr_open", "r");
+    unsigned long nr_open = 0;
+    if (f) {
+        if (fscanf(f, "%lu", &nr_open) == 1 && nr_open < want) want = (rlim_t)nr_open;
+        fclose(f);
+    }
+    struct rlimit up = {want, want > rl.rlim_max ? want : rl.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &up) != 0) { /* not root: as far as the hard limit */
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 int mb_cmd_serve(int argc, char **argv)
 {
     mb_config cfg;
@@ -42,6 +64,7 @@ int mb_cmd_serve(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
+    raise_fd_limit();
 
     mb_err err = {0};
     mb_core *core = NULL;

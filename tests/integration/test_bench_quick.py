@@ -1,0 +1,56 @@
+"""bench/ must not rot: a smoke run of the load-generator ceiling, the tool
+call benchmark (mcpbox against supergateway + the npm filesystem server) and
+the archive benchmark, written into a scratch doc and JSON file, must give
+well-formed rows with no errors (every answer checked by the benchmarks)."""
+import json
+import os
+import re
+import subprocess
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+ROW = re.compile(r"^\| (P\d\.[\w.]+) \| (.+?) \| (.+?) \| (.+?) \| (.+?) \| (\d+) \| `(bench/run [^`]+)` \|$")
+
+
+def test_bench_smoke(tmp_path):
+    subprocess.run(["make", "-s", "--no-print-directory", "build/bench/loadgen", "build/mcpbox"],
+                   cwd=ROOT, check=True, timeout=300)
+    doc = tmp_path / "PERFORMANCE.md"
+    doc.write_text("# Performance\n\nprose kept\n")
+    out = tmp_path / "results.json"
+    r = subprocess.run([os.path.join(ROOT, "bench", "run"), "--smoke", "--no-setup",
+                        "--only", "P0,P2,P4", "--doc", str(doc), "--json", str(out),
+                        "--workdir", str(tmp_path / "work")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+    text = doc.read_text()
+    assert text.startswith("# Performance\n\nprose kept\n")
+    assert "<!-- bench:results:start" in text and "<!-- bench:results:end -->" in text
+    assert re.search(r"Run of \d{4}-\d\d-\d\d \d\d:\d\d UTC on .+: \d+ cores", text)
+    rows = {}
+    for line in text.splitlines():
+        m = ROW.match(line)
+        if m:
+            rows[m.group(1)] = m.groups()
+    want = {"P0.healthz.c1", "P0.healthz.c8", "P2.read.c1", "P2.read.c8", "P2.list.c1",
+            "P2.list.c8", "P2.read.s1", "P4.put_init", "P4.dump_get", "P4.upload_rss"}
+    assert want <= set(rows), (sorted(rows), text)
+    for rid in want:
+        assert rows[rid][5] == "0", rows[rid]
+        assert "--smoke" in rows[rid][6]
+    # latency rows carry p50 / p99 / max and a throughput; side-by-side rows a ratio
+    for rid in ("P2.read.c1", "P2.list.c8"):
+        assert re.match(r"[\d.]+ / [\d.]+ / [\d.]+ ms, [\d,.]+/s", rows[rid][2]), rows[rid]
+        assert re.match(r"supergateway .*: [\d.]+ / [\d.]+ / [\d.]+ ms, [\d,.]+/s", rows[rid][3])
+        assert re.match(r"[\d.]+×", rows[rid][4]), rows[rid]
+    assert re.match(r"[\d.]+×", rows["P4.put_init"][4])
+    assert re.match(r"VmHWM [\d.]+ MB", rows["P4.upload_rss"][2])
+
+    data = json.loads(out.read_text())
+    assert data["meta"]["machine"]["cores"] >= 1 and data["meta"]["mode"] == "--smoke"
+    by_id = {r["id"]: r for r in data["rows"]}
+    # the generator saw the answers it was told to check, and timed some calls
+    for rid in ("P2.read.c1", "P2.list.c1"):
+        for side in ("mcpbox", "supergateway"):
+            assert by_id[rid]["data"][side]["requests"] > 0
+            assert by_id[rid]["data"][side]["errors"] == 0
