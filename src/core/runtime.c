@@ -466,11 +466,7 @@ int mb_core__sandbox_down(mb_core *core, const mb_sandbox_rec *rec, mb_err *err)
         rc = mb_sandbox_destroy_by_opts(&o, err);
         sb_paths_free(&paths);
     }
-    char *vol = mb_core__volume(core, rec->id);
-    mb_err e2;
-    if (!rc && mb_rm_rf(vol, &e2) != MB_OK) rc = mb_err_set(err, e2.code, "%s", e2.msg);
-    free(vol);
-    return rc;
+    return rc; /* either way the workspace mount point is gone too */
 }
 
 typedef struct reset_ctx {
@@ -543,9 +539,8 @@ static void adopt_all(mb_core *core)
         sb_opts(core, rec->id, rec->uid_base, p, &o, &paths);
         mb_sandbox *sb = NULL;
         mb_err err = {0};
-        int rc = !strcmp(rec->status, "idle")
-                     ? mb_err_set(&err, MB_ENOTFOUND, "idle pool sandboxes are not kept")
-                     : mb_sandbox_adopt(&o, &sb, &err);
+        int idle = !strcmp(rec->status, "idle"); /* pool sandboxes are rebuilt, not kept */
+        int rc = idle ? MB_ENOTFOUND : mb_sandbox_adopt(&o, &sb, &err);
         if (rc == MB_OK && p) {
             mb_live_add(core, rec->id, sb, p);
             mb_server_rec *srv;
@@ -564,7 +559,7 @@ static void adopt_all(mb_core *core)
             mb_err e2;
             if (sb) mb_sandbox_close(sb);
             (void)mb_sandbox_destroy_by_opts(&o, &e2);
-            if (!strcmp(rec->status, "idle")) {
+            if (idle) {
                 snprintf(rec->status, sizeof rec->status, "released");
             } else {
                 mb_warn("sandbox %s did not survive the restart: %s", rec->id, err.msg);

@@ -60,6 +60,20 @@ def free_port():
     return port
 
 
+def check_against_reference(reference, got, code, out, names, where):
+    """What passes against server-everything's own HTTP passes `where` too,
+    plus dns-rebinding-protection; the failures are exactly the baseline (the
+    suite exits non-zero on an unexpected failure or a stale entry)."""
+    passing_ref = {s for s, ok in reference.items() if ok}
+    assert passing_ref, reference
+    lost = sorted(s for s in passing_ref if not got.get(s))
+    assert not lost, "pass against server-everything's own HTTP but not %s: %s\n%s" % (
+        where, lost, out)
+    assert got.get("dns-rebinding-protection"), out
+    assert code == 0, out
+    assert sorted(s for s, ok in got.items() if not ok) == sorted(names)
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     """server-everything's own Streamable HTTP transport."""
@@ -91,17 +105,8 @@ def test_conformance_through_the_gateway(reference, tmp_path):
         got, code, out = run_suite(b.url, str(tmp_path), expected)
     finally:
         b.stop()
-    passing_ref = {s for s, ok in reference.items() if ok}
-    assert passing_ref, reference
-    lost = sorted(s for s in passing_ref if not got.get(s))
-    assert not lost, "pass against server-everything's own HTTP but not through the gateway: " \
-        "%s\n%s" % (lost, out)
-    assert got.get("dns-rebinding-protection"), out
-    # the baseline is exact: the suite exits non-zero on an unexpected
-    # failure or on a baseline entry that now passes
-    assert code == 0, out
-    assert sorted(s for s, ok in got.items() if not ok) == sorted(names)
-    # and it only lists what fails against the reference too
+    check_against_reference(reference, got, code, out, names, "through the gateway")
+    # and the baseline only lists what fails against the reference too
     assert not [n for n in names if reference.get(n)], reference
 
 
@@ -143,10 +148,4 @@ def test_conformance_in_a_sandbox(reference, tmp_path):
     finally:
         d.stop()
         sweep_sandboxes(str(tmp_path))
-    passing_ref = {s for s, ok in reference.items() if ok}
-    lost = sorted(s for s in passing_ref if not got.get(s))
-    assert not lost, "pass against server-everything's own HTTP but not in a sandbox: " \
-        "%s\n%s" % (lost, out)
-    assert got.get("dns-rebinding-protection"), out
-    assert code == 0, out
-    assert sorted(s for s, ok in got.items() if not ok) == sorted(names)
+    check_against_reference(reference, got, code, out, names, "in a sandbox")

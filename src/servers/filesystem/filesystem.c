@@ -23,6 +23,13 @@
     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","           \
     "\"properties\":{\"content\":{\"type\":\"string\"}},\"required\":[\"content\"],"          \
     "\"additionalProperties\":false}"
+/* read_file (deprecated) and read_text_file take the same arguments. */
+#define READ_TEXT_SCHEMA                                                                       \
+    "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","           \
+    "\"properties\":{\"path\":{\"type\":\"string\"},\"tail\":{\"description\":\"If "            \
+    "provided, returns only the last N lines of the file\",\"type\":\"number\"},"           \
+    "\"head\":{\"description\":\"If provided, returns only the first N lines of the file\","\
+    "\"type\":\"number\"}},\"required\":[\"path\"]}"
 #define ANN_READ "{\"readOnlyHint\":true,\"openWorldHint\":false}"
 
 static int fs_list_allowed_directories(mb_mcp_call *call, json_t *args, mb_mcp_result *res);
@@ -33,11 +40,7 @@ static const mb_mcp_tool fs_tools[] = {
      .description =
      "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.",
      .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"path\":{\"type\":\"string\"},\"tail\":{\"description\":\"If "
-     "provided, returns only the last N lines of the file\",\"type\":\"number\"},"
-     "\"head\":{\"description\":\"If provided, returns only the first N lines of the file\","
-     "\"type\":\"number\"}},\"required\":[\"path\"]}",
+     READ_TEXT_SCHEMA,
      .output_schema = CONTENT_SCHEMA,
      .annotations = ANN_READ,
      .fn = fs_read_text_file},
@@ -51,11 +54,7 @@ static const mb_mcp_tool fs_tools[] = {
      "only the last N lines of a file. Operates on the file as text regardless of "
      "extension. Only works within allowed directories.",
      .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"path\":{\"type\":\"string\"},\"tail\":{\"description\":\"If "
-     "provided, returns only the last N lines of the file\",\"type\":\"number\"},"
-     "\"head\":{\"description\":\"If provided, returns only the first N lines of the file\","
-     "\"type\":\"number\"}},\"required\":[\"path\"]}",
+     READ_TEXT_SCHEMA,
      .output_schema = CONTENT_SCHEMA,
      .annotations = ANN_READ,
      .fn = fs_read_text_file},
