@@ -193,6 +193,23 @@ def descendants(pid):
     return out
 
 
+def tree_cpu_s(pid):
+    """CPU seconds (user + system) used so far by pid and every live
+    descendant: a daemon with its sandboxes' servers, or supergateway with
+    the node server it runs."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for p in [pid] + descendants(pid):
+        try:
+            with open("/proc/%d/stat" % p) as f:
+                s = f.read()
+            fields = s[s.rindex(")") + 2:].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / tick
+
+
 def pss_bytes(pids):
     """Sum of PSS (shared pages divided among their users) of pids."""
     total = 0

@@ -77,17 +77,20 @@ char *mb_utf8_repair(const char *s, size_t len, size_t *out_len)
     mb_buf b = {0};
     mb_buf_reserve(&b, len + 1);
     b.data[0] = '\0'; /* reserve leaves the buffer unterminated */
-    size_t i = 0, bad;
+    size_t i = 0, run = 0, bad;
+    /* Valid stretches are copied whole; only broken sequences are replaced. */
     while (i < len) {
-        size_t n = seq_len(u, len, i, &bad);
+        size_t n = u[i] < 0x80 ? 1 : seq_len(u, len, i, &bad);
         if (n) {
-            mb_buf_append(&b, s + i, n);
             i += n;
-        } else {
-            mb_buf_append(&b, "\xEF\xBF\xBD", 3);
-            i += bad;
+            continue;
         }
+        mb_buf_append(&b, s + run, i - run);
+        mb_buf_append(&b, "\xEF\xBF\xBD", 3);
+        i += bad;
+        run = i;
     }
+    mb_buf_append(&b, s + run, len - run);
     if (out_len) *out_len = b.len;
     return mb_buf_steal(&b);
 }
