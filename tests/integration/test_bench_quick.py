@@ -33,7 +33,7 @@ def test_bench_smoke(tmp_path):
         if m:
             rows[m.group(1)] = m.groups()
     want = {"P0.healthz.c1", "P0.healthz.c8", "P2.read.c1", "P2.read.c8", "P2.list.c1",
-            "P2.list.c8", "P2.read.s1", "P4.put_init", "P4.dump_get", "P4.upload_rss"}
+            "P2.list.c8", "P2.read.s1", "P2.trivial.c1", "P2.trivial.c8", "P4.put_init", "P4.dump_get", "P4.upload_rss"}
     assert want <= set(rows), (sorted(rows), text)
     for rid in want:
         assert rows[rid][5] == "0", rows[rid]
@@ -54,3 +54,10 @@ def test_bench_smoke(tmp_path):
         for side in ("mcpbox", "supergateway"):
             assert by_id[rid]["data"][side]["requests"] > 0
             assert by_id[rid]["data"][side]["errors"] == 0
+    # the trivial tool runs behind both fronts over the same stdio server, and
+    # each side's CPU was counted
+    for side in ("mcpbox", "supergateway-native"):
+        assert by_id["P2.trivial.c1"]["data"][side]["requests"] > 0
+        assert by_id["P2.trivial.c1"]["data"][side]["server_cpu_us"] > 0
+    assert "server-side CPU per call" in rows["P2.trivial.c8"][1] or \
+        "server-side CPU per call" in by_id["P2.trivial.c8"].get("note", "")
