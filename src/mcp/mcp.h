@@ -148,6 +148,11 @@ typedef struct mb_mcp_info {
      * whose upstream bundles another validator (code-runner ships zod 3, whose
      * texts differ). Same contract as mb_mcp_validate_zod. */
     int (*validate)(const json_t *schema, json_t *args, char **msg);
+    /* 0 or 1: tools/call runs on the thread that reads stdin, one at a time.
+     * N > 1: up to N calls run at once on worker threads, so a long call
+     * does not hold up the others; the tool handlers and the server's data
+     * must then be safe to use from several threads. */
+    int concurrent_calls;
 } mb_mcp_info;
 
 /* Creates a server. `info` is borrowed for the server's lifetime. */

@@ -5,7 +5,20 @@
 #ifndef MB_MCP_INT_H
 #define MB_MCP_INT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "mcp/mcp.h"
+
+/* One tools/call handed to a worker thread (workers.c). */
+typedef struct mb_mcp_job {
+    json_t *msg;             /* the request, owned */
+    atomic_int cancelled;    /* set by the reading thread */
+    int wake_fd;             /* eventfd, readable once cancelled */
+    struct mb_mcp_job *prev, *next;
+} mb_mcp_job;
+
+typedef struct mb_mcp_workers mb_mcp_workers;
 
 typedef struct mb_mcp_tool_entry {
     const mb_mcp_tool *def;
@@ -33,7 +46,9 @@ struct mb_mcp_server {
     mb_buf deferred;  /* complete lines read during a call, '\n'-terminated */
     int eof;
     int discarding;   /* dropping the rest of an oversized line */
-    mb_mcp_call *current; /* the tools/call running, if any */
+    mb_mcp_call *current; /* the tools/call running on the reading thread, if any */
+    pthread_mutex_t out_lock; /* one message at a time on out_fd / out_buf */
+    mb_mcp_workers *workers;  /* NULL until the first concurrent call */
 };
 
 struct mb_mcp_call {
@@ -42,6 +57,7 @@ struct mb_mcp_call {
     json_t *id;             /* borrowed from the request */
     json_t *progress_token; /* borrowed, or NULL */
     int cancelled;
+    mb_mcp_job *job;        /* set when running on a worker thread */
 };
 
 enum { MB_RES_OK = 0, MB_RES_FAIL = 1, MB_RES_RPC = 2 };
@@ -58,6 +74,15 @@ struct mb_mcp_result {
 /* server.c */
 json_t *mb_mcp__dispatch(mb_mcp_server *srv, json_t *msg);
 json_t *mb_mcp__error(json_t *id, int code, const char *message);
+
+/* Runs the tools/call request of a job (worker threads). */
+json_t *mb_mcp__call_tool(mb_mcp_server *srv, mb_mcp_job *job);
+
+/* workers.c */
+int mb_mcp__workers_enabled(const mb_mcp_server *srv);
+void mb_mcp__workers_submit(mb_mcp_server *srv, json_t *msg); /* msg borrowed */
+void mb_mcp__workers_cancel(mb_mcp_server *srv, const json_t *request_id);
+void mb_mcp__workers_finish(mb_mcp_server *srv); /* cancels, drains, joins */
 
 /* transport.c */
 void mb_mcp__send(mb_mcp_server *srv, json_t *msg); /* steals msg */

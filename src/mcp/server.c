@@ -42,6 +42,7 @@ int mb_mcp_server_new(const mb_mcp_info *info, mb_mcp_server **out, mb_err *err)
     srv->max_message = MB_MCP_MAX_MESSAGE_DEFAULT;
     srv->log_level = -1;
     srv->in_fd = srv->out_fd = -1;
+    pthread_mutex_init(&srv->out_lock, NULL);
     *out = srv;
     return 0;
 }
@@ -56,6 +57,7 @@ void mb_mcp_server_free(mb_mcp_server *srv)
     }
     free(srv->tools);
     json_decref(srv->capabilities);
+    pthread_mutex_destroy(&srv->out_lock);
     if (srv->free_data) srv->free_data(srv->data);
     mb_buf_free(&srv->inbuf);
     mb_buf_free(&srv->deferred);
@@ -282,28 +284,34 @@ static json_t *finish_call(mb_mcp_server *srv, mb_mcp_tool_entry *e, const char 
     json_t *r = json_object();
     json_object_set(r, "content", res->content);
     if (res->structured) json_object_set(r, "structuredContent", res->structured);
-    if (res->is_error) json_object_set_new(r, "isError", json_true());
+    /* The Python SDK serializes CallToolResult with its default isError:
+     * false; the TypeScript SDK leaves it out unless set. */
+    mb_mcp_flavor fl = srv->info->flavor;
+    if (res->is_error || fl == MB_MCP_PY_FASTMCP || fl == MB_MCP_PY_SERVER)
+        json_object_set_new(r, "isError", json_boolean(res->is_error));
     return result_msg(id, r);
 }
 
 static json_t *run_handler(mb_mcp_server *srv, mb_mcp_tool_entry *e, mb_mcp_tool_fn fn,
-                           const char *name, json_t *id, json_t *params, json_t *args)
+                           const char *name, json_t *id, json_t *params, json_t *args,
+                           mb_mcp_job *job)
 {
-    mb_mcp_call call = {.srv = srv, .tool = name, .id = id};
+    mb_mcp_call call = {.srv = srv, .tool = name, .id = id, .job = job};
     json_t *meta = json_object_get(params, "_meta");
     call.progress_token = json_object_get(meta, "progressToken");
     mb_mcp_result res;
     mb_mcp__result_init(&res);
-    srv->current = &call;
+    if (!job) srv->current = &call;
     int rc = fn(&call, args, &res);
-    srv->current = NULL;
+    if (!job) srv->current = NULL;
+    else call.cancelled = atomic_load(&job->cancelled);
     json_t *resp = call.cancelled ? NULL : finish_call(srv, e, name, id, &res, rc);
     mb_mcp__result_dispose(&res);
     return resp;
 }
 
 static json_t *unknown_tool(mb_mcp_server *srv, const char *name, json_t *id, json_t *params,
-                            json_t *args)
+                            json_t *args, mb_mcp_job *job)
 {
     const mb_mcp_info *info = srv->info;
     char *t;
@@ -315,13 +323,13 @@ static json_t *unknown_tool(mb_mcp_server *srv, const char *name, json_t *id, js
         free(t);
         return r;
     case MB_MCP_TS_SERVER:
-        if (info->unknown_tool) return run_handler(srv, NULL, info->unknown_tool, name, id, params, args);
+        if (info->unknown_tool) return run_handler(srv, NULL, info->unknown_tool, name, id, params, args, job);
         t = mb_asprintf("Unknown tool: %s", name);
         r = mb_mcp__error(id, MB_RPC_INTERNAL_ERROR, t);
         free(t);
         return r;
     case MB_MCP_PY_SERVER:
-        if (info->unknown_tool) return run_handler(srv, NULL, info->unknown_tool, name, id, params, args);
+        if (info->unknown_tool) return run_handler(srv, NULL, info->unknown_tool, name, id, params, args, job);
         /* fall through */
     default:
         t = mb_asprintf("Unknown tool: %s", name);
@@ -331,7 +339,7 @@ static json_t *unknown_tool(mb_mcp_server *srv, const char *name, json_t *id, js
     }
 }
 
-static json_t *do_tools_call(mb_mcp_server *srv, json_t *id, json_t *params)
+static json_t *do_tools_call(mb_mcp_server *srv, json_t *id, json_t *params, mb_mcp_job *job)
 {
     if (!json_is_object(params)) return zod_request_error(id, "object", js_type(params), "params", NULL);
     json_t *jname = json_object_get(params, "name");
@@ -348,7 +356,7 @@ static json_t *do_tools_call(mb_mcp_server *srv, json_t *id, json_t *params)
     json_t *args = jargs ? json_deep_copy(jargs) : (fl == MB_MCP_TS_SERVER ? NULL : json_object());
     json_t *resp;
     if (!e) {
-        resp = unknown_tool(srv, name, id, params, args);
+        resp = unknown_tool(srv, name, id, params, args, job);
     } else if (fl == MB_MCP_TS_MCPSERVER) {
         char *why = NULL;
         int (*validate)(const json_t *, json_t *, char **) =
@@ -359,11 +367,11 @@ static json_t *do_tools_call(mb_mcp_server *srv, json_t *id, json_t *params)
             resp = tool_error_result(id, t);
             free(t);
         } else {
-            resp = run_handler(srv, e, e->def->fn, name, id, params, args);
+            resp = run_handler(srv, e, e->def->fn, name, id, params, args, job);
         }
         free(why);
     } else {
-        resp = run_handler(srv, e, e->def->fn, name, id, params, args);
+        resp = run_handler(srv, e, e->def->fn, name, id, params, args, job);
     }
     json_decref(args);
     return resp;
@@ -373,13 +381,14 @@ static json_t *do_tools_call(mb_mcp_server *srv, json_t *id, json_t *params)
 
 static void on_notification(mb_mcp_server *srv, const char *method, json_t *params)
 {
-    /* notifications/cancelled for a request that already finished (or never
-     * arrived) needs nothing; one for the running call is seen by
-     * mb_mcp_call_cancelled() before it gets here. Everything else is
-     * ignored, as the SDKs ignore notifications they have no handler for. */
-    (void)srv;
-    (void)method;
-    (void)params;
+    /* notifications/cancelled for a call on a worker thread (queued or
+     * running) is acted on here; one for the call running on this thread is
+     * seen by mb_mcp_call_cancelled() before it gets here, and one for a
+     * request that already finished (or never arrived) needs nothing.
+     * Everything else is ignored, as the SDKs ignore notifications they have
+     * no handler for. */
+    if (!strcmp(method, "notifications/cancelled"))
+        mb_mcp__workers_cancel(srv, json_object_get(params, "requestId"));
 }
 
 json_t *mb_mcp__dispatch(mb_mcp_server *srv, json_t *msg)
@@ -405,9 +414,15 @@ json_t *mb_mcp__dispatch(mb_mcp_server *srv, json_t *msg)
     if (!strcmp(method, "initialize")) return do_initialize(srv, id, params);
     if (!strcmp(method, "ping")) return result_msg(id, json_object());
     if (!strcmp(method, "tools/list")) return do_tools_list(srv, id);
-    if (!strcmp(method, "tools/call")) return do_tools_call(srv, id, params);
+    if (!strcmp(method, "tools/call")) return do_tools_call(srv, id, params, NULL);
     if (!strcmp(method, "logging/setLevel")) return do_set_level(srv, id, params);
     return mb_mcp__error(id, MB_RPC_METHOD_NOT_FOUND, "Method not found");
+}
+
+json_t *mb_mcp__call_tool(mb_mcp_server *srv, mb_mcp_job *job)
+{
+    return do_tools_call(srv, json_object_get(job->msg, "id"),
+                         json_object_get(job->msg, "params"), job);
 }
 
 /* ------------------------------------------------------------ call side */
@@ -416,10 +431,18 @@ void *mb_mcp_call_data(const mb_mcp_call *call) { return call->srv->data; }
 mb_mcp_server *mb_mcp_call_server(const mb_mcp_call *call) { return call->srv; }
 const char *mb_mcp_call_tool(const mb_mcp_call *call) { return call->tool; }
 const char *mb_mcp_call_protocol(const mb_mcp_call *call) { return call->srv->protocol; }
-int mb_mcp_call_input_fd(const mb_mcp_call *call) { return call->srv->eof ? -1 : call->srv->in_fd; }
+int mb_mcp_call_input_fd(const mb_mcp_call *call)
+{
+    if (call->job) return call->job->wake_fd; /* the reading thread owns stdin */
+    return call->srv->eof ? -1 : call->srv->in_fd;
+}
 
 int mb_mcp_call_cancelled(mb_mcp_call *call)
 {
+    if (call->job) {
+        if (atomic_load(&call->job->cancelled)) call->cancelled = 1;
+        return call->cancelled;
+    }
     if (!call->cancelled) mb_mcp__pump_input(call->srv);
     if (call->srv->eof) call->cancelled = 1;
     return call->cancelled;

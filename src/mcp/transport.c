@@ -51,6 +51,7 @@ void mb_mcp__send(mb_mcp_server *srv, json_t *msg)
     if (!s) s = mb_strdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
                           "\"message\":\"Internal error: response could not be encoded\"}}");
     size_t n = strlen(s);
+    pthread_mutex_lock(&srv->out_lock);
     if (srv->out_buf) {
         mb_buf_append(srv->out_buf, s, n);
         mb_buf_putc(srv->out_buf, '\n');
@@ -60,6 +61,7 @@ void mb_mcp__send(mb_mcp_server *srv, json_t *msg)
         s[n + 1] = '\0';
         write_all(srv, s, n + 1);
     }
+    pthread_mutex_unlock(&srv->out_lock);
     free(s);
 }
 
@@ -70,6 +72,14 @@ static int all_space(const char *s, size_t n)
     for (size_t i = 0; i < n; i++)
         if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') return 0;
     return 1;
+}
+
+/* A well-formed tools/call request: the only message a worker takes. */
+static int is_call_request(json_t *msg)
+{
+    json_t *id = json_object_get(msg, "id");
+    return json_is_object(msg) && (json_is_string(id) || json_is_integer(id)) &&
+           !strcmp(json_string_value(json_object_get(msg, "method")) ?: "", "tools/call");
 }
 
 void mb_mcp__process_line(mb_mcp_server *srv, const char *line, size_t len)
@@ -105,6 +115,8 @@ void mb_mcp__process_line(mb_mcp_server *srv, const char *line, size_t len)
             if (json_array_size(replies)) mb_mcp__send(srv, replies);
             else json_decref(replies);
         }
+    } else if (mb_mcp__workers_enabled(srv) && is_call_request(msg)) {
+        mb_mcp__workers_submit(srv, msg);
     } else {
         mb_mcp__send(srv, mb_mcp__dispatch(srv, msg));
     }
@@ -250,6 +262,7 @@ int mb_mcp_serve(mb_mcp_server *srv, int in_fd, int out_fd, mb_err *err)
         }
         mb_buf_append(&srv->inbuf, chunk, (size_t)n);
     }
+    mb_mcp__workers_finish(srv);
     srv->in_fd = srv->out_fd = -1;
     if (srv->out_broken) return mb_err_set(err, MB_EIO, "the client closed its end of the stream");
     return 0;

@@ -81,7 +81,7 @@ def server(root, version, *extra):
 
 
 def ok(res):
-    assert not res.get("isError"), res
+    assert res["isError"] is False, res  # as the Python SDK serializes it
     assert len(res["content"]) == 1 and res["content"][0]["type"] == "text"
     return res["content"][0]["text"]
 

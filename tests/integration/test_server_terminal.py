@@ -4,6 +4,7 @@ from the MCP-Atlas trajectories in bench-data (sample_tasks.json)."""
 import json
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -61,7 +62,8 @@ def server(ws, env, *args):
 
 
 def blocks(res):
-    assert "isError" not in res or res["isError"] is False, res
+    # the Python SDK sends its default isError: false on every success
+    assert res["isError"] is False, res
     return res["content"]
 
 
@@ -261,15 +263,78 @@ def test_missing_allowed_dir_fails_to_start(tmp_path):
     assert b"Valid ALLOWED_DIR is required" in p.stderr
 
 
+def sleeps_under(pid):
+    """`sleep` processes whose parent is pid."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        if st[st.index("(") + 1:st.rindex(")")] == "sleep" and \
+                int(st[st.rindex(")") + 2:].split()[1]) == pid:
+            out.append(int(d))
+    return out
+
+
 def test_cancellation_stops_command(ws):
     env = {"ALLOWED_COMMANDS": "sleep", "COMMAND_TIMEOUT": "60"}
     with server(ws, env) as c:
         c.send({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
                 "params": {"name": "run_command", "arguments": {"command": "sleep 30"}}})
+        deadline = time.monotonic() + 10
+        while not sleeps_under(c.proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sleeps_under(c.proc.pid), "the command never started"
         c.notify("notifications/cancelled", {"requestId": 99, "reason": "test"})
-        # the server answers the next request promptly instead of waiting 30 s
+        # the command is killed, and the server answers the next request
+        while sleeps_under(c.proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not sleeps_under(c.proc.pid), "the cancelled command still runs"
         r = c.result("ping", {}, timeout=10)
         assert r == {}
+        # a cancelled request gets no response
+        assert all(m.get("id") != 99 for m in c.notifications if isinstance(m, dict))
+
+
+def test_calls_run_concurrently(ws):
+    """A long command does not hold up another session's short one (the gateway
+    multiplexes every session of a sandbox onto this one stdio stream)."""
+    env = {"ALLOWED_COMMANDS": "sleep,echo", "COMMAND_TIMEOUT": "60"}
+    with server(ws, env) as c:
+        c.send({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+                "params": {"name": "run_command", "arguments": {"command": "sleep 3"}}})
+        t0 = time.monotonic()
+        r = c.call("run_command", {"command": "echo quick"}, timeout=10)
+        assert "quick" in c.text(r)
+        assert time.monotonic() - t0 < 2.0, "the short call waited for the long one"
+        late = None
+        while late is None:
+            m = c.read_message(timeout=10)
+            if isinstance(m, dict) and m.get("id") == 50:
+                late = m
+        text = "".join(b.get("text", "") for b in late["result"]["content"])
+        assert "return code: 0" in text
+        assert time.monotonic() - t0 >= 2.9
+
+
+def test_calls_received_before_eof_are_answered(ws):
+    env = {"ALLOWED_COMMANDS": "sleep,echo", "COMMAND_TIMEOUT": "60"}
+    c = server(ws, env)
+    for i, cmd in enumerate(["sleep 1", "echo one", "echo two"]):
+        c.send({"jsonrpc": "2.0", "id": 70 + i, "method": "tools/call",
+                "params": {"name": "run_command", "arguments": {"command": cmd}}})
+    c.proc.stdin.close()
+    seen = {}
+    while len(seen) < 3:
+        m = c.read_message(timeout=10)
+        if isinstance(m, dict) and "id" in m:
+            seen[m["id"]] = m
+    assert sorted(seen) == [70, 71, 72]
+    assert c.proc.wait(timeout=10) == 0, c.stderr()
 
 
 @pytest.mark.skipif(not os.path.isfile(os.path.join(BENCH, "mcp-atlas", "sample_tasks.json")),

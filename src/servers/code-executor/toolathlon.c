@@ -241,6 +241,8 @@ static const mb_mcp_info TL_INFO = {
     /* what a FastMCP server announces */
     .capabilities = "{\"experimental\": {}, \"prompts\": {\"listChanged\": false}, \"resources\": "
                     "{\"subscribe\": false, \"listChanged\": false}, \"tools\": {\"listChanged\": false}}",
+    /* each run writes its own file; FastMCP runs sync tools on a thread pool */
+    .concurrent_calls = 8,
 };
 
 int mb_codeexec_toolathlon_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)

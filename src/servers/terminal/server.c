@@ -237,6 +237,8 @@ static const mb_mcp_info TERM_INFO = {
     .version = "0.2.1", /* what cli-mcp-server 0.2.5 (and the fork) report */
     .flavor = MB_MCP_PY_SERVER,
     .capabilities = "{\"experimental\": {}, \"tools\": {\"listChanged\": false}}",
+    /* commands run as separate processes; upstream awaits them concurrently */
+    .concurrent_calls = 8,
 };
 
 /* Flags override the environment variables of the same meaning. */
