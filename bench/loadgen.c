@@ -3,7 +3,8 @@
  * clients on one libcurl multi handle, checking every answer.
  *
  *   loadgen --url URL [--mode get|mcp|mcp-per-call] [--sessions N]
- *           [--duration S | --requests N] [--warmup S] [--body JSON]
+ *           [--duration S | --requests N] [--warmup S | --warmup-requests N]
+ *           [--body JSON | --bodies FILE] [--answers FILE]
  *           [--expect STR]... [--expect-count STR=N] [--reject STR]...
  *           [--header 'Name: value']... [--timeout S] [--windows N]
  *
@@ -17,6 +18,16 @@
  *   mcp-per-call  each iteration is a whole MCP session, as MCP-Atlas's client
  *                 does for every tool call: initialize, initialized, the
  *                 call, DELETE; the iteration is timed as one.
+ *
+ * Per-call bodies: --bodies FILE holds one JSON-RPC request per line; the
+ * calls of the run are numbered 0, 1, 2... in the order they are sent (over
+ * all sessions) and call k sends line k (modulo the number of lines), so a
+ * sequence of different calls (e.g. creating entity k) is replayed exactly.
+ * --warmup-requests N makes the first N calls the warm-up instead of --warmup
+ * seconds (with one session, two runs with the same file then time the same
+ * calls). --answers FILE writes every call's answer body, in the order the
+ * answers arrive, as records "CALL TIMED LENGTH\n" + LENGTH bytes + "\n",
+ * for a caller that checks whole answers after the run.
  *
  * An answer counts as correct when its status is 2xx, it holds every
  * --expect string, --expect-count STR occurs exactly N times, and no
@@ -64,7 +75,9 @@ typedef struct opts {
     double duration, warmup, timeout;
     int windows;
     long requests;
+    long warmup_requests; /* -1: the warm-up is --warmup seconds */
     const char *body;
+    const char *bodies_path, *answers_path;
     const char *expect[16];
     int n_expect;
     const char *reject[16];
@@ -82,8 +95,17 @@ typedef struct sess {
     buf body, sent;
     double t_iter;  /* start of the timed unit */
     long next_id;
+    long call_no;  /* the run's number of the call in flight */
     int was_ready; /* opened its session once */
 } sess;
+
+/* The run's sequence of calls: per-call bodies and where answers go. */
+typedef struct plan {
+    char **bodies; /* --bodies lines, or NULL: every call sends --body */
+    size_t n_bodies;
+    long next_call;
+    FILE *answers;
+} plan;
 
 typedef struct stats {
     double *lat;   /* ms */
@@ -180,8 +202,35 @@ static const char INIT_BODY[] =
 static const char NOTIFY_BODY[] =
     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
 
+/* Reads --bodies: one request per non-empty line. */
+static int load_bodies(const char *path, plan *pl)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+        if (!len) continue;
+        pl->bodies = realloc(pl->bodies, (pl->n_bodies + 1) * sizeof *pl->bodies);
+        if (!pl->bodies) abort();
+        pl->bodies[pl->n_bodies++] = strdup(line);
+    }
+    free(line);
+    fclose(f);
+    if (!pl->n_bodies) {
+        fprintf(stderr, "loadgen: %s holds no request\n", path);
+        return -1;
+    }
+    return 0;
+}
+
 /* Prepares s->h for its current step. */
-static void setup(const opts *o, sess *s)
+static void setup(const opts *o, plan *pl, sess *s)
 {
     curl_easy_reset(s->h);
     s->body.n = 0;
@@ -219,6 +268,10 @@ static void setup(const opts *o, sess *s)
     }
     if (s->step == ST_INIT) s->sid[0] = '\0';
     const char *tpl = s->step == ST_INIT ? INIT_BODY : s->step == ST_NOTIFY ? NOTIFY_BODY : o->body;
+    if (s->step == ST_CALL) {
+        s->call_no = pl->next_call++;
+        if (pl->bodies) tpl = pl->bodies[(size_t)s->call_no % pl->n_bodies];
+    }
     render(&s->sent, tpl, ++s->next_id);
     curl_easy_setopt(s->h, CURLOPT_POSTFIELDS, s->sent.p);
     curl_easy_setopt(s->h, CURLOPT_POSTFIELDSIZE, (long)s->sent.n);
@@ -274,6 +327,15 @@ static int check(const opts *o, sess *s, CURLcode rc, stats *st)
     return 1;
 }
 
+/* Appends one call's answer to --answers. */
+static void save_answer(plan *pl, const sess *s, int timed)
+{
+    if (!pl->answers) return;
+    fprintf(pl->answers, "%ld %d %zu\n", s->call_no, timed, s->body.n);
+    if (s->body.n) fwrite(s->body.p, 1, s->body.n, pl->answers);
+    fputc('\n', pl->answers);
+}
+
 static void record(stats *st, double t0, double t1)
 {
     if (st->n == st->cap) {
@@ -312,7 +374,8 @@ static void print_summary(double *v, size_t n, double seconds)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: loadgen --url URL [--mode get|mcp|mcp-per-call] [--sessions N]\n"
-               "               [--duration S | --requests N] [--warmup S] [--body JSON]\n"
+               "               [--duration S | --requests N] [--warmup S | --warmup-requests N]\n"
+               "               [--body JSON | --bodies FILE] [--answers FILE]\n"
                "               [--expect STR]... [--expect-count STR=N] [--reject STR]...\n"
                "               [--header 'Name: value']... [--timeout S] [--windows N]\n");
 }
@@ -320,7 +383,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     opts o = {.mode = MODE_GET, .sessions = 1, .duration = 5, .warmup = 1, .timeout = 30,
-              .windows = 1};
+              .windows = 1, .warmup_requests = -1};
     static const struct option lo[] = {
         {"url", required_argument, 0, 'u'},      {"mode", required_argument, 0, 'm'},
         {"sessions", required_argument, 0, 'c'}, {"duration", required_argument, 0, 'd'},
@@ -329,6 +392,8 @@ int main(int argc, char **argv)
         {"reject", required_argument, 0, 'r'},   {"expect-count", required_argument, 0, 'k'},
         {"header", required_argument, 0, 'H'},   {"timeout", required_argument, 0, 't'},
         {"windows", required_argument, 0, 'W'},
+        {"warmup-requests", required_argument, 0, 'R'},
+        {"bodies", required_argument, 0, 'B'},   {"answers", required_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -370,17 +435,29 @@ int main(int argc, char **argv)
         case 'H': o.extra = curl_slist_append(o.extra, optarg); break;
         case 't': o.timeout = atof(optarg); break;
         case 'W': o.windows = atoi(optarg); break;
+        case 'R': o.warmup_requests = atol(optarg); break;
+        case 'B': o.bodies_path = optarg; break;
+        case 'A': o.answers_path = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
     if (!o.url || o.sessions < 1 || o.sessions > 4096 || o.duration <= 0 || o.warmup < 0 ||
         o.windows < 1 || o.windows > 100 ||
-        (o.mode != MODE_GET && !o.body)) {
+        o.warmup_requests < -1 || (o.mode != MODE_GET && !o.body == !o.bodies_path) ||
+        (o.mode == MODE_GET && (o.bodies_path || o.warmup_requests >= 0))) {
         usage(stderr);
-        fprintf(stderr, "loadgen: --url is required, --sessions is 1..4096, MCP modes need --body\n");
+        fprintf(stderr, "loadgen: --url is required, --sessions is 1..4096, MCP modes need "
+                        "--body or --bodies (not both), --warmup-requests is >= 0\n");
         return 2;
     }
+    plan pl = {0};
+    if (o.bodies_path && load_bodies(o.bodies_path, &pl)) return 2;
+    if (o.answers_path && !(pl.answers = fopen(o.answers_path, "w"))) {
+        perror(o.answers_path);
+        return 2;
+    }
+    if (o.warmup_requests >= 0) o.warmup = 0;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     CURLM *m = curl_multi_init();
     curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, (long)o.sessions + 8);
@@ -404,7 +481,7 @@ int main(int argc, char **argv)
         ss[i].h = curl_easy_init();
         ss[i].step = o.mode == MODE_GET ? ST_CALL : ST_INIT;
         ss[i].t_iter = now();
-        setup(&o, &ss[i]);
+        setup(&o, &pl, &ss[i]);
         curl_multi_add_handle(m, ss[i].h);
         active++;
     }
@@ -423,8 +500,11 @@ int main(int argc, char **argv)
             curl_multi_remove_handle(m, s->h);
             double t = now();
             int timed = s->t_iter >= t_measure && t <= t_end;
+            if (o.warmup_requests >= 0)
+                timed = !waiting && s->call_no >= o.warmup_requests && t <= t_end;
             int ok = check(&o, s, rc, &st);
             enum step done = s->step;
+            if (done == ST_CALL) save_answer(&pl, s, timed);
             /* What this session does next. */
             if (!ok) {
                 if (o.mode != MODE_GET) s->step = ST_INIT;
@@ -451,9 +531,17 @@ int main(int argc, char **argv)
                     s->t_iter = t;
                 }
             } else if (done == ST_DELETE) {
-                if (timed) record(&st, s->t_iter, t);
+                /* in mcp mode a DELETE only ends the session when the run stops */
+                if (timed && o.mode == MODE_PER_CALL) record(&st, s->t_iter, t);
                 s->step = ST_INIT;
                 s->t_iter = t;
+            }
+            /* a counted warm-up ends with its last iteration: the measurement starts */
+            if (o.warmup_requests > 0 && s->call_no == o.warmup_requests - 1 &&
+                done == (o.mode == MODE_PER_CALL ? ST_DELETE : ST_CALL)) {
+                t_measure = t;
+                t_end = t_measure + span;
+                t_hard = t_end + o.timeout + 5;
             }
             if (!stopping && ((o.requests > 0 && (long)st.n >= o.requests) || t >= t_end)) {
                 stopping = 1;
@@ -470,7 +558,7 @@ int main(int argc, char **argv)
                 active--;
                 continue;
             }
-            setup(&o, s);
+            setup(&o, &pl, s);
             curl_multi_add_handle(m, s->h);
         }
         if (active > 0) curl_multi_poll(m, NULL, 0, 100, NULL);
@@ -504,6 +592,9 @@ int main(int argc, char **argv)
     printf("}\n");
     free(tmp);
     free(st.start);
+    if (pl.answers && fclose(pl.answers)) perror(o.answers_path);
+    for (size_t i = 0; i < pl.n_bodies; i++) free(pl.bodies[i]);
+    free(pl.bodies);
     for (int i = 0; i < o.sessions; i++) {
         curl_multi_remove_handle(m, ss[i].h);
         curl_easy_cleanup(ss[i].h);

@@ -1,7 +1,9 @@
 """bench/ must not rot: a smoke run of the load-generator ceiling, the tool
-call benchmark (mcpbox against supergateway + the npm filesystem server) and
-the archive benchmark, written into a scratch doc and JSON file, must give
-well-formed rows with no errors (every answer checked by the benchmarks)."""
+call benchmark (mcpbox against supergateway + the npm filesystem server), the
+archive benchmark and the per-tool latency benchmark (filesystem, memory and
+code-runner against their npm references), written into a scratch doc and
+JSON file, must give well-formed rows with no errors (every answer checked by
+the benchmarks)."""
 import json
 import os
 import re
@@ -18,9 +20,9 @@ def test_bench_smoke(tmp_path):
     doc.write_text("# Performance\n\nprose kept\n")
     out = tmp_path / "results.json"
     r = subprocess.run([os.path.join(ROOT, "bench", "run"), "--smoke", "--no-setup",
-                        "--only", "P0,P2,P4", "--doc", str(doc), "--json", str(out),
+                        "--only", "P0,P2,P4,P8", "--doc", str(doc), "--json", str(out),
                         "--workdir", str(tmp_path / "work")],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
     text = doc.read_text()
@@ -33,13 +35,21 @@ def test_bench_smoke(tmp_path):
         if m:
             rows[m.group(1)] = m.groups()
     want = {"P0.healthz.c1", "P0.healthz.c8", "P2.read.c1", "P2.read.c8", "P2.list.c1",
-            "P2.list.c8", "P2.read.s1", "P2.trivial.c1", "P2.trivial.c8", "P4.put_init", "P4.dump_get", "P4.upload_rss"}
+            "P2.list.c8", "P2.read.s1", "P2.trivial.c1", "P2.trivial.c8",
+            "P4.put_init", "P4.dump_get", "P4.upload_rss"}
+    p8 = {"P8.fs." + t for t in ("read_text_file", "read_multiple_files", "write_file",
+                                 "edit_file", "list_directory_with_sizes", "directory_tree",
+                                 "search_files", "get_file_info", "list_allowed_directories")}
+    p8 |= {"P8.mem." + t for t in ("read_graph", "search_nodes", "open_nodes",
+                                   "add_observations", "create_entities")}
+    p8 |= {"P8.cr.javascript", "P8.cr.python"}
+    want |= p8
     assert want <= set(rows), (sorted(rows), text)
     for rid in want:
         assert rows[rid][5] == "0", rows[rid]
         assert "--smoke" in rows[rid][6]
     # latency rows carry p50 / p99 / max and a throughput; side-by-side rows a ratio
-    for rid in ("P2.read.c1", "P2.list.c8"):
+    for rid in ("P2.read.c1", "P2.list.c8", *sorted(p8)):
         assert re.match(r"[\d.]+ / [\d.]+ / [\d.]+ ms, [\d,.]+/s", rows[rid][2]), rows[rid]
         assert re.match(r"supergateway .*: [\d.]+ / [\d.]+ / [\d.]+ ms, [\d,.]+/s", rows[rid][3])
         assert re.match(r"[\d.]+×", rows[rid][4]), rows[rid]
@@ -61,3 +71,9 @@ def test_bench_smoke(tmp_path):
         assert by_id["P2.trivial.c1"]["data"][side]["server_cpu_us"] > 0
     assert "server-side CPU per call" in rows["P2.trivial.c8"][1] or \
         "server-side CPU per call" in by_id["P2.trivial.c8"].get("note", "")
+    # P8: every timed call of every run was counted, on both sides
+    for rid in p8:
+        calls = by_id[rid]["data"]["calls"]
+        for side in ("mcpbox", "supergateway"):
+            runs = by_id[rid]["data"][side]
+            assert runs and all(r["requests"] == calls and r["errors"] == 0 for r in runs), runs
