@@ -16,31 +16,55 @@
 
 /* ------------------------------------------------------------ JavaScript */
 
+/* The escape JSON.stringify / json.dumps write for an ASCII byte, or NULL
+ * when the byte stands for itself. `buf` holds a \u escape. */
+static const char *escape_of(unsigned char c, int del_too, char buf[8])
+{
+    switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\b': return "\\b";
+    case '\f': return "\\f";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default:
+        if (c < 0x20 || (del_too && c == 0x7F)) {
+            snprintf(buf, 8, "\\u%04x", c);
+            return buf;
+        }
+        return NULL;
+    }
+}
+
 static void js_string(mb_buf *b, const char *s, size_t n)
 {
+    mb_buf_reserve(b, n + 2);
     mb_buf_putc(b, '"');
+    size_t run = 0; /* start of the stretch copied as it is */
+    char ubuf[8];
     for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        switch (c) {
-        case '"': mb_buf_puts(b, "\\\""); break;
-        case '\\': mb_buf_puts(b, "\\\\"); break;
-        case '\b': mb_buf_puts(b, "\\b"); break;
-        case '\f': mb_buf_puts(b, "\\f"); break;
-        case '\n': mb_buf_puts(b, "\\n"); break;
-        case '\r': mb_buf_puts(b, "\\r"); break;
-        case '\t': mb_buf_puts(b, "\\t"); break;
-        default:
-            if (c < 0x20) mb_buf_printf(b, "\\u%04x", c);
-            else mb_buf_putc(b, (char)c);
-        }
+        const char *esc = escape_of((unsigned char)s[i], 0, ubuf);
+        if (!esc) continue;
+        mb_buf_append(b, s + run, i - run);
+        mb_buf_puts(b, esc);
+        run = i + 1;
     }
+    mb_buf_append(b, s + run, n - run);
     mb_buf_putc(b, '"');
 }
 
 static void newline(mb_buf *b, int indent, int level)
 {
+    static const char spaces[] = "                                                  "
+                                 "                                                  ";
     mb_buf_putc(b, '\n');
-    for (int i = 0; i < indent * level; i++) mb_buf_putc(b, ' ');
+    size_t n = (size_t)(indent * level);
+    while (n) {
+        size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
+        mb_buf_append(b, spaces, k);
+        n -= k;
+    }
 }
 
 static void js_value(mb_buf *b, const json_t *v, int indent, int level)
@@ -114,37 +138,35 @@ char *mb_js_stringify(const json_t *v, int indent)
 
 static void py_string(mb_buf *b, const char *s, size_t n, int ascii)
 {
+    mb_buf_reserve(b, n + 2);
     mb_buf_putc(b, '"');
-    size_t i = 0;
+    size_t i = 0, run = 0; /* s[run..i) is copied as it is */
+    char ubuf[8];
     while (i < n) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x80) {
+            const char *esc = escape_of(c, ascii, ubuf);
             i++;
-            switch (c) {
-            case '"': mb_buf_puts(b, "\\\""); break;
-            case '\\': mb_buf_puts(b, "\\\\"); break;
-            case '\b': mb_buf_puts(b, "\\b"); break;
-            case '\f': mb_buf_puts(b, "\\f"); break;
-            case '\n': mb_buf_puts(b, "\\n"); break;
-            case '\r': mb_buf_puts(b, "\\r"); break;
-            case '\t': mb_buf_puts(b, "\\t"); break;
-            default:
-                if (c < 0x20 || (ascii && c == 0x7F)) mb_buf_printf(b, "\\u%04x", c);
-                else mb_buf_putc(b, (char)c);
+            if (esc) {
+                mb_buf_append(b, s + run, i - 1 - run);
+                mb_buf_puts(b, esc);
+                run = i;
             }
             continue;
         }
         size_t start = i;
         unsigned cp = mb_utf8_next(s, n, &i);
-        if (!ascii) {
-            mb_buf_append(b, s + start, i - start);
-        } else if (cp >= 0x10000) {
+        if (!ascii) continue; /* UTF-8 stays as it is */
+        mb_buf_append(b, s + run, start - run);
+        if (cp >= 0x10000) {
             unsigned v = cp - 0x10000;
             mb_buf_printf(b, "\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
         } else {
             mb_buf_printf(b, "\\u%04x", cp);
         }
+        run = i;
     }
+    mb_buf_append(b, s + run, n - run);
     mb_buf_putc(b, '"');
 }
 

@@ -81,7 +81,12 @@ void mb_buf_append(mb_buf *b, const void *data, size_t n)
 
 void mb_buf_puts(mb_buf *b, const char *s) { mb_buf_append(b, s, strlen(s)); }
 
-void mb_buf_putc(mb_buf *b, char c) { mb_buf_append(b, &c, 1); }
+void mb_buf_putc(mb_buf *b, char c)
+{
+    if (b->len + 2 > b->cap) mb_buf_reserve(b, 1);
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+}
 
 void mb_buf_vprintf(mb_buf *b, const char *fmt, va_list ap)
 {

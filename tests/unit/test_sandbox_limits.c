@@ -163,7 +163,8 @@ static void shell_bomb_is_killed_at_timeout(void **state)
     if (!sbt_is_root()) skip();
     mb_sandbox_stats before, after;
     assert_int_equal(mb_sandbox_stats_get(victim.sb, &before, NULL), 0);
-    bomb b = {.timeout_ms = 2500, .script = "b() { b | b & }; b; sleep 30"};
+    /* Long enough for the bomb to reach the limit on a loaded machine. */
+    bomb b = {.timeout_ms = 6000, .script = "b() { b | b & }; b; sleep 30"};
     int answers;
     int64_t slowest;
     uint32_t max_pids;
