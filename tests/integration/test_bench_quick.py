@@ -1,6 +1,7 @@
 """bench/ must not rot: a smoke run of the load-generator ceiling, the tool
 call benchmark (mcpbox against supergateway + the npm filesystem server), the
-archive benchmark and the per-tool latency benchmark (filesystem, memory and
+archive benchmark, the office documents benchmark (excel and pdf-tools against
+openpyxl and pypdf) and the per-tool latency benchmark (filesystem, memory and
 code-runner against their npm references), written into a scratch doc and
 JSON file, must give well-formed rows with no errors (every answer checked by
 the benchmarks)."""
@@ -20,9 +21,9 @@ def test_bench_smoke(tmp_path):
     doc.write_text("# Performance\n\nprose kept\n")
     out = tmp_path / "results.json"
     r = subprocess.run([os.path.join(ROOT, "bench", "run"), "--smoke", "--no-setup",
-                        "--only", "P0,P2,P4,P8", "--doc", str(doc), "--json", str(out),
+                        "--only", "P0,P2,P4,P7,P8", "--doc", str(doc), "--json", str(out),
                         "--workdir", str(tmp_path / "work")],
-                       capture_output=True, text=True, timeout=180)
+                       capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
     text = doc.read_text()
@@ -36,7 +37,8 @@ def test_bench_smoke(tmp_path):
             rows[m.group(1)] = m.groups()
     want = {"P0.healthz.c1", "P0.healthz.c8", "P2.read.c1", "P2.read.c8", "P2.list.c1",
             "P2.list.c8", "P2.read.s1", "P2.trivial.c1", "P2.trivial.c8",
-            "P4.put_init", "P4.dump_get", "P4.upload_rss"}
+            "P4.put_init", "P4.dump_get", "P4.upload_rss",
+            "P7.xlsx_write", "P7.xlsx_read", "P7.xlsx_rss", "P7.pdf_read", "P7.pdf_rss"}
     p8 = {"P8.fs." + t for t in ("read_text_file", "read_multiple_files", "write_file",
                                  "edit_file", "list_directory_with_sizes", "directory_tree",
                                  "search_files", "get_file_info", "list_allowed_directories")}
@@ -55,10 +57,22 @@ def test_bench_smoke(tmp_path):
         assert re.match(r"[\d.]+×", rows[rid][4]), rows[rid]
     assert re.match(r"[\d.]+×", rows["P4.put_init"][4])
     assert re.match(r"VmHWM [\d.]+ MB", rows["P4.upload_rss"][2])
+    # office rows: latencies against openpyxl / pypdf in a Python process, and peak RSS
+    for rid in ("P7.xlsx_write", "P7.xlsx_read", "P7.pdf_read"):
+        assert re.match(r"[\d.]+ / [\d.]+ / [\d.]+ ms$", rows[rid][2]), rows[rid]
+        assert re.match(r"(openpyxl|pypdf) [\d.]+ in one Python process .*: [\d.]+ / [\d.]+ / "
+                        r"[\d.]+ ms$", rows[rid][3]), rows[rid]
+        assert re.match(r"[\d.]+×", rows[rid][4]), rows[rid]
+    for rid in ("P7.xlsx_rss", "P7.pdf_rss"):
+        assert re.match(r"VmHWM [\d.]+ MB \([\d.]+ MB after start\)$", rows[rid][2]), rows[rid]
+        assert re.match(r".*: peak RSS [\d.]+ MB$", rows[rid][3]), rows[rid]
 
     data = json.loads(out.read_text())
     assert data["meta"]["machine"]["cores"] >= 1 and data["meta"]["mode"] == "--smoke"
     by_id = {r["id"]: r for r in data["rows"]}
+    # the office benchmark checked every cell it read back and timed every call
+    xl = by_id["P7.xlsx_read"]["data"]["mcpbox"]
+    assert xl["errors"] == 0 and xl["read"]["n"] == 1 and xl["write"]["n"] == 1
     # the generator saw the answers it was told to check, and timed some calls
     for rid in ("P2.read.c1", "P2.list.c1"):
         for side in ("mcpbox", "supergateway"):

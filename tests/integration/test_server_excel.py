@@ -216,6 +216,35 @@ def test_write_and_untouched_parts(xl, root):
         "Error: Cannot convert [1, 2] to Excel"
 
 
+def test_write_empty_string_and_none(xl, root):
+    """As upstream's ws.cell(row, column, value=v): "" makes an empty string cell
+    (openpyxl writes it without content, so it reads back empty), None leaves
+    the cell as it was."""
+    p = str(root / "e.xlsx")
+    sample_workbook(p)
+    assert xl("write_data_to_excel", {"filepath": p, "sheet_name": "Data", "start_cell": "A2",
+                                      "data": [["", None, "", None], [None, "", None, ""]]}) == \
+        "Data written to Data"
+    ws = openpyxl.load_workbook(p)["Data"]
+    assert [c.value for c in ws[2]][:5] == [None, 3, None, datetime.datetime(2024, 1, 7), True]
+    assert [c.value for c in ws[3]][:5] == ["pear", None, 0.1, None, False]
+    with zipfile.ZipFile(p) as z:
+        sheet = z.read("xl/worksheets/sheet1.xml").decode()
+    assert '<c r="A2" t="inlineStr"/>' in sheet and '<c r="B3" t="inlineStr"/>' in sheet
+    df = pandas.read_excel(p, sheet_name="Data")
+    assert pandas.isna(df.iloc[0]["Name"]) and df.iloc[0]["Qty"] == 3
+    assert pandas.isna(df.iloc[1]["Qty"]) and df.iloc[1]["Name"] == "pear"
+    v = cells(xl("read_data_from_excel", {"filepath": p, "sheet_name": "Data",
+                                          "start_cell": "A2", "end_cell": "D3"}))
+    assert v == {"A2": None, "B2": 3, "C2": None, "D2": "2024-01-07 00:00:00",
+                 "A3": "pear", "B3": None, "C3": 0.1, "D3": None}
+    # an empty cell written past the data still counts for the used range, as in openpyxl
+    assert xl("write_data_to_excel", {"filepath": p, "sheet_name": "Other", "start_cell": "C4",
+                                      "data": [[""]]}) == "Data written to Other"
+    assert openpyxl.load_workbook(p)["Other"].dimensions == "A1:C4"
+    assert "'Other': 'A1:C4'" in xl("get_workbook_metadata", {"filepath": p, "include_ranges": True})
+
+
 def test_workbook_and_sheet_tools(xl, root):
     p = str(root / "sub" / "dir" / "new.xlsx")
     assert xl("create_workbook", {"filepath": p}) == "Created workbook at %s" % p

@@ -1,7 +1,8 @@
 /*
  * book.c - the workbook model: opening a package as a workbook (sheets,
  * shared strings), creating a new one, indexing a worksheet's rows and cells
- * for lookup, merged ranges, and saving.
+ * for lookup, merged ranges, and saving (after a value change, with what
+ * openpyxl's save does to formula results: dropped, recalculated on load).
  *
  * A worksheet is indexed once when first used: its <row>s sorted by number,
  * each with its <c>s sorted by column, pointing at the DOM nodes. Lookups are
@@ -388,6 +389,7 @@ void xl_sheet_remove(xl_book *b, xl_sheet *s)
     memmove(s, s + 1, (b->nsheets - idx - 1) * sizeof *s);
     b->nsheets--;
     b->wb_dirty = 1;
+    b->stale = 1; /* formulas that referred to the sheet */
 }
 
 /* ---------------------------------------------------------- sheet index */
@@ -699,8 +701,107 @@ static void update_dimension(xl_sheet *s)
     /* drop empty rows we may have left behind (no cells, no attributes of note) */
 }
 
+/* Asks Excel to recompute every formula when the workbook is opened. */
+static void full_calc_on_load(xl_book *b)
+{
+    xmlNodePtr root = xmlDocGetRootElement(b->wb);
+    xmlNodePtr calc = xl_child(root, "calcPr");
+    if (!calc) {
+        calc = xl_new_el(root, "calcPr");
+        /* CT_Workbook: calcPr comes before these */
+        static const char *const after[] = {"oleSize", "customWorkbookViews", "pivotCaches",
+                                            "smartTagPr", "smartTagTypes", "webPublishing",
+                                            "fileRecoveryPr", "webPublishObjects", "extLst",
+                                            NULL};
+        xmlNodePtr before = NULL;
+        for (xmlNodePtr n = root->children; n && !before; n = n->next)
+            for (int i = 0; after[i] && !before; i++)
+                if (xl_is(n, after[i])) before = n;
+        if (before) xmlAddPrevSibling(before, calc);
+        else xmlAddChild(root, calc);
+    }
+    const char *cur = xl_attr(calc, "fullCalcOnLoad");
+    if (!cur || (strcmp(cur, "1") && strcasecmp(cur, "true"))) {
+        xmlSetProp(calc, BAD_CAST "fullCalcOnLoad", BAD_CAST "1");
+        b->wb_dirty = 1;
+    }
+}
+
+/* Drops the cached results of the formulas of one worksheet document;
+ * returns how many formulas it holds, and sets *changed when it removed
+ * something. */
+static size_t drop_results(xmlDocPtr doc, int *changed)
+{
+    size_t formulas = 0;
+    xmlNodePtr data = xl_child(xmlDocGetRootElement(doc), "sheetData");
+    for (xmlNodePtr r = data ? data->children : NULL; r; r = r->next) {
+        if (!xl_is(r, "row")) continue;
+        for (xmlNodePtr c = r->children; c; c = c->next) {
+            if (!xl_is(c, "c") || !xl_child(c, "f")) continue;
+            formulas++;
+            xmlNodePtr v = xl_child(c, "v");
+            if (v) {
+                xmlUnlinkNode(v);
+                xmlFreeNode(v);
+                *changed = 1;
+            }
+            /* t describes the cached result; a formula cell has none now */
+            if (xmlHasProp(c, BAD_CAST "t")) {
+                xmlUnsetProp(c, BAD_CAST "t");
+                *changed = 1;
+            }
+        }
+    }
+    return formulas;
+}
+
+typedef struct calc_chain {
+    char *id, *target;
+} calc_chain;
+
+static int calc_chain_rel(const mb_ooxml_rel *rel, void *payload)
+{
+    calc_chain *cc = payload;
+    if (rel->external || !mb_str_has_suffix(rel->type, "/calcChain")) return 0;
+    cc->id = mb_strdup(rel->id);
+    cc->target = mb_strdup(rel->target);
+    return 1;
+}
+
+/* What a save after a value change does to the formulas (see excel.h).
+ * A worksheet that cannot be parsed is left as it is: the tool's own sheet
+ * was parsed already, and an unreadable other one is not this call's to
+ * refuse. */
+static void invalidate_results(xl_book *b)
+{
+    size_t formulas = 0;
+    for (size_t i = 0; i < b->nsheets; i++) {
+        xl_sheet *s = &b->sheets[i];
+        if (!s->is_worksheet) continue;
+        xmlDocPtr doc = s->doc;
+        if (!doc && mb_ooxml_xml(b->pkg, s->part, &doc, NULL)) continue;
+        int changed = 0;
+        formulas += drop_results(doc, &changed);
+        if (changed) mb_ooxml_touch(b->pkg, s->part);
+    }
+    if (!formulas) return;
+    full_calc_on_load(b);
+    calc_chain cc = {0};
+    mb_ooxml_rels_each(b->pkg, b->wb_part, calc_chain_rel, &cc, NULL);
+    if (cc.id) {
+        char *part = mb_ooxml_resolve(b->wb_part, cc.target);
+        mb_ooxml_rel_remove(b->pkg, b->wb_part, cc.id, NULL);
+        mb_ooxml_ct_remove(b->pkg, part, NULL);
+        mb_ooxml_remove(b->pkg, part);
+        free(part);
+    }
+    free(cc.id);
+    free(cc.target);
+}
+
 int xl_book_save(xl_book *b, char **why)
 {
+    if (b->stale) invalidate_results(b);
     for (size_t i = 0; i < b->nsheets; i++) {
         xl_sheet *s = &b->sheets[i];
         if (!s->dirty || !s->doc) continue;

@@ -399,7 +399,6 @@ static void add_text_child(xmlNodePtr parent, const char *name, const char *text
 
 int xl_cell_set(xl_book *b, xl_sheet *s, unsigned row, unsigned col, json_t *v, char **why)
 {
-    (void)b;
     if (json_is_array(v) || json_is_object(v)) {
         mb_buf r = {0};
         mb_py_repr_json(&r, v);
@@ -414,6 +413,7 @@ int xl_cell_set(xl_book *b, xl_sheet *s, unsigned row, unsigned col, json_t *v, 
     xmlNodePtr c = xl_cell_get_or_add(s, row, col);
     clear_value(c);
     s->dirty = 1;
+    b->stale = 1;
     if (json_is_null(v)) return 0;
     if (json_is_boolean(v)) {
         xmlSetProp(c, BAD_CAST "t", BAD_CAST "b");
@@ -431,6 +431,10 @@ int xl_cell_set(xl_book *b, xl_sheet *s, unsigned row, unsigned col, json_t *v, 
         const char *str = json_string_value(v);
         if (strlen(str) > 1 && str[0] == '=') {
             add_text_child(c, "f", str + 1);
+        } else if (!*str) {
+            /* openpyxl keeps "" as a string cell but writes it without
+             * content (<c t="inlineStr"/>), which reads back as empty */
+            xmlSetProp(c, BAD_CAST "t", BAD_CAST "inlineStr");
         } else {
             xmlSetProp(c, BAD_CAST "t", BAD_CAST "inlineStr");
             xmlNodePtr is = xl_new_el(c, "is");

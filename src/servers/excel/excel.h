@@ -91,6 +91,9 @@ typedef struct xl_book {
     size_t nsheets;
     int active;      /* index of the active sheet */
     int wb_dirty;
+    /* cell values or positions changed: the cached results of formulas
+     * anywhere in the workbook may be wrong now (see xl_book_save) */
+    int stale;
     /* shared strings, parsed on first use */
     char **sst;
     size_t nsst;
@@ -113,7 +116,13 @@ typedef struct xl_book {
 int xl_book_open(const char *path, const char *shown, xl_book **out, char **why);
 /* A new workbook with one empty sheet called `sheet`, not yet saved. */
 xl_book *xl_book_new(const char *path, const char *sheet);
-/* Serializes changed sheets/workbook and writes the file. */
+/* Serializes changed sheets/workbook and writes the file. When b->stale is
+ * set and the workbook holds formulas, it first does what openpyxl's save
+ * does to them: every formula's cached result is dropped (readers that do
+ * not recalculate, LibreOffice among them, would show the old number), the
+ * workbook asks for a full recalculation on load, and the calculation chain
+ * (which Excel rebuilds) goes. Worksheets without cached formula results are
+ * left byte for byte. */
 int xl_book_save(xl_book *b, char **why);
 void xl_book_free(xl_book *b);
 

@@ -436,7 +436,10 @@ int xl_t_write_data(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
                                   "and %u columns)", r, c, XL_MAX_ROW, XL_MAX_COL);
                 goto fail;
             }
-            if (xl_cell_set(b, s, (unsigned)r, (unsigned)c, json_array_get(row, j), &why)) goto fail;
+            json_t *v = json_array_get(row, j);
+            /* upstream's ws.cell(row, column, value=None) leaves the cell as it is */
+            if (json_is_null(v)) continue;
+            if (xl_cell_set(b, s, (unsigned)r, (unsigned)c, v, &why)) goto fail;
         }
     }
     xl_sheet_touch(s);
@@ -641,29 +644,6 @@ int xl_t_validate_formula(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     return rc;
 }
 
-/* Ask Excel/LibreOffice to recompute on open: the formulas we write carry no
- * cached value. */
-static void full_calc_on_load(xl_book *b)
-{
-    xmlNodePtr root = xmlDocGetRootElement(b->wb);
-    xmlNodePtr calc = xl_child(root, "calcPr");
-    if (!calc) {
-        calc = xl_new_el(root, "calcPr");
-        static const char *const after[] = {"extLst", "fileRecoveryPr", "webPublishObjects",
-                                            "smartTagTypes", "smartTagPr", "customWorkbookViews",
-                                            "oleSize", "calcPr", NULL};
-        xmlNodePtr before = NULL;
-        for (int i = 0; after[i] && !before; i++) before = xl_child(root, after[i]);
-        if (before) xmlAddPrevSibling(before, calc);
-        else xmlAddChild(root, calc);
-    }
-    const char *cur = xl_attr(calc, "fullCalcOnLoad");
-    if (!cur || strcmp(cur, "1")) {
-        xmlSetProp(calc, BAD_CAST "fullCalcOnLoad", BAD_CAST "1");
-        b->wb_dirty = 1;
-    }
-}
-
 int xl_t_apply_formula(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 {
     xl_book *b;
@@ -700,7 +680,6 @@ int xl_t_apply_formula(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         xl_book_free(b);
         return rc;
     }
-    full_calc_on_load(b);
     char *text = mb_asprintf("Applied formula '%s' to cell %s", formula, cell);
     rc = finish(b, res, 1, text);
     free(text);

@@ -279,6 +279,7 @@ static int rows_cols(mb_mcp_call *call, json_t *args, mb_mcp_result *res, int co
     long delta = insert ? (long)count : -(long)count;
     if (cols) shift_cols(s, (unsigned)start, delta);
     else shift_rows(s, (unsigned)start, delta);
+    b->stale = 1; /* cells moved under the formulas that point at them */
     char *msg = mb_asprintf("%s %lld %s starting at %s %lld in sheet '%s'",
                             insert ? "Inserted" : "Deleted", count, cols ? "column(s)" : "row(s)",
                             cols ? "column" : "row", start, s->name);
@@ -363,6 +364,7 @@ int xl_t_copy_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
                 xmlAddChild(dst, xmlCopyNode(xl_child(src, "v"), 1));
                 if (styles[n]) xl_cell_set_style(dst, styles[n]);
                 t->dirty = 1;
+                b->stale = 1;
                 continue;
             }
             if (xl_cell_set(b, t, nr, nc, v, &why)) break;
@@ -410,6 +412,7 @@ int xl_t_delete_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     /* upstream then deletes whole rows (up) or whole columns (left) */
     if (!strcmp(dir, "up")) shift_rows(s, r1, -(long)(r2 - r1 + 1));
     else shift_cols(s, c1, -(long)(c2 - c1 + 1));
+    b->stale = 1;
     char *msg = mb_asprintf("Range %s:%s deleted successfully", x, y);
     rc = save_ok(b, res, msg);
     free(msg);
