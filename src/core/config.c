@@ -25,6 +25,8 @@ static void usage(FILE *f)
         "                            one; repeatable; MCPBOX_POOL='N' or 'P=N;P2=N')\n"
         "  --call-timeout SECONDS    an MCP call unanswered this long fails (default 120)\n"
         "  --start-timeout SECONDS   a server not ready this long after start fails (default 30)\n"
+        "  --max-message SIZE        largest JSON-RPC message between a client and a server,\n"
+        "                            either way (default 64M)\n"
         "  --max-upload SIZE         largest archive a PUT may send (default 4G)\n"
         "  --max-expanded SIZE       largest extracted size of an archive (default 4G)\n"
         "  --max-entries N           most members in an archive (default 1000000)\n"
@@ -126,7 +128,7 @@ static void set_str(char **dst, const char *v)
 enum {
     OPT_LISTEN = 256, OPT_DATA, OPT_PUBLIC, OPT_SEED, OPT_PROFILES, OPT_MAX_UPLOAD,
     OPT_MAX_EXPANDED, OPT_MAX_ENTRIES, OPT_URL_TTL, OPT_DEFAULT_TTL, OPT_ORIGIN,
-    OPT_HEADER_LIMIT, OPT_IDLE, OPT_POOL, OPT_CALL_TIMEOUT, OPT_START_TIMEOUT,
+    OPT_HEADER_LIMIT, OPT_IDLE, OPT_POOL, OPT_CALL_TIMEOUT, OPT_START_TIMEOUT, OPT_MAX_MESSAGE,
 };
 
 /* Applies one setting, from a flag or from the environment. */
@@ -173,6 +175,16 @@ static int apply(mb_config *cfg, int opt, const char *v)
     case OPT_START_TIMEOUT:
         if (!(rc = int_opt("--start-timeout", v, 1, 3600, &n))) cfg->start_timeout_s = (int)n;
         break;
+    case OPT_MAX_MESSAGE:
+        if (!(rc = size_opt("--max-message", v, &size))) {
+            if (size < 4096) {
+                fprintf(stderr, "mcpbox serve: --max-message must be at least 4K\n");
+                rc = 2;
+            } else {
+                cfg->max_message_bytes = size;
+            }
+        }
+        break;
     case OPT_IDLE:
         if (!(rc = int_opt("--idle-timeout", v, 1, 86400, &n))) cfg->idle_timeout_s = (unsigned)n;
         break;
@@ -195,6 +207,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
     cfg->pool_all = -1;
     cfg->call_timeout_s = 120;
     cfg->start_timeout_s = 30;
+    cfg->max_message_bytes = 64ULL << 20;
 
     static const struct { const char *env; int opt; } envs[] = {
         {"MCPBOX_LISTEN", OPT_LISTEN}, {"MCPBOX_DATA_DIR", OPT_DATA},
@@ -202,7 +215,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"MCPBOX_MAX_UPLOAD", OPT_MAX_UPLOAD}, {"MCPBOX_MAX_EXPANDED", OPT_MAX_EXPANDED},
         {"MCPBOX_MAX_ENTRIES", OPT_MAX_ENTRIES}, {"MCPBOX_URL_TTL_MINUTES", OPT_URL_TTL},
         {"MCPBOX_DEFAULT_TTL", OPT_DEFAULT_TTL}, {"MCPBOX_CALL_TIMEOUT", OPT_CALL_TIMEOUT},
-        {"MCPBOX_START_TIMEOUT", OPT_START_TIMEOUT},
+        {"MCPBOX_START_TIMEOUT", OPT_START_TIMEOUT}, {"MCPBOX_MAX_MESSAGE", OPT_MAX_MESSAGE},
     };
     for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
         const char *v = getenv(envs[i].env);
@@ -252,6 +265,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"pool", required_argument, NULL, OPT_POOL},
         {"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
         {"start-timeout", required_argument, NULL, OPT_START_TIMEOUT},
+        {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };

@@ -55,6 +55,7 @@ typedef struct mb_config {
     mb_seed pools[MB_MAX_SEEDS];  /* --pool PROFILE=N (preset = profile, dir = N) */
     size_t n_pools;
     int call_timeout_s;           /* MCP call timeout; default 120 */
+    uint64_t max_message_bytes;   /* per JSON-RPC message through the gateway; 64 MiB */
     int start_timeout_s;          /* server start + initialize; default 30 */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */

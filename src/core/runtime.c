@@ -252,6 +252,7 @@ static int open_gateway(mb_core *core, mb_err *err)
         .ctx = core,
         .call_timeout_ms = core->cfg.call_timeout_s * 1000,
         .init_timeout_ms = core->cfg.start_timeout_s * 1000,
+        .max_message_bytes = (size_t)core->cfg.max_message_bytes,
         .allowed_origins = origins,
         .allowed_hosts = hosts,
     };

@@ -6,13 +6,14 @@ import io
 import os
 import re
 import signal
+import subprocess
 import tarfile
 import time
 
 import httpx
 import pytest
 
-from conftest import Daemon
+from conftest import MCPBOX_BIN, Daemon
 from gwharness import Session, node_client, text_of
 
 NATIVE = ["filesystem", "git", "terminal", "localmemory", "code-runner", "code-executor"]
@@ -361,3 +362,32 @@ def test_excel_inside_a_sandbox(api):
     ws = wb["Sheet"]
     assert [[c.value for c in row] for row in ws.iter_rows(min_row=1, max_row=2, max_col=2)] == \
         [["a", "b"], [1, 2]]
+
+
+def test_max_message_bounds_tool_results_both_ways(tmp_root):
+    """--max-message: an answer within it arrives whole, a bigger one becomes a
+    JSON-RPC error naming the limit, a bigger request gets HTTP 413; and the
+    session keeps working after both."""
+    d = Daemon(os.path.join(tmp_root, "var"), extra_args=["--max-message", "64K"]).start()
+    try:
+        with d.client() as api:
+            sb = acquire(api, ["filesystem"])
+            upload(api, sb["local_sandbox_id"],
+                   tar_gz({"small.txt": b"s" * 30000, "big.txt": b"b" * 100000}))
+            s = Session(url_of(sb, "filesystem"))
+            try:
+                assert text_of(s.call("read_text_file", {"path": "/data/small.txt"})) == "s" * 30000
+                big = s.call("read_text_file", {"path": "/data/big.txt"})
+                assert "error" in big, big
+                assert "limit of 65536 bytes" in big["error"]["message"], big
+                r = s.request("tools/call", {"name": "write_file", "arguments": {
+                    "path": "/data/w.txt", "content": "w" * 70000}})
+                assert r.status_code == 413, r.text
+                assert text_of(s.call("read_text_file", {"path": "/data/small.txt"})) == "s" * 30000
+            finally:
+                s.close()
+    finally:
+        d.stop()
+    bad = subprocess.run([MCPBOX_BIN, "serve", "--max-message", "1K"], capture_output=True,
+                         text=True, timeout=30)
+    assert bad.returncode == 2 and "--max-message must be at least 4K" in bad.stderr
