@@ -184,6 +184,20 @@ static char *listing(const char *root)
     return mb_buf_steal(&b);
 }
 
+/* Blanks the mtime of the listing line of `dir` (a directory the archive
+ * implies without a member of its own: it gets the time of extraction, which
+ * differs between two extractions that straddle a second). */
+static void blank_mtime(char *list, const char *dir)
+{
+    char *key = mb_asprintf("%s d ", dir);
+    for (char *line = list; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, key, strlen(key))) continue;
+        char *t = line + strlen(key) + 5; /* past the mode and its space */
+        while (*t >= '0' && *t <= '9') *t++ = '*';
+    }
+    free(key);
+}
+
 static int dir_is_empty(const char *path)
 {
     DIR *d = opendir(path);
@@ -308,12 +322,15 @@ static void test_both_member_styles(void **state)
     write_tgz(b->tgz, plain, ARCHIVE_FORMAT_TAR_USTAR);
     assert_int_equal(extract(b, NULL, &st, &err), 0);
     char *two = listing(b->ws);
+    blank_mtime(one, "x"), blank_mtime(one, "x/y");
+    blank_mtime(two, "x"), blank_mtime(two, "x/y");
     assert_string_equal(one, two);
     /* directory mtimes survive their contents being written */
     assert_non_null(strstr(one, "dir d 0700 1600000001"));
     assert_non_null(strstr(one, "dir/f.txt f 0600 1600000002 5\nhello"));
     assert_non_null(strstr(one, "empty d 0755 1600000003"));
-    assert_non_null(strstr(one, "x d 0755"));
+    assert_non_null(strstr(one, "\nx d 0755 *"));
+    assert_non_null(strstr(one, "\nx/y d 0755 *"));
     assert_true(dir_is_empty(b->stage));
     free(one);
     free(two);
