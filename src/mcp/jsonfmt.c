@@ -37,6 +37,10 @@ static const char *escape_of(unsigned char c, int del_too, char buf[8])
     }
 }
 
+/* Whether an ASCII byte may need an escape: control characters, '"', '\\'
+ * and DEL (which only Python's ensure_ascii escapes). */
+static inline int maybe_escaped(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c == 0x7F; }
+
 static void js_string(mb_buf *b, const char *s, size_t n)
 {
     mb_buf_reserve(b, n + 2);
@@ -44,6 +48,7 @@ static void js_string(mb_buf *b, const char *s, size_t n)
     size_t run = 0; /* start of the stretch copied as it is */
     char ubuf[8];
     for (size_t i = 0; i < n; i++) {
+        if (!maybe_escaped((unsigned char)s[i])) continue;
         const char *esc = escape_of((unsigned char)s[i], 0, ubuf);
         if (!esc) continue;
         mb_buf_append(b, s + run, i - run);
@@ -145,8 +150,9 @@ static void py_string(mb_buf *b, const char *s, size_t n, int ascii)
     while (i < n) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x80) {
-            const char *esc = escape_of(c, ascii, ubuf);
             i++;
+            if (!maybe_escaped(c)) continue;
+            const char *esc = escape_of(c, ascii, ubuf);
             if (esc) {
                 mb_buf_append(b, s + run, i - 1 - run);
                 mb_buf_puts(b, esc);

@@ -46,7 +46,9 @@ static void write_all(mb_mcp_server *srv, const char *p, size_t n)
 void mb_mcp__send(mb_mcp_server *srv, json_t *msg)
 {
     if (!msg) return;
-    char *s = json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
+    /* JSON.stringify's compact form: numbers as the runtimes print them, and
+     * long strings copied in stretches rather than a character at a time. */
+    char *s = mb_js_stringify(msg, 0);
     json_decref(msg);
     if (!s) s = mb_strdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
                           "\"message\":\"Internal error: response could not be encoded\"}}");
