@@ -153,6 +153,10 @@ typedef struct mb_mcp_info {
      * does not hold up the others; the tool handlers and the server's data
      * must then be safe to use from several threads. */
     int concurrent_calls;
+    /* Optional: the newest protocol version the mirrored SDK knows (e.g.
+     * "2024-11-05" for TypeScript SDK 1.0.1). initialize answers a newer
+     * request with it, as that SDK would; NULL: MB_MCP_PROTOCOL_LATEST. */
+    const char *max_protocol;
 } mb_mcp_info;
 
 /* Creates a server. `info` is borrowed for the server's lifetime. */

@@ -188,9 +188,13 @@ static const char *js_type(const json_t *v)
 static json_t *do_initialize(mb_mcp_server *srv, json_t *id, json_t *params)
 {
     const char *want = json_string_value(json_object_get(params, "protocolVersion"));
-    const char *ver = MB_MCP_PROTOCOL_LATEST;
+    const char *max = srv->info->max_protocol;
+    const char *ver = max ? max : MB_MCP_PROTOCOL_LATEST;
+    /* Versions are dates: a later one sorts after an earlier one. */
     for (int i = 0; want && mb_mcp_protocol_versions[i]; i++)
-        if (!strcmp(want, mb_mcp_protocol_versions[i])) ver = mb_mcp_protocol_versions[i];
+        if (!strcmp(want, mb_mcp_protocol_versions[i]) &&
+            (!max || strcmp(mb_mcp_protocol_versions[i], max) <= 0))
+            ver = mb_mcp_protocol_versions[i];
     snprintf(srv->protocol, sizeof srv->protocol, "%s", ver);
     json_t *r = json_pack("{s:s, s:O, s:{s:s, s:s}}", "protocolVersion", ver, "capabilities",
                           srv->capabilities, "serverInfo", "name", srv->info->name, "version",

@@ -8,12 +8,12 @@
 
 const mb_server_entry mb_servers[] = {
     {"filesystem", mb_srv_filesystem_create,
-     "@modelcontextprotocol/server-filesystem 2026.7.10",
-     "mcpbox mcp filesystem [DIR...]\n"
+     "@modelcontextprotocol/server-filesystem 2026.7.10 (14 tools) / 2025.7.1 (12 tools)",
+     "mcpbox mcp filesystem [--upstream-version 2026.7.10|2025.7.1] [DIR...]\n"
      "  DIR  allowed directories (default: /data when it exists)\n"},
     {"localmemory", mb_srv_memory_create,
-     "@modelcontextprotocol/server-memory 2025.8.4",
-     "mcpbox mcp localmemory [--memory-file PATH]\n"
+     "@modelcontextprotocol/server-memory 2025.8.4 / 2025.4.25",
+     "mcpbox mcp localmemory [--upstream-version 2025.8.4|2025.4.25] [--memory-file PATH]\n"
      "  --memory-file PATH  the JSONL knowledge graph (default: $MEMORY_FILE_PATH,\n"
      "                      else memory.json beside the mcpbox binary; relative\n"
      "                      paths are taken from the binary's directory too)\n"},

@@ -1,6 +1,14 @@
-"""Differential test: `mcpbox mcp filesystem ROOT` against the npm reference
-@modelcontextprotocol/server-filesystem 2026.7.10 (tests/node), side by side
-on two copies of the same tree.
+"""Differential test: `mcpbox mcp filesystem [--upstream-version V] ROOT`
+against the npm reference of the same version (tests/node), side by side on
+two copies of the same tree, for each version we reproduce:
+  - 2026.7.10, the default (@modelcontextprotocol/server-filesystem);
+  - 2025.7.1, Toolathlon's pin (npm alias server-filesystem-2025.7.1; run with
+    the SDK of its time, 1.17.5, so that it imports zod 3 - with today's SDK
+    npm hoists zod 4, against which that release lists empty input schemas).
+The call sequence is the same for both where the tools are; 2025.7.1 reads
+with read_file, matches search_files patterns as name substrings, and is
+started in its root (it takes relative paths from the working directory,
+which is /data in the sandbox).
 
 Every call goes to both servers and the whole results (content,
 structuredContent, isError) must be equal once each side's own directory is
@@ -27,12 +35,41 @@ from mcp_stdio import StdioClient
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NODE = os.path.join(ROOT, "tests", "node", "node22")
-REF = os.path.join(ROOT, "tests", "node", "node_modules", "@modelcontextprotocol",
-                   "server-filesystem", "dist", "index.js")
+MODULES = os.path.join(ROOT, "tests", "node", "node_modules")
 MCPBOX = os.environ.get("MCPBOX_BIN", os.path.join(ROOT, "build", "asan", "mcpbox"))
 
-pytestmark = pytest.mark.skipif(not (os.path.exists(NODE) and os.path.exists(REF)),
-                                reason="Node peers missing: run scripts/install-node-tools")
+NEW, OLD = "2026.7.10", "2025.7.1"
+# version -> (the reference's entry point, our extra arguments)
+VERSIONS = {
+    NEW: (os.path.join(MODULES, "@modelcontextprotocol", "server-filesystem", "dist", "index.js"), []),
+    OLD: (os.path.join(MODULES, "server-filesystem-2025.7.1", "dist", "index.js"),
+          ["--upstream-version", OLD]),
+}
+# protocol revisions the reference's SDK knows (the newest is answered to others)
+PROTOCOLS = {NEW: ["2025-06-18", "2024-11-05", "2025-11-25", "1999-01-01"],
+             OLD: ["2025-06-18", "2024-11-05", "2025-03-26", "2025-11-25", "1999-01-01"]}
+TOOL_COUNT = {NEW: 14, OLD: 12}
+
+
+def _version_param(v):
+    missing = not (os.path.exists(NODE) and os.path.exists(VERSIONS[v][0]))
+    return pytest.param(v, id=v, marks=pytest.mark.skipif(
+        missing, reason="Node peers missing: run scripts/install-node-tools"))
+
+
+ALL_VERSIONS = [_version_param(NEW), _version_param(OLD)]
+
+
+def ref_argv(version, *roots):
+    return [NODE, VERSIONS[version][0], *roots]
+
+
+def our_argv(version, *roots):
+    return [MCPBOX, "mcp", "filesystem", *VERSIONS[version][1], *roots]
+
+
+def read_tool(version):
+    return "read_text_file" if version == NEW else "read_file"
 
 LONG = "".join(f"line {i:03d} ünïcödé ✓ {'x' * (i % 7)}\n" for i in range(200))
 CODE = """def greet(name):
@@ -121,10 +158,13 @@ def build_tree(base):
 # Calls: (tool, args, loose) with "{R}" replaced by the side's root and
 # "{B}" by its base directory in every string. loose=True: a get_file_info on
 # a file the sequence rewrote (its "modified" differs by a moment).
-def calls():
+def calls(version=NEW):
     c = []
+    read = read_tool(version)
 
     def add(tool, args, loose=False):
+        if tool == "read_text_file":
+            tool = read
         c.append((tool, args, loose))
 
     # --- listing and reading
@@ -149,9 +189,12 @@ def calls():
                  {"path": "a.txt", "head": 1, "tail": 1}, {"path": "a.txt", "head": 0, "tail": 1},
                  {"path": "bad-utf8.bin", "head": 1}, {"path": "big.bin", "tail": 2}, {"path": "sub", "head": 1}]:
         add("read_text_file", args)
-    for p in ["image.png", "Photo.JPG", "sound.mp3", "clip.wav", "data.bin", "my file #1%.bin", "ünï.bin",
-              "a.txt", "missing.png", "sub"]:
+    media = ["image.png", "Photo.JPG", "sound.mp3", "clip.wav", "data.bin", "my file #1%.bin", "ünï.bin",
+             "a.txt", "missing.png", "sub"]
+    for p in media if version == NEW else media[:2]:  # 2025.7.1 has no such tool
         add("read_media_file", {"path": p})
+    if version == OLD:
+        c.append(("read_text_file", {"path": "a.txt"}, False))  # nor this one
     add("read_multiple_files", {"paths": ["a.txt", "b.txt", "missing.txt", "sub", "../outside/secret.txt",
                                           "link_out", "{R}/sub/one.txt", "{B}/outside/secret.txt"]})
     add("read_multiple_files", {"paths": ["crlf.txt"]})
@@ -171,13 +214,22 @@ def calls():
     for ex in [["node_modules"], ["sub"], ["*.txt"], ["**/deep/**"], [".hidden", "*.bin"], ["deep"],
                ["docs/*"], ["{sub,docs}"], ["**/*.md"]]:
         add("directory_tree", {"path": ".", "excludePatterns": ex})
-    for pat in ["*.txt", "**/*.txt", "**/*", "*", "sub/**", "sub/*", "**/deep*", "*.{txt,md}",
-                "**/[ab]*.txt", "?.txt", "**/.hidden", "**/.config", "nomatch*", "**/*.md",
-                "sub/**/*.txt", "**/deep/**", "[!a-z]*", "*.+(txt|md)", "!(*.txt)", "**/index.js",
-                "a.txt", "**", "*/*", "#comment", "@(a|b).txt", "**/*deep*/**"]:
+    globs = ["*.txt", "**/*.txt", "**/*", "*", "sub/**", "sub/*", "**/deep*", "*.{txt,md}",
+             "**/[ab]*.txt", "?.txt", "**/.hidden", "**/.config", "nomatch*", "**/*.md",
+             "sub/**/*.txt", "**/deep/**", "[!a-z]*", "*.+(txt|md)", "!(*.txt)", "**/index.js",
+             "a.txt", "**", "*/*", "#comment", "@(a|b).txt", "**/*deep*/**"]
+    # 2025.7.1 matches lower-cased names by substring
+    substrings = ["txt", "TXT", "deep", "DeEp", "", ".", "a", "b.txt", "é", "É", "ü", "日本", " ", "#1%",
+                  "node_modules", "nomatch", ".hidden", "/", "sub/one"]
+    for pat in globs if version == NEW else substrings + globs[:4]:
         add("search_files", {"path": ".", "pattern": pat})
-    for pat, ex in [("**/*.js", ["**/node_modules/**"]), ("**/*", ["sub"]), ("**/*.txt", ["sub/**"]),
-                    ("**/*", ["*.bin", "**/*.md"]), ("*.txt", ["a*"])]:
+    excludes = [("**/*.js", ["**/node_modules/**"]), ("**/*", ["sub"]), ("**/*.txt", ["sub/**"]),
+                ("**/*", ["*.bin", "**/*.md"]), ("*.txt", ["a*"])]
+    if version == OLD:
+        excludes = [("txt", ["sub"]), ("", ["node_modules"]), ("", ["*.bin", "**/*.md"]), ("e", ["deep"]),
+                    ("", ["**/deep/**"]), ("txt", ["sub/*"]), ("", ["pkg", ".hidden"]), ("t", ["a*"]),
+                    ("", ["sub/deep"]), ("one", ["one.txt"])]
+    for pat, ex in excludes:
         add("search_files", {"path": ".", "pattern": pat, "excludePatterns": ex})
     add("search_files", {"path": "sub", "pattern": "**/*.txt"})
     add("search_files", {"path": "a.txt", "pattern": "*"})
@@ -208,6 +260,13 @@ def calls():
     # --- input validation (the SDK's zod texts)
     for tool, args in [("read_text_file", {}), ("read_text_file", {"path": 5}),
                        ("read_text_file", {"path": "a.txt", "head": "1"}), ("read_multiple_files", {"paths": "a"}),
+                       ("read_multiple_files", {"paths": ["a.txt", 5, None]}), ("read_text_file", {"path": [1]}),
+                       ("write_file", {"path": None, "content": {}}), ("create_directory", {"path": True}),
+                       ("list_directory_with_sizes", {"path": ".", "sortBy": None}),
+                       ("list_directory_with_sizes", {"path": ".", "sortBy": 5}),
+                       ("search_files", {"path": ".", "pattern": "a", "excludePatterns": "x"}),
+                       ("search_files", {"path": ".", "pattern": "a", "excludePatterns": None}),
+                       ("edit_file", {"path": "a.txt", "edits": [None, {"oldText": "a", "newText": 1}]}),
                        ("write_file", {"path": "x.txt"}), ("edit_file", {"path": "a.txt", "edits": [{"oldText": "a"}]}),
                        ("edit_file", {"path": "a.txt", "edits": "nope", "dryRun": 1}),
                        ("list_directory_with_sizes", {"path": ".", "sortBy": "date"}),
@@ -256,6 +315,12 @@ def calls():
     add("edit_file", {"path": "long.txt", "edits": [{"oldText": "line 199 ünïcödé ✓ xxxxx\n", "newText": ""}]})
     add("edit_file", {"path": "ticks.md", "edits": [{"oldText": "code", "newText": "more code"}]})
     add("edit_file", {"path": "empty.txt", "edits": [{"oldText": "", "newText": "first line"}]})
+    # String#replace patterns in newText (2025.7.1 expands them, later versions do not)
+    add("edit_file", {"path": "ticks.md", "edits": [{"oldText": "more code",
+                                                     "newText": "[$&] $$ [$`] [$'] $1 $<n> $"}]})
+    add("edit_file", {"path": "ticks.md", "edits": [{"oldText": "\n```\n", "newText": "$'$'"}],
+                      "dryRun": True})
+    add("read_text_file", {"path": "ticks.md"})
     add("edit_file", {"path": "missing.txt", "edits": [{"oldText": "a", "newText": "b"}]})
     add("edit_file", {"path": "sub", "edits": []})
     add("edit_file", {"path": "a.txt", "edits": []})
@@ -317,14 +382,21 @@ def snapshot(base):
     return out
 
 
+@pytest.fixture(params=ALL_VERSIONS)
+def version(request):
+    return request.param
+
+
 @pytest.fixture
-def sides(tmp_path):
+def sides(tmp_path, version):
     bases = [tmp_path / "r", tmp_path / "o"]
     for b in bases:
         build_tree(b)
     assert snapshot(bases[0]) == snapshot(bases[1])
-    ref = StdioClient([NODE, REF, str(bases[0] / "root")], cwd=str(tmp_path))
-    ours = StdioClient([MCPBOX, "mcp", "filesystem", str(bases[1] / "root")], cwd=str(tmp_path))
+    # 2025.7.1 resolves relative paths from its working directory: run it in its root
+    cwd = [str(b / "root") if version == OLD else str(tmp_path) for b in bases]
+    ref = StdioClient(ref_argv(version, str(bases[0] / "root")), cwd=cwd[0])
+    ours = StdioClient(our_argv(version, str(bases[1] / "root")), cwd=cwd[1])
     try:
         yield [(ref, bases[0]), (ours, bases[1])]
     finally:
@@ -332,26 +404,26 @@ def sides(tmp_path):
         ours.close()
 
 
-def test_initialize_and_tools_list(sides):
+def test_initialize_and_tools_list(sides, version):
     (ref, _), (ours, _) = sides
-    for proto in ["2025-06-18", "2024-11-05", "2025-11-25", "1999-01-01"]:
+    for proto in PROTOCOLS[version]:
         a, b = ref.result("initialize", {"protocolVersion": proto, "capabilities": {},
                                          "clientInfo": {"name": "t", "version": "1"}}), \
             ours.result("initialize", {"protocolVersion": proto, "capabilities": {},
                                        "clientInfo": {"name": "t", "version": "1"}})
         assert a == b, proto
     rt, ot = ref.list_tools(), ours.list_tools()
-    assert [t["name"] for t in rt] == [t["name"] for t in ot] and len(ot) == 14
+    assert [t["name"] for t in rt] == [t["name"] for t in ot] and len(ot) == TOOL_COUNT[version]
     for a, b in zip(rt, ot):
         assert a["inputSchema"] == b["inputSchema"], a["name"]
         assert a == b, a["name"]  # title, description, annotations, outputSchema too
 
 
-def test_calls_identical(sides):
+def test_calls_identical(sides, version):
     (ref, rbase), (ours, obase) = sides
     ref.initialize()
     ours.initialize()
-    seq = calls()
+    seq = calls(version)
     assert len(seq) >= 200
     for tool, args, loose in seq:
         got = []
@@ -365,11 +437,16 @@ def test_calls_identical(sides):
                 r["structuredContent"]["content"] = strip_times(r["structuredContent"]["content"], loose)
             got.append(r)
         assert got[0] == got[1], f"{tool} {args}"
-    # protocol-level answers
+    # protocol-level answers. For 2025.7.1 a malformed tools/call is refused
+    # with the same code, but the SDK of its time words the zod issues the
+    # zod 3 way and the framework the later SDKs' (zod 4) way: the texts of
+    # those three are not compared.
     for method, params in [("ping", None), ("nope/nope", {}), ("tools/call", None),
                            ("tools/call", {"name": 7}), ("tools/call", {"name": "a", "arguments": [1]})]:
         a, b = ref.request(method, params), ours.request(method, params)
         a.pop("jsonrpc"), b.pop("jsonrpc")
+        if version == OLD and method == "tools/call":
+            a["error"].pop("message"), b["error"].pop("message")
         assert a == b, method
     assert ref.close() == 0
     assert ours.close() == 0, ours.stderr()
@@ -380,6 +457,7 @@ def test_calls_identical(sides):
     assert os.path.isfile(obase / "root" / "dangling_out") and not os.path.islink(obase / "root" / "dangling_out")
 
 
+@pytest.mark.parametrize("version", [_version_param(NEW)])
 def test_structured_content_validates(sides):
     """structuredContent matches each tool's own outputSchema (the SDK checks
     it and would answer an error otherwise)."""
@@ -419,24 +497,25 @@ def test_default_root_and_bad_roots(tmp_path):
             f"Allowed directories:\n{link}\n{tmp_path}"
 
 
-def _pair(tmp_path):
+def _pair(tmp_path, version):
     for d in ("a", "b"):
         (tmp_path / d).mkdir()
-    ref = StdioClient([NODE, REF, str(tmp_path / "a")])
-    ours = StdioClient([MCPBOX, "mcp", "filesystem", str(tmp_path / "b")])
+    ref = StdioClient(ref_argv(version, str(tmp_path / "a")), cwd=str(tmp_path / "a"))
+    ours = StdioClient(our_argv(version, str(tmp_path / "b")), cwd=str(tmp_path / "b"))
     ref.initialize()
     ours.initialize()
     return ref, ours
 
 
-def test_fuzz_head_tail(tmp_path):
+@pytest.mark.parametrize("version", ALL_VERSIONS)
+def test_fuzz_head_tail(tmp_path, version):
     """Random files of CR, LF, CRLF, multi-byte and invalid UTF-8 bytes,
     sized around the 1 KiB chunks upstream reads: whole, head and tail."""
     import random
     rnd = random.Random(7)
     alphabet = [b"a", b"b", b"\n", b"\r", b"\r\n", b"\xc3\xa9", b"\xe2\x9c\x93", b"\xf0\x9f\x98\x80",
                 b"\xff", b" ", b"\r\r\n"]
-    ref, ours = _pair(tmp_path)
+    ref, ours = _pair(tmp_path, version)
     try:
         for i in range(60):
             n = rnd.choice([0, 1, 5, 500, 1023, 1024, 1025, 2048, 3000])
@@ -445,21 +524,24 @@ def test_fuzz_head_tail(tmp_path):
                 (tmp_path / d / f"f{i}").write_bytes(data)
             for args in [{}, {"head": 1}, {"head": 3}, {"head": 40}, {"tail": 1}, {"tail": 2}, {"tail": 7}, {"tail": 100}]:
                 a = dict(path=f"f{i}", **args)
-                assert ref.call("read_text_file", a) == ours.call("read_text_file", a), (data, args)
+                tool = read_tool(version)
+                assert ref.call(tool, a) == ours.call(tool, a), (data, args)
     finally:
         ref.close()
         assert ours.close() == 0, ours.stderr()
 
 
-def test_fuzz_edit_diffs(tmp_path):
+@pytest.mark.parametrize("version", ALL_VERSIONS)
+def test_fuzz_edit_diffs(tmp_path, version):
     """Random edits of random line files: the unified diff (hunks, context,
-    Myers tie-breaks, no-newline markers) must be jsdiff's to the byte."""
+    Myers tie-breaks, no-newline markers) must be jsdiff's to the byte
+    (jsdiff 8 for 2026.7.10, jsdiff 5 for 2025.7.1)."""
     import random
     rnd = random.Random(11)
     words = ["alpha", "beta", "gamma", "", "  indented", "\tx", "}", "{", "same", "same"]
-    ref, ours = _pair(tmp_path)
+    ref, ours = _pair(tmp_path, version)
     try:
-        for i in range(150):
+        for i in range(300):
             lines = [rnd.choice(words) for _ in range(rnd.randint(0, 40))]
             content = "\n".join(lines) + rnd.choice(["", "\n"])
             for d in ("a", "b"):
@@ -480,3 +562,68 @@ def test_fuzz_edit_diffs(tmp_path):
     finally:
         ref.close()
         assert ours.close() == 0, ours.stderr()
+
+
+@pytest.mark.parametrize("version", [_version_param(OLD)])
+def test_old_startup_and_cwd(tmp_path, version):
+    """2025.7.1 refuses to start on a missing root or a file, keeps each root
+    as its realpath only, and takes relative paths from its working directory."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "x.txt").write_text("x\n")
+    (tmp_path / "other").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "link")
+    (tmp_path / "file").write_text("f")
+    for bad in [str(tmp_path / "nope"), str(tmp_path / "file")]:
+        codes = []
+        for argv in (ref_argv(version, bad), our_argv(version, bad)):
+            with StdioClient(argv) as c:
+                codes.append(c.proc.wait(timeout=30))
+        assert codes == [1, 1], bad
+    roots = [str(tmp_path / "link"), str(tmp_path / "other")]
+    ref = StdioClient(ref_argv(version, *roots), cwd=str(tmp_path))
+    ours = StdioClient(our_argv(version, *roots), cwd=str(tmp_path))
+    try:
+        ref.initialize()
+        ours.initialize()
+        for tool, args in [("list_allowed_directories", {}), ("read_file", {"path": "real/x.txt"}),
+                           ("read_file", {"path": "link/x.txt"}), ("read_file", {"path": "x.txt"}),
+                           ("list_directory", {"path": "other"}), ("list_directory", {"path": "."}),
+                           ("write_file", {"path": "other/new.txt", "content": "n"}),
+                           ("write_file", {"path": "elsewhere/new.txt", "content": "n"}),
+                           ("read_file", {"path": str(tmp_path / "link" / "x.txt")}),
+                           ("search_files", {"path": "link", "pattern": "x"})]:
+            assert ref.call(tool, args) == ours.call(tool, args), (tool, args)
+    finally:
+        ref.close()
+        ours.close()
+
+
+@pytest.mark.parametrize("version", ALL_VERSIONS)
+def test_sizes_past_terabytes(version):
+    """formatSize past TB: 2026.7.10 stays in TB, 2025.7.1 prints units[5],
+    i.e. "undefined". Sparse files on tmpfs (/dev/shm) make such sizes."""
+    import tempfile
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm")
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as base:
+        for d in ("a", "b"):
+            os.mkdir(os.path.join(base, d))
+            for name, size in [("peta", 2 * 1024 ** 5), ("exa", 3 * 1024 ** 6 + 5), ("tera", 5 * 1024 ** 4)]:
+                try:
+                    with open(os.path.join(base, d, name), "wb") as f:
+                        f.truncate(size)
+                except OSError:
+                    pytest.skip("this tmpfs refuses huge sparse files")
+        ref = StdioClient(ref_argv(version, os.path.join(base, "a")))
+        ours = StdioClient(our_argv(version, os.path.join(base, "b")))
+        try:
+            ref.initialize()
+            ours.initialize()
+            for sort in ("name", "size"):
+                a = ref.call("list_directory_with_sizes", {"path": os.path.join(base, "a"), "sortBy": sort})
+                b = ours.call("list_directory_with_sizes", {"path": os.path.join(base, "b"), "sortBy": sort})
+                assert a == b
+            assert ("undefined" in StdioClient.text(b)) == (version == OLD)
+        finally:
+            ref.close()
+            ours.close()

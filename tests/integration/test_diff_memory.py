@@ -1,18 +1,20 @@
-"""Differential test: `mcpbox mcp localmemory` against the npm reference
-@modelcontextprotocol/server-memory 2025.8.4 (tests/node), side by side on
-copies of the same knowledge-graph file.
+"""Differential test: `mcpbox mcp localmemory [--upstream-version V]` against
+the npm reference of the same version (tests/node), side by side on copies of
+the same knowledge-graph file, for each version we reproduce:
+  - 2025.8.4, the default (@modelcontextprotocol/server-memory, MCP-Atlas' pin);
+  - 2025.4.25, Toolathlon's pin (npm alias server-memory-2025.4.25): the same
+    server but for read_graph, which refuses a call without "arguments".
 
 Every call goes to both servers; the whole answers (result or JSON-RPC error)
 must be equal, and so must the two files afterwards. Documented differences,
 left out of the comparison on purpose:
-  - initialize's protocolVersion: the reference's SDK (1.0.1) only knows
-    2024-11-05, ours negotiates up to 2025-11-25;
   - a malformed line in the file: V8's JSON.parse messages are not mimicked
     (tested separately, not differentially);
   - the older single-object JSON file is read by us (upstream fails).
 """
 import json
 import os
+import random
 import shutil
 
 import pytest
@@ -21,11 +23,18 @@ from mcp_stdio import StdioClient
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NODE = os.path.join(ROOT, "tests", "node", "node22")
-REF = os.path.join(ROOT, "tests", "node", "node_modules", "@modelcontextprotocol",
-                   "server-memory", "dist", "index.js")
+MODULES = os.path.join(ROOT, "tests", "node", "node_modules")
+REF = os.path.join(MODULES, "@modelcontextprotocol", "server-memory", "dist", "index.js")
 MCPBOX = os.environ.get("MCPBOX_BIN", os.path.join(ROOT, "build", "asan", "mcpbox"))
 
-pytestmark = pytest.mark.skipif(not (os.path.exists(NODE) and os.path.exists(REF)),
+# version -> (the reference's entry point, our extra arguments)
+VERSIONS = {
+    "2025.8.4": (REF, []),
+    "2025.4.25": (os.path.join(MODULES, "server-memory-2025.4.25", "dist", "index.js"),
+                  ["--upstream-version", "2025.4.25"]),
+}
+
+pytestmark = pytest.mark.skipif(not (os.path.exists(NODE) and all(os.path.exists(r) for r, _ in VERSIONS.values())),
                                 reason="Node peers missing: run scripts/install-node-tools")
 
 SEED = "\n".join(json.dumps(x, separators=(",", ":")) for x in [
@@ -120,6 +129,63 @@ CALLS = [
 ]
 
 
+def generated_calls(seed=5, n=170):
+    """A seeded random walk over the graph: valid changes and queries, with
+    calls that throw (unknown entities, arguments of the wrong type, no
+    arguments, unknown tools) mixed in. Nothing malformed is ever saved, so
+    the graph stays usable to the end."""
+    rnd = random.Random(seed)
+    names = ["Ada Lovelace", "Grace Hopper", "Zuse", "Alan Turing", "ENIAC", "Ünïcödé ✓", "x", "", "Ghost"]
+    types = ["person", "machine", "名前", ""]
+    words = ["COBOL", "Navy", "compiler", "Z3", "ü", "", "born 1815", "quote \" \\", "tab\there", "Ω"]
+    rtypes = ["programmed", "designed", "met", "wrote about"]
+
+    def obs():
+        return rnd.sample(words, rnd.randint(0, 3))
+
+    def rel():
+        return {"from": rnd.choice(names), "to": rnd.choice(names), "relationType": rnd.choice(rtypes)}
+
+    bad = [5, "str", None, True, {"k": 1}, [None], [5], [{"entityName": 3, "contents": [1]}]]
+    tools = ["create_entities", "create_relations", "add_observations", "delete_entities",
+             "delete_observations", "delete_relations", "search_nodes", "open_nodes", "read_graph"]
+    keys = {"create_entities": "entities", "create_relations": "relations", "add_observations": "observations",
+            "delete_entities": "entityNames", "delete_observations": "deletions", "delete_relations": "relations",
+            "search_nodes": "query", "open_nodes": "names", "read_graph": "x"}
+    out = []
+    for _ in range(n):
+        k = rnd.randrange(12)
+        if k == 0:
+            out.append(("create_entities", {"entities": [
+                {"name": rnd.choice(names), "entityType": rnd.choice(types), "observations": obs()}
+                for _ in range(rnd.randint(1, 3))]}))
+        elif k == 1:
+            out.append(("create_relations", {"relations": [rel() for _ in range(rnd.randint(1, 3))]}))
+        elif k == 2:
+            out.append(("add_observations", {"observations": [
+                {"entityName": rnd.choice(names), "contents": obs()} for _ in range(rnd.randint(1, 2))]}))
+        elif k == 3:
+            out.append(("delete_observations", {"deletions": [
+                {"entityName": rnd.choice(names), "observations": obs()}]}))
+        elif k == 4:
+            out.append(("delete_relations", {"relations": [rel() for _ in range(rnd.randint(1, 2))]}))
+        elif k == 5:
+            out.append(("delete_entities", {"entityNames": rnd.sample(names, rnd.randint(0, 2))}))
+        elif k == 6:
+            q = rnd.choice(words + names)
+            out.append(("search_nodes", {"query": q.upper() if rnd.random() < 0.3 else q}))
+        elif k == 7:
+            out.append(("open_nodes", {"names": rnd.sample(names, rnd.randint(0, 3))}))
+        elif k == 8:
+            out.append(("read_graph", rnd.choice([{}, None, {"x": 1}])))
+        elif k in (9, 10):
+            t = rnd.choice(tools)
+            out.append((t, {keys[t]: rnd.choice(bad)}))
+        else:
+            out.append((rnd.choice(tools + ["nope", "read_text_file"]), None))
+    return out
+
+
 def _answer(client, name, args):
     params = {"name": name}
     if args is not None:
@@ -130,8 +196,9 @@ def _answer(client, name, args):
     return m
 
 
-@pytest.fixture
-def pair(tmp_path):
+@pytest.fixture(params=list(VERSIONS))
+def pair(tmp_path, request):
+    ref_js, extra = VERSIONS[request.param]
     files = []
     clients = []
     for side in ("ref", "ours"):
@@ -140,8 +207,8 @@ def pair(tmp_path):
         f = d / "memory.jsonl"
         f.write_text(SEED)
         files.append(f)
-    ref = StdioClient([NODE, REF], env={"MEMORY_FILE_PATH": str(files[0])})
-    ours = StdioClient([MCPBOX, "mcp", "localmemory"], env={"MEMORY_FILE_PATH": str(files[1])})
+    ref = StdioClient([NODE, ref_js], env={"MEMORY_FILE_PATH": str(files[0])})
+    ours = StdioClient([MCPBOX, "mcp", "localmemory", *extra], env={"MEMORY_FILE_PATH": str(files[1])})
     clients = [ref, ours]
     try:
         yield clients, files
@@ -156,6 +223,12 @@ def test_tools_list_equal(pair):
     assert ri["serverInfo"] == oi["serverInfo"] == {"name": "memory-server", "version": "0.6.3"}
     assert ri["capabilities"] == oi["capabilities"]
     assert ri["protocolVersion"] == oi["protocolVersion"] == "2024-11-05"
+    # SDK 1.0.1 knows nothing newer, and answers a newer request with 2024-11-05
+    for proto in ("2025-06-18", "2025-11-25"):
+        assert ref.result("initialize", {"protocolVersion": proto, "capabilities": {},
+                                         "clientInfo": {"name": "t", "version": "1"}}) == \
+            ours.result("initialize", {"protocolVersion": proto, "capabilities": {},
+                                       "clientInfo": {"name": "t", "version": "1"}})
     rt, ot = ref.list_tools(), ours.list_tools()
     assert [t["name"] for t in rt] == [t["name"] for t in ot]
     assert len(ot) == 9
@@ -167,8 +240,9 @@ def test_calls_identical(pair):
     (ref, ours), (rf, of) = pair
     ref.initialize("2024-11-05")
     ours.initialize("2024-11-05")
-    assert len(CALLS) >= 60
-    for name, args in CALLS:
+    seq = CALLS + generated_calls()
+    assert len(seq) >= 200
+    for name, args in seq:
         a, b = _answer(ref, name, args), _answer(ours, name, args)
         assert a == b, f"{name} {args}"
         assert rf.read_bytes() == of.read_bytes(), f"files differ after {name} {args}"

@@ -63,7 +63,9 @@ static void test_shipped_presets_load(void **state)
         assert_non_null(fs);
         assert_string_equal(fs->argv[0], "/.mcpbox/mcpbox");
         assert_string_equal(fs->argv[1], "mcp");
-        assert_string_equal(fs->argv[3], "/data");
+        size_t last = 0;
+        while (fs->argv[last + 1]) last++;
+        assert_string_equal(fs->argv[last], "/data"); /* after any --upstream-version */
         assert_string_equal(fs->cwd, "/data");
         assert_string_equal(env_get(fs->envp, "LANG"), "C.UTF-8");
         mb_profile_free(p);
@@ -102,6 +104,14 @@ static void test_atlas_settings(void **state)
     assert_int_equal(mb_profile_load("profiles", "Toolathlon", &VARS, &p, NULL), MB_OK);
     g = mb_profile_server_find(p, "git");
     assert_string_equal(g->argv[4], "2025.1.14");
+    /* Toolathlon's pins of server-filesystem and server-memory */
+    g = mb_profile_server_find(p, "filesystem");
+    assert_string_equal(g->argv[3], "--upstream-version");
+    assert_string_equal(g->argv[4], "2025.7.1");
+    g = mb_profile_server_find(p, "localmemory");
+    assert_string_equal(g->argv[3], "--upstream-version");
+    assert_string_equal(g->argv[4], "2025.4.25");
+    assert_string_equal(env_get(g->envp, "MEMORY_FILE_PATH"), "/data/memory/memory.json");
     t = mb_profile_server_find(p, "terminal");
     assert_string_equal(env_get(t->envp, "MAX_STDOUT_LENGTH"), "8192");
     assert_string_equal(env_get(t->envp, "ALLOWED_FLAGS"), "all");

@@ -1,14 +1,19 @@
 /*
- * diff.c - the unified diff edit_file returns, identical to what jsdiff 8
- * (createTwoFilesPatch, as server-filesystem calls it) prints.
+ * diff.c - the unified diff edit_file returns, identical to what jsdiff
+ * (createTwoFilesPatch, as server-filesystem calls it) prints: jsdiff 8 for
+ * server-filesystem 2026.x, jsdiff 5 for 2025.7.1.
  *
  * Hunk boundaries depend on which of several equally short edit scripts the
  * diff picks, so this follows jsdiff's variant of Myers' O(ND) algorithm
  * closely: same diagonal order, same choice between insertion and removal
- * (prefer the path that went furthest in the old text), same pruning of
- * diagonals that hit an edge. Lines are the tokens (each keeps its '\n').
- * Hunks then take 4 lines of context and merge when at most 8 lines apart;
- * a last line without newline gets "\ No newline at end of file".
+ * (prefer the path that went furthest in the old text; jsdiff 5 asks for
+ * one line more before it prefers the insertion), same pruning of diagonals
+ * that hit an edge. Lines are the tokens (each keeps its '\n'). jsdiff 5
+ * then moves each removal in front of an insertion just before it.
+ * Hunks take 4 lines of context and merge when at most 8 lines apart.
+ * "\ No newline at end of file": jsdiff 8 puts it after the line that lacks
+ * the newline; jsdiff 5 decides from the two texts' last characters when a
+ * hunk closes at the end, and can put it in odd places - reproduced too.
  */
 #include "servers/filesystem/fs.h"
 
@@ -101,8 +106,9 @@ static long extract_common(arena *a, path *p, const tok *nt, long nl, const tok 
 }
 
 /* Runs the diff; returns the final component index (-1: both empty). */
-static long run_diff(arena *a, const tok *ot, long ol, const tok *nt, long nl)
+static long run_diff(arena *a, const tok *ot, long ol, const tok *nt, long nl, int major)
 {
+    long bias = major == 5 ? 1 : 0; /* jsdiff 5: removePath.oldPos + 1 < addPath.oldPos */
     long max_edit = nl + ol;
     long off = max_edit + 1; /* diagonal d lives at best[d + off] */
     path *best = mb_calloc((size_t)(2 * off + 1), sizeof *best);
@@ -128,7 +134,7 @@ static long run_diff(arena *a, const tok *ot, long ol, const tok *nt, long nl)
                 continue;
             }
             path base;
-            if (!can_remove || (can_add && rem_p.old_pos < add_p.old_pos))
+            if (!can_remove || (can_add && rem_p.old_pos + bias < add_p.old_pos))
                 base = add_to_path(a, &add_p, 1, 0, 0);
             else
                 base = add_to_path(a, &rem_p, 0, 1, 1);
@@ -154,28 +160,65 @@ typedef struct change {
     long n;
 } change;
 
+/* One line of a hunk: sign ' ', '+' or '-' and its token, or sign '\\' for
+ * jsdiff 5's "No newline" line. */
+typedef struct hline {
+    char sign;
+    const tok *t;
+} hline;
+
 typedef struct hunk {
     long old_start, old_lines, new_start, new_lines;
-    mb_buf text; /* lines, each "<sign><line>" with its '\n' kept if any */
-    long nlines;
-    long *ends; /* offsets of line ends in text */
+    hline *v;
+    long n, cap;
 } hunk;
 
-static void hunk_line(hunk *h, char sign, const tok *t)
+static void hunk_insert(hunk *h, long at, char sign, const tok *t)
 {
-    mb_buf_putc(&h->text, sign);
-    mb_buf_append(&h->text, t->p, t->n);
-    h->ends = mb_realloc(h->ends, (size_t)(h->nlines + 1) * sizeof *h->ends);
-    h->ends[h->nlines++] = (long)h->text.len;
+    if (h->n == h->cap) {
+        h->cap = h->cap ? h->cap * 2 : 16;
+        h->v = mb_realloc(h->v, (size_t)h->cap * sizeof *h->v);
+    }
+    memmove(h->v + at + 1, h->v + at, (size_t)(h->n - at) * sizeof *h->v);
+    h->v[at] = (hline){sign, t};
+    h->n++;
 }
 
-char *fs_unified_diff(const char *name, const char *a, size_t alen, const char *b, size_t blen)
+static void hunk_line(hunk *h, char sign, const tok *t) { hunk_insert(h, h->n, sign, t); }
+
+static const char NO_NL[] = "\\ No newline at end of file\n";
+
+/* jsdiff 5's end-of-file rule, when a hunk closes on the last component
+ * with `trailing` context lines. */
+static void jsdiff5_eof(hunk *h, long trailing, const char *a, size_t alen, const char *b, size_t blen)
+{
+    int old_nl = alen && a[alen - 1] == '\n', new_nl = blen && b[blen - 1] == '\n';
+    int no_nl_before_adds = trailing == 0 && h->n > h->old_lines;
+    if (!old_nl && no_nl_before_adds && alen > 0) hunk_insert(h, h->old_lines, '\\', NULL);
+    if ((!old_nl && !no_nl_before_adds) || !new_nl) hunk_line(h, '\\', NULL);
+}
+
+static void put_line(mb_buf *out, const hline *l, int major)
+{
+    if (l->sign == '\\') {
+        mb_buf_puts(out, NO_NL);
+        return;
+    }
+    const tok *t = l->t;
+    int has_nl = t->n > 0 && t->p[t->n - 1] == '\n';
+    mb_buf_putc(out, l->sign);
+    mb_buf_append(out, t->p, t->n - (has_nl ? 1 : 0));
+    mb_buf_putc(out, '\n');
+    if (!has_nl && major != 5) mb_buf_puts(out, NO_NL);
+}
+
+char *fs_unified_diff(const char *name, const char *a, size_t alen, const char *b, size_t blen, int major)
 {
     long ol, nl;
     tok *ot = tokenize(a, alen, &ol);
     tok *nt = tokenize(b, blen, &nl);
     arena ar = {0};
-    long last = run_diff(&ar, ot, ol, nt, nl);
+    long last = run_diff(&ar, ot, ol, nt, nl, major);
 
     /* Components in order, with their lines. */
     long nc = 0;
@@ -199,6 +242,13 @@ char *fs_unified_diff(const char *name, const char *a, size_t alen, const char *
             op += ch[i].n;
         }
     }
+    /* jsdiff 5's buildValues: a removal goes before the insertion in front of it */
+    for (long i = 1; major == 5 && i < nc; i++)
+        if (ch[i].removed && ch[i - 1].added) {
+            change t = ch[i - 1];
+            ch[i - 1] = ch[i];
+            ch[i] = t;
+        }
     ch[nc] = (change){0, 0, NULL, 0}; /* the sentinel jsdiff appends */
     long total = nc + 1;
 
@@ -235,6 +285,7 @@ char *fs_unified_diff(const char *name, const char *a, size_t alen, const char *
                     cur.old_lines = old_line - old_start + size;
                     cur.new_start = new_start;
                     cur.new_lines = new_line - new_start + size;
+                    if (major == 5 && i >= total - 2 && c->n <= context) jsdiff5_eof(&cur, c->n, a, alen, b, blen);
                     hunks = mb_realloc(hunks, (size_t)(nh + 1) * sizeof *hunks);
                     hunks[nh++] = cur;
                     memset(&cur, 0, sizeof cur);
@@ -245,8 +296,7 @@ char *fs_unified_diff(const char *name, const char *a, size_t alen, const char *
             new_line += c->n;
         }
     }
-    mb_buf_free(&cur.text);
-    free(cur.ends);
+    free(cur.v);
 
     mb_buf out = {0};
     mb_buf_printf(&out, "Index: %s\n", name);
@@ -258,21 +308,8 @@ char *fs_unified_diff(const char *name, const char *a, size_t alen, const char *
         long os = hk->old_lines == 0 ? hk->old_start - 1 : hk->old_start;
         long ns = hk->new_lines == 0 ? hk->new_start - 1 : hk->new_start;
         mb_buf_printf(&out, "@@ -%ld,%ld +%ld,%ld @@\n", os, hk->old_lines, ns, hk->new_lines);
-        long start = 0;
-        for (long l = 0; l < hk->nlines; l++) {
-            long end = hk->ends[l];
-            const char *line = hk->text.data + start;
-            long len = end - start;
-            if (len > 0 && line[len - 1] == '\n') {
-                mb_buf_append(&out, line, (size_t)len);
-            } else {
-                mb_buf_append(&out, line, (size_t)len);
-                mb_buf_puts(&out, "\n\\ No newline at end of file\n");
-            }
-            start = end;
-        }
-        mb_buf_free(&hk->text);
-        free(hk->ends);
+        for (long l = 0; l < hk->n; l++) put_line(&out, &hk->v[l], major);
+        free(hk->v);
     }
     free(hunks);
     free(ch);

@@ -1,267 +1,34 @@
 /*
- * filesystem.c - the `filesystem` server: start-up (allowed directories from
- * the command line, /data by default), the tool table, and the helpers the
- * tool files share. Mirrors @modelcontextprotocol/server-filesystem
- * 2026.7.10: names, titles, descriptions, schemas and annotations below are
- * upstream's tools/list, verbatim.
+ * filesystem.c - the `filesystem` server: start-up (--upstream-version and
+ * the allowed directories from the command line, /data by default), the
+ * path rules of each version, how failures are reported, and the helpers
+ * the tool files share. The tool tables are in tools.c.
  *
  * MCP Roots (roots/list) are not supported: the allowed directories are
  * fixed at start-up, which is how every benchmark runs it.
  */
 #include "servers/filesystem/fs.h"
+#include "servers/common/zod3.h"
 #include "servers/servers.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CONTENT_SCHEMA                                                                         \
-    "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","           \
-    "\"properties\":{\"content\":{\"type\":\"string\"}},\"required\":[\"content\"],"          \
-    "\"additionalProperties\":false}"
-/* read_file (deprecated) and read_text_file take the same arguments. */
-#define READ_TEXT_SCHEMA                                                                       \
-    "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","           \
-    "\"properties\":{\"path\":{\"type\":\"string\"},\"tail\":{\"description\":\"If "            \
-    "provided, returns only the last N lines of the file\",\"type\":\"number\"},"           \
-    "\"head\":{\"description\":\"If provided, returns only the first N lines of the file\","\
-    "\"type\":\"number\"}},\"required\":[\"path\"]}"
-#define ANN_READ "{\"readOnlyHint\":true,\"openWorldHint\":false}"
-
-static int fs_list_allowed_directories(mb_mcp_call *call, json_t *args, mb_mcp_result *res);
-
-static const mb_mcp_tool fs_tools[] = {
-    {.name = "read_file",
-     .title = "Read File (Deprecated)",
-     .description =
-     "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.",
-     .input_schema =
-     READ_TEXT_SCHEMA,
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = ANN_READ,
-     .fn = fs_read_text_file},
-    {.name = "read_text_file",
-     .title = "Read Text File",
-     .description =
-     "Read the complete contents of a file from the file system as text. Handles various "
-     "text encodings and provides detailed error messages if the file cannot be read. Use "
-     "this tool when you need to examine the contents of a single file. Use the 'head' "
-     "parameter to read only the first N lines of a file, or the 'tail' parameter to read "
-     "only the last N lines of a file. Operates on the file as text regardless of "
-     "extension. Only works within allowed directories.",
-     .input_schema =
-     READ_TEXT_SCHEMA,
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = ANN_READ,
-     .fn = fs_read_text_file},
-    {.name = "read_media_file",
-     .title = "Read Media File",
-     .description =
-     "Read a file and return it as a base64-encoded content block with its MIME type. Image "
-     "and audio files are returned as image/audio content; any other file type is returned "
-     "as an embedded resource. Only works within allowed directories.",
-     .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}",
-     .output_schema = 
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"content\":{\"type\":\"array\","
-     "\"items\":{\"anyOf\":[{\"type\":\"object\","
-     "\"properties\":{\"type\":{\"type\":\"string\",\"enum\":[\"image\",\"audio\"]},"
-     "\"data\":{\"type\":\"string\"},\"mimeType\":{\"type\":\"string\"}},"
-     "\"required\":[\"type\",\"data\",\"mimeType\"],\"additionalProperties\":false},"
-     "{\"type\":\"object\",\"properties\":{\"type\":{\"type\":\"string\","
-     "\"const\":\"resource\"},\"resource\":{\"type\":\"object\","
-     "\"properties\":{\"uri\":{\"type\":\"string\"},\"mimeType\":{\"type\":\"string\"},"
-     "\"blob\":{\"type\":\"string\"}},\"required\":[\"uri\",\"blob\"],"
-     "\"additionalProperties\":false}},\"required\":[\"type\",\"resource\"],"
-     "\"additionalProperties\":false}]}}},\"required\":[\"content\"],"
-     "\"additionalProperties\":false}",
-     .annotations = ANN_READ,
-     .fn = fs_read_media_file},
-    {.name = "read_multiple_files",
-     .title = "Read Multiple Files",
-     .description =
-     "Read the contents of multiple files simultaneously. This is more efficient than "
-     "reading files one by one when you need to analyze or compare multiple files. Each "
-     "file's content is returned with its path as a reference. Failed reads for individual "
-     "files won't stop the entire operation. Only works within allowed directories.",
-     .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"paths\":{\"minItems\":1,\"type\":\"array\","
-     "\"items\":{\"type\":\"string\"},\"description\":\"Array of file paths to read. Each "
-     "path must be a string pointing to a valid file within allowed directories.\"}},"
-     "\"required\":[\"paths\"]}",
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = ANN_READ,
-     .fn = fs_read_multiple_files},
-    {.name = "write_file",
-     .title = "Write File",
-     .description =
-     "Create a new file or completely overwrite an existing file with new content. Use with "
-     "caution as it will overwrite existing files without warning. Handles text content "
-     "with proper encoding. Only works within allowed directories.",
-     .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"path\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"}},"
-     "\"required\":[\"path\",\"content\"]}",
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = "{\"readOnlyHint\":false,\"idempotentHint\":true,\"destructiveHint\":true,"
-     "\"openWorldHint\":false}",
-     .fn = fs_write_file},
-    {.name = "edit_file",
-     .title = "Edit File",
-     .description =
-     "Make line-based edits to a text file. Each edit replaces exact line sequences with "
-     "new content. Returns a git-style diff showing the changes made. Only works within "
-     "allowed directories.",
-     .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"path\":{\"type\":\"string\"},\"edits\":{\"type\":\"array\","
-     "\"items\":{\"type\":\"object\",\"properties\":{\"oldText\":{\"type\":\"string\","
-     "\"description\":\"Text to search for - must match exactly\"},"
-     "\"newText\":{\"type\":\"string\",\"description\":\"Text to replace with\"}},"
-     "\"required\":[\"oldText\",\"newText\"]}},\"dryRun\":{\"default\":false,"
-     "\"description\":\"Preview changes using git-style diff format\","
-     "\"type\":\"boolean\"}},\"required\":[\"path\",\"edits\"]}",
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = "{\"readOnlyHint\":false,\"idempotentHint\":false,\"destructiveHint\":true,"
-     "\"openWorldHint\":false}",
-     .fn = fs_edit_file},
-    {.name = "create_directory",
-     .title = "Create Directory",
-     .description =
-     "Create a new directory or ensure a directory exists. Can create multiple nested "
-     "directories in one operation. If the directory already exists, this operation will "
-     "succeed silently. Perfect for setting up directory structures for projects or "
-     "ensuring required paths exist. Only works within allowed directories.",
-     .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}",
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = "{\"readOnlyHint\":false,\"idempotentHint\":true,\"destructiveHint\":false,"
-     "\"openWorldHint\":false}",
-     .fn = fs_create_directory},
-    {.name = "list_directory",
-     .title = "List Directory",
-     .description =
-     "Get a detailed listing of all files and directories in a specified path. Results "
-     "clearly distinguish between files and directories with [FILE] and [DIR] prefixes. "
-     "This tool is essential for understanding directory structure and finding specific "
-     "files within a directory. Only works within allowed directories.",
-     .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}",
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = ANN_READ,
-     .fn = fs_list_directory},
-    {.name = "list_directory_with_sizes",
-     .title = "List Directory with Sizes",
-     .description =
-     "Get a detailed listing of all files and directories in a specified path, including "
-     "sizes. Results clearly distinguish between files and directories with [FILE] and "
-     "[DIR] prefixes. This tool is useful for understanding directory structure and finding "
-     "specific files within a directory. Only works within allowed directories.",
-     .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"path\":{\"type\":\"string\"},\"sortBy\":{\"default\":\"name\","
-     "\"description\":\"Sort entries by name or size\",\"type\":\"string\","
-     "\"enum\":[\"name\",\"size\"]}},\"required\":[\"path\"]}",
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = ANN_READ,
-     .fn = fs_list_directory_with_sizes},
-    {.name = "directory_tree",
-     .title = "Directory Tree",
-     .description =
-     "Get a recursive tree view of files and directories as a JSON structure. Each entry "
-     "includes 'name', 'type' (file/directory), and 'children' for directories. Files have "
-     "no children array, while directories always have a children array (which may be "
-     "empty). The output is formatted with 2-space indentation for readability. Only works "
-     "within allowed directories.",
-     .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"path\":{\"type\":\"string\"},\"excludePatterns\":{\"default\":[],"
-     "\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"path\"]}",
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = ANN_READ,
-     .fn = fs_directory_tree},
-    {.name = "move_file",
-     .title = "Move File",
-     .description =
-     "Move or rename files and directories. Can move files between directories and rename "
-     "them in a single operation. If the destination exists, the operation will fail. Works "
-     "across different directories and can be used for simple renaming within the same "
-     "directory. Both source and destination must be within allowed directories.",
-     .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"source\":{\"type\":\"string\"},"
-     "\"destination\":{\"type\":\"string\"}},\"required\":[\"source\",\"destination\"]}",
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = "{\"readOnlyHint\":false,\"idempotentHint\":false,\"destructiveHint\":true,"
-     "\"openWorldHint\":false}",
-     .fn = fs_move_file},
-    {.name = "search_files",
-     .title = "Search Files",
-     .description =
-     "Recursively search for files and directories matching a pattern. The patterns should "
-     "be glob-style patterns that match paths relative to the working directory. Use "
-     "pattern like '*.ext' to match files in current directory, and '**/*.ext' to match "
-     "files in all subdirectories. Returns full paths to all matching items. Great for "
-     "finding files when you don't know their exact location. Only searches within allowed "
-     "directories.",
-     .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"path\":{\"type\":\"string\"},\"pattern\":{\"type\":\"string\"},"
-     "\"excludePatterns\":{\"default\":[],\"type\":\"array\","
-     "\"items\":{\"type\":\"string\"}}},\"required\":[\"path\",\"pattern\"]}",
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = ANN_READ,
-     .fn = fs_search_files},
-    {.name = "get_file_info",
-     .title = "Get File Info",
-     .description =
-     "Retrieve detailed metadata about a file or directory. Returns comprehensive "
-     "information including size, creation time, last modified time, permissions, and type. "
-     "This tool is perfect for understanding file characteristics without reading the "
-     "actual content. Only works within allowed directories.",
-     .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}",
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = ANN_READ,
-     .fn = fs_get_file_info},
-    {.name = "list_allowed_directories",
-     .title = "List Allowed Directories",
-     .description =
-     "Returns the list of directories that this server is allowed to access. Subdirectories "
-     "within these allowed directories are also accessible. Use this to understand which "
-     "directories and their nested paths are available before trying to access files.",
-     .input_schema =
-     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
-     "\"properties\":{}}",
-     .output_schema = CONTENT_SCHEMA,
-     .annotations = ANN_READ,
-     .fn = fs_list_allowed_directories},
-    {0},
-};
-
-static const mb_mcp_info fs_info = {
-    .name = "secure-filesystem-server",
-    .version = "0.2.0",
-    .flavor = MB_MCP_TS_MCPSERVER,
-    /* upstream declares no logging capability */
-    .capabilities = "{\"tools\":{\"listChanged\":true}}",
-};
-
 /* ------------------------------------------------------------- helpers */
 
-void fs_text_result(mb_mcp_result *res, const char *text, size_t len)
+void fs_text_result(mb_mcp_call *call, mb_mcp_result *res, const char *text, size_t len)
 {
+    fs_server *fs = mb_mcp_call_data(call);
     mb_mcp_text_n(res, text, len);
+    if (!fs->v->structured) return;
     size_t n;
     char *fixed = mb_utf8_repair(text, len, &n);
     json_t *s = json_stringn(fixed, n);
@@ -269,12 +36,105 @@ void fs_text_result(mb_mcp_result *res, const char *text, size_t len)
     mb_mcp_structured(res, json_pack("{s:o}", "content", s));
 }
 
+int fs_fail(mb_mcp_call *call, mb_mcp_result *res, const char *msg)
+{
+    fs_server *fs = mb_mcp_call_data(call);
+    if (!fs->v->catch_all) return mb_mcp_fail_str(res, msg);
+    /* catch (error) { return {content: [{type: "text", text: `Error: ${msg}`}], isError: true} }
+     * Handlers fail before they add content, so the result holds only this. */
+    char *text = mb_asprintf("Error: %s", msg);
+    mb_mcp_text(res, text);
+    mb_mcp_set_is_error(res, 1);
+    free(text);
+    return MB_MCP_FAILED;
+}
+
+int fs_failf(mb_mcp_call *call, mb_mcp_result *res, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    mb_buf b = {0};
+    mb_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    int rc = fs_fail(call, res, b.data ? b.data : "");
+    mb_buf_free(&b);
+    return rc;
+}
+
+/* isPathWithinAllowedDirectories for a normalized absolute path, roots
+ * compared as they are (2025.7.1 keeps them normalized already). */
+static int within_plain(const mb_mcp_roots *roots, const char *abs)
+{
+    for (size_t i = 0; i < mb_mcp_roots_count(roots); i++) {
+        const char *d = mb_mcp_roots_get(roots, i);
+        size_t dl = strlen(d);
+        if (!strcmp(abs, d)) return 1;
+        if (!strcmp(d, "/")) {
+            if (abs[0] == '/') return 1;
+        } else if (!strncmp(abs, d, dl) && abs[dl] == '/') {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* 2025.7.1's validatePath: a relative path is taken from the working
+ * directory; the normalized path, then its realpath (or, for a path that
+ * does not exist, its parent's) must lie inside a root. The texts are
+ * upstream's; its inner catch turns a parent outside the roots into
+ * "Parent directory does not exist" too. */
+static int validate_from_cwd(const mb_mcp_roots *roots, const char *requested, char **out, char **why)
+{
+    *out = NULL;
+    *why = NULL;
+    char *exp = mb_path_expand_home(requested);
+    char *abs = mb_path_resolve(NULL, exp);
+    free(exp);
+    char *list = mb_mcp_roots_join(roots, ", ");
+    int rc = 0;
+    char real[PATH_MAX];
+    if (!within_plain(roots, abs)) {
+        *why = mb_asprintf("Access denied - path outside allowed directories: %s not in %s", abs, list);
+        rc = MB_EDENIED;
+    } else if (realpath(abs, real)) {
+        if (within_plain(roots, real)) {
+            *out = mb_strdup(real);
+        } else {
+            *why = mb_asprintf("Access denied - symlink target outside allowed directories: %s not in %s",
+                               real, list);
+            rc = MB_EDENIED;
+        }
+    } else if (errno == ENOENT) {
+        const char *slash = strrchr(abs, '/');
+        char *parent = slash == abs ? mb_strdup("/") : mb_strndup(abs, (size_t)(slash - abs));
+        if (realpath(parent, real) && within_plain(roots, real)) {
+            *out = mb_strdup(abs);
+        } else {
+            *why = mb_asprintf("Parent directory does not exist: %s", parent);
+            rc = MB_ENOTFOUND;
+        }
+        free(parent);
+    } else {
+        *why = mb_node_fs_error(errno, "realpath", abs, NULL);
+        rc = MB_EIO;
+    }
+    free(list);
+    free(abs);
+    return rc;
+}
+
+int fs_validate_path(const fs_server *fs, const char *path, char **out, char **why)
+{
+    if (fs->v->roots_relative) return mb_mcp_resolve(fs->roots, path, out, why);
+    return validate_from_cwd(fs->roots, path, out, why);
+}
+
 int fs_resolve(mb_mcp_call *call, mb_mcp_result *res, const char *path, char **out)
 {
     fs_server *fs = mb_mcp_call_data(call);
     char *why = NULL;
-    if (mb_mcp_resolve(fs->roots, path, out, &why)) {
-        mb_mcp_fail_str(res, why);
+    if (fs_validate_path(fs, path, out, &why)) {
+        fs_fail(call, res, why);
         free(why);
         return MB_MCP_FAILED;
     }
@@ -404,15 +264,41 @@ char *fs_path_join(const char *a, const char *b)
 
 /* --------------------------------------------------------------- tools */
 
-static int fs_list_allowed_directories(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
+int fs_list_allowed_directories(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 {
     fs_server *fs = mb_mcp_call_data(call);
     char *list = mb_mcp_roots_join(fs->roots, "\n");
     char *text = mb_asprintf("Allowed directories:\n%s", list);
-    fs_text_result(res, text, strlen(text));
+    fs_text_result(call, res, text, strlen(text));
     free(text);
     free(list);
     return 0;
+}
+
+int fs_unknown_tool(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
+{
+    return fs_failf(call, res, "Unknown tool: %s", mb_mcp_call_tool(call));
+}
+
+/* catch_all versions: every tool goes through here first, as through
+ * upstream's `Schema.safeParse(args)`, then on to its handler. */
+static int checked_call(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
+{
+    fs_server *fs = mb_mcp_call_data(call);
+    const char *name = mb_mcp_call_tool(call);
+    for (size_t i = 0; i < fs->ntools; i++) {
+        if (strcmp(fs->tools[i].name, name)) continue;
+        json_t *issues = NULL;
+        if (fs->schemas[i] && mb_zod3_check(fs->schemas[i], args, &issues)) {
+            char *msg = mb_zod3_message(issues);
+            int rc = fs_failf(call, res, "Invalid arguments for %s: %s", name, msg);
+            free(msg);
+            json_decref(issues);
+            return rc;
+        }
+        return fs->v->tools[i].fn(call, args, res);
+    }
+    return fs_unknown_tool(call, args, res);
 }
 
 /* -------------------------------------------------------------- start */
@@ -422,17 +308,97 @@ static void fs_free(void *p)
     fs_server *fs = p;
     if (!fs) return;
     mb_mcp_roots_free(fs->roots);
+    for (size_t i = 0; i < fs->ntools; i++) json_decref(fs->schemas[i]);
+    free(fs->schemas);
+    free(fs->tools);
     free(fs);
+}
+
+static int is_unchecked(const fs_version *v, const char *name)
+{
+    for (const char *const *u = v->unchecked; u && *u; u++)
+        if (!strcmp(*u, name)) return 1;
+    return 0;
+}
+
+/* The table to register: the version's own, or for catch_all versions
+ * copies that go through checked_call. */
+static const mb_mcp_tool *tools_to_register(fs_server *fs)
+{
+    if (!fs->v->catch_all) return fs->v->tools;
+    size_t n = 0;
+    while (fs->v->tools[n].name) n++;
+    fs->tools = mb_calloc(n + 1, sizeof *fs->tools);
+    fs->schemas = mb_calloc(n + 1, sizeof *fs->schemas);
+    for (size_t i = 0; i < n; i++) {
+        fs->tools[i] = fs->v->tools[i];
+        fs->tools[i].fn = checked_call;
+        if (!is_unchecked(fs->v, fs->tools[i].name))
+            fs->schemas[i] = json_loads(fs->tools[i].input_schema, 0, NULL);
+    }
+    fs->ntools = n;
+    return fs->tools;
+}
+
+/* 2025.7.1's start-up: each directory must exist and be a directory, and
+ * is kept as its realpath (or, if that fails, its normalized absolute path). */
+static int realpath_roots(char **dirs, size_t n, char ***out, mb_err *err)
+{
+    char **r = mb_calloc(n + 1, sizeof *r);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        char *exp = mb_path_expand_home(dirs[i]);
+        struct stat st;
+        if (stat(exp, &st) != 0) {
+            char *why = mb_node_fs_error(errno, "stat", exp, NULL);
+            rc = mb_err_set(err, MB_ENOTFOUND, "Error accessing directory %s: %s", dirs[i], why);
+            free(why);
+        } else if (!S_ISDIR(st.st_mode)) {
+            rc = mb_err_set(err, MB_ENOTFOUND, "Error: %s is not a directory", dirs[i]);
+        } else {
+            char *abs = mb_path_resolve(NULL, exp);
+            char real[PATH_MAX];
+            r[i] = realpath(abs, real) ? mb_strdup(real) : mb_strdup(abs);
+            free(abs);
+        }
+        free(exp);
+    }
+    if (rc) {
+        for (size_t i = 0; i < n; i++) free(r[i]);
+        free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
 }
 
 int mb_srv_filesystem_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
 {
+    static const struct option opts[] = {
+        {"upstream-version", required_argument, NULL, 'v'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *want = NULL;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 'v') {
+            want = optarg;
+            continue;
+        }
+        return mb_err_set(err, MB_EINVAL, "unknown option '%s'", argv[optind - 1]);
+    }
+    const fs_version *v = fs_version_find(want);
+    if (!v) {
+        char *list = fs_version_list();
+        int rc = mb_err_set(err, MB_EINVAL, "unknown --upstream-version \"%s\" (use one of %s)", want, list);
+        free(list);
+        return rc;
+    }
     char *def[] = {"/data"};
-    char **dirs = argv + 1;
-    size_t n = (size_t)(argc - 1);
-    for (int i = 1; i < argc; i++)
-        if (argv[i][0] == '-' && argv[i][1])
-            return mb_err_set(err, MB_EINVAL, "unknown option '%s'", argv[i]);
+    char **dirs = argv + optind;
+    size_t n = (size_t)(argc - optind);
     if (n == 0) {
         struct stat st;
         if (stat("/data", &st) != 0 || !S_ISDIR(st.st_mode))
@@ -442,19 +408,25 @@ int mb_srv_filesystem_create(int argc, char **argv, mb_mcp_server **out, mb_err 
         dirs = def;
         n = 1;
     }
+    char **real = NULL;
+    int rc;
+    if (v->roots_realpath_only && (rc = realpath_roots(dirs, n, &real, err))) return rc;
     fs_server *fs = mb_calloc(1, sizeof *fs);
-    int rc = mb_mcp_roots_new(dirs, n, &fs->roots, err);
+    fs->v = v;
+    rc = mb_mcp_roots_new(real ? real : dirs, n, &fs->roots, err);
+    for (size_t i = 0; real && i < n; i++) free(real[i]);
+    free(real);
     if (rc) {
         free(fs);
         return MB_ENOTFOUND;
     }
     mb_mcp_server *srv;
-    if ((rc = mb_mcp_server_new(&fs_info, &srv, err))) {
+    if ((rc = mb_mcp_server_new(v->info, &srv, err))) {
         fs_free(fs);
         return rc;
     }
     mb_mcp_server_set_data(srv, fs, fs_free);
-    if ((rc = mb_mcp_add_tools(srv, fs_tools, err))) {
+    if ((rc = mb_mcp_add_tools(srv, tools_to_register(fs), err))) {
         mb_mcp_server_free(srv);
         return rc;
     }

@@ -1,25 +1,76 @@
 /*
  * fs.h - internals of the `filesystem` server, a native twin of
- * @modelcontextprotocol/server-filesystem 2026.7.10: shared state, the
- * tool handlers (one file per family) and the helpers they share.
+ * @modelcontextprotocol/server-filesystem: the upstream versions it can be
+ * (fs_version, chosen with --upstream-version), shared state, the tool
+ * handlers (one file per family) and the helpers they share.
  *
- * Every handler resolves its paths with fs_resolve() (the framework's
- * mb_mcp_resolve, i.e. upstream's validatePath) before touching the disk,
- * and reports system errors with Node's texts (mb_node_fs_error), because
- * upstream lets Node's exceptions through as the tool's error text.
+ * One set of handlers serves every version; what differs between versions
+ * is data in fs_version (tools.c), which the handlers consult.
+ *
+ * Every handler resolves its paths with fs_resolve() (upstream's
+ * validatePath of the chosen version) before touching the disk, and reports
+ * system errors with Node's texts (mb_node_fs_error), because upstream lets
+ * Node's exceptions through as the tool's error text. Handlers fail with
+ * fs_fail(), never mb_mcp_fail() directly, so that each version's way of
+ * reporting a thrown error is kept.
  */
 #ifndef MB_SERVERS_FS_H
 #define MB_SERVERS_FS_H
 
 #include "mcp/mcp.h"
 
+/* How one upstream version looks and behaves. */
+typedef struct fs_version {
+    const char *name;          /* "2026.7.10" */
+    const mb_mcp_info *info;   /* serverInfo, SDK flavor, capabilities */
+    const mb_mcp_tool *tools;  /* tools/list in upstream's order, {0}-terminated */
+    /* A low-level SDK Server whose one handler catches everything: arguments
+     * are checked with zod 3 ("Invalid arguments for T: [issues]") and every
+     * failure becomes an isError result "Error: <message>". Else the SDK's
+     * McpServer.registerTool (the framework's MB_MCP_TS_MCPSERVER flavor). */
+    int catch_all;
+    const char *const *unchecked; /* catch_all: tools whose arguments are not parsed */
+    int structured;          /* results carry structuredContent {content} */
+    int roots_relative;      /* relative paths are tried against the allowed
+                              * directories; else taken from the working directory */
+    int roots_realpath_only; /* start-up: every directory must exist and is kept
+                              * as its realpath only (else both, missing ones skipped) */
+    int glob_search;         /* search_files: a glob over relative paths; else a
+                              * case-insensitive substring of entry names */
+    int tree_excludes;       /* directory_tree takes excludePatterns */
+    int replace_literal;     /* edit_file inserts newText as is; else String#replace's
+                              * $$, $&, $` and $' patterns apply */
+    int jsdiff;              /* jsdiff major version the diff mirrors: 5 or 8 */
+    int size_units_clamped;  /* formatSize stops at TB; else "undefined" beyond */
+} fs_version;
+
+/* The version called `name` (NULL: the newest), or NULL if unknown. */
+const fs_version *fs_version_find(const char *name);
+/* "2026.7.10, 2025.7.1" (caller frees). */
+char *fs_version_list(void);
+
 typedef struct fs_server {
+    const fs_version *v;
     mb_mcp_roots *roots;
+    /* catch_all versions: the registered copies of v->tools (fn replaced by
+     * the checking wrapper) and their parsed input schemas (NULL: unchecked). */
+    mb_mcp_tool *tools;
+    json_t **schemas;
+    size_t ntools;
 } fs_server;
 
-/* Resolves args[key] under the roots. On refusal fails the call and returns
+/* Fails the call the way the version reports a thrown Error(msg); returns
+ * MB_MCP_FAILED (return it). */
+int fs_fail(mb_mcp_call *call, mb_mcp_result *res, const char *msg);
+int fs_failf(mb_mcp_call *call, mb_mcp_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Resolves a path under the roots. On refusal fails the call and returns
  * MB_MCP_FAILED (return it); on success *out is the path (caller frees). */
 int fs_resolve(mb_mcp_call *call, mb_mcp_result *res, const char *path, char **out);
+/* The same without failing the call: 0, or an error code with *why set to
+ * upstream's text (caller frees). */
+int fs_validate_path(const fs_server *fs, const char *path, char **out, char **why);
 
 /* Reads a whole file as Node's fs.readFile does. On failure returns
  * MB_EIO with *why set to Node's text (caller frees). */
@@ -34,8 +85,14 @@ int fs_write_replace(const char *path, const char *data, size_t len, int exclusi
 char *fs_path_join(const char *a, const char *b);
 
 /* jsdiff's createTwoFilesPatch(name, name, a, b, "original", "modified")
- * with 4 lines of context. Caller frees. */
-char *fs_unified_diff(const char *name, const char *a, size_t alen, const char *b, size_t blen);
+ * with 4 lines of context, as jsdiff `major` (5 or 8) prints it. Caller
+ * frees. */
+char *fs_unified_diff(const char *name, const char *a, size_t alen, const char *b, size_t blen,
+                      int major);
+
+/* A text result; versions with structured results also get the text as
+ * structuredContent {content}. */
+void fs_text_result(mb_mcp_call *call, mb_mcp_result *res, const char *text, size_t len);
 
 /* read.c */
 int fs_read_text_file(mb_mcp_call *call, json_t *args, mb_mcp_result *res);
@@ -52,8 +109,9 @@ int fs_list_directory_with_sizes(mb_mcp_call *call, json_t *args, mb_mcp_result 
 int fs_directory_tree(mb_mcp_call *call, json_t *args, mb_mcp_result *res);
 int fs_search_files(mb_mcp_call *call, json_t *args, mb_mcp_result *res);
 int fs_get_file_info(mb_mcp_call *call, json_t *args, mb_mcp_result *res);
-
-/* Text result with the same text as structuredContent {content}. */
-void fs_text_result(mb_mcp_result *res, const char *text, size_t len);
+/* filesystem.c */
+int fs_list_allowed_directories(mb_mcp_call *call, json_t *args, mb_mcp_result *res);
+/* catch_all versions: answers a tools/call for a name not in the table */
+int fs_unknown_tool(mb_mcp_call *call, json_t *args, mb_mcp_result *res);
 
 #endif /* MB_SERVERS_FS_H */

@@ -68,9 +68,9 @@ static int read_dir(const char *path, entry **out, size_t *count, char **why)
     return 0;
 }
 
-static int fail_why(mb_mcp_result *res, char *why)
+static int fail_why(mb_mcp_call *call, mb_mcp_result *res, char *why)
 {
-    mb_mcp_fail_str(res, why);
+    fs_fail(call, res, why);
     free(why);
     return MB_MCP_FAILED;
 }
@@ -85,13 +85,13 @@ int fs_list_directory(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     size_t n;
     int rc = read_dir(path, &v, &n, &why);
     free(path);
-    if (rc) return fail_why(res, why);
+    if (rc) return fail_why(call, res, why);
     mb_buf out = {0};
     for (size_t i = 0; i < n; i++) {
         if (i) mb_buf_putc(&out, '\n');
         mb_buf_printf(&out, "%s %s", v[i].is_dir ? "[DIR]" : "[FILE]", v[i].name);
     }
-    fs_text_result(res, out.data ? out.data : "", out.len);
+    fs_text_result(call, res, out.data ? out.data : "", out.len);
     mb_buf_free(&out);
     free_entries(v, n);
     return 0;
@@ -99,8 +99,9 @@ int fs_list_directory(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 
 /* -------------------------------------------- list_directory_with_sizes */
 
-/* upstream's formatSize */
-static char *format_size(double bytes)
+/* upstream's formatSize; `clamped`: past TB stays in TB (else units[i] is
+ * undefined and prints so, as 2025.7.1 does) */
+static char *format_size(double bytes, int clamped)
 {
     static const char *units[] = {"B", "KB", "MB", "GB", "TB"};
     if (bytes == 0) return mb_strdup("0 B");
@@ -111,9 +112,9 @@ static char *format_size(double bytes)
         free(num);
         return r;
     }
-    int unit = i > 4 ? 4 : (int)i;
+    int unit = i > 4 && clamped ? 4 : (int)i;
     char *num = mb_js_to_fixed(bytes / pow(1024, unit), 2);
-    char *r = mb_asprintf("%s %s", num, units[unit]);
+    char *r = mb_asprintf("%s %s", num, unit <= 4 ? units[unit] : "undefined");
     free(num);
     return r;
 }
@@ -157,7 +158,7 @@ int fs_list_directory_with_sizes(mb_mcp_call *call, json_t *args, mb_mcp_result 
     int rc = read_dir(path, &v, &n, &why);
     if (rc) {
         free(path);
-        return fail_why(res, why);
+        return fail_why(call, res, why);
     }
     size_t files = 0, dirs = 0;
     double total = 0;
@@ -171,6 +172,7 @@ int fs_list_directory_with_sizes(mb_mcp_call *call, json_t *args, mb_mcp_result 
     }
     free(path);
     const char *sort_by = mb_mcp_arg_str(args, "sortBy", "name");
+    int clamped = ((fs_server *)mb_mcp_call_data(call))->v->size_units_clamped;
     stable_sort(v, n, strcmp(sort_by, "size") ? cmp_name : cmp_size);
     mb_buf out = {0};
     for (size_t i = 0; i < n; i++) {
@@ -178,16 +180,16 @@ int fs_list_directory_with_sizes(mb_mcp_call *call, json_t *args, mb_mcp_result 
         pad(&out, v[i].name, 30, 0);
         mb_buf_putc(&out, ' ');
         if (!v[i].is_dir) {
-            char *sz = format_size(v[i].size);
+            char *sz = format_size(v[i].size, clamped);
             pad(&out, sz, 10, 1);
             free(sz);
         }
         mb_buf_putc(&out, '\n');
     }
-    char *ts = format_size(total);
+    char *ts = format_size(total, clamped);
     mb_buf_printf(&out, "\nTotal: %zu files, %zu directories\nCombined size: %s", files, dirs, ts);
     free(ts);
-    fs_text_result(res, out.data, out.len);
+    fs_text_result(call, res, out.data, out.len);
     mb_buf_free(&out);
     free_entries(v, n);
     return 0;
@@ -226,13 +228,13 @@ static json_t *build_tree(mb_mcp_call *call, mb_mcp_result *res, const char *cur
     size_t n;
     if (depth > 256) {
         free(path);
-        mb_mcp_fail(res, "Maximum directory depth exceeded");
+        fs_fail(call, res, "Maximum directory depth exceeded");
         return NULL;
     }
     int rc = read_dir(path, &v, &n, &why);
     free(path);
     if (rc) {
-        fail_why(res, why);
+        fail_why(call, res, why);
         return NULL;
     }
     json_t *list = json_array();
@@ -271,12 +273,13 @@ static json_t *build_tree(mb_mcp_call *call, mb_mcp_result *res, const char *cur
 
 int fs_directory_tree(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 {
-    json_t *tree = build_tree(call, res, mb_mcp_arg_str(args, "path", ""), "",
-                              json_object_get(args, "excludePatterns"), 0);
+    fs_server *fs = mb_mcp_call_data(call);
+    json_t *excludes = fs->v->tree_excludes ? json_object_get(args, "excludePatterns") : NULL;
+    json_t *tree = build_tree(call, res, mb_mcp_arg_str(args, "path", ""), "", excludes, 0);
     if (!tree) return MB_MCP_FAILED;
     char *text = mb_js_stringify(tree, 2);
     json_decref(tree);
-    fs_text_result(res, text, strlen(text));
+    fs_text_result(call, res, text, strlen(text));
     free(text);
     return 0;
 }
@@ -284,19 +287,45 @@ int fs_directory_tree(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 /* ------------------------------------------------------- search_files */
 
 typedef struct search {
-    const mb_mcp_roots *roots;
+    const fs_server *fs;
     const char *pattern;
+    char *lower_pattern; /* substring search: the pattern, lower-cased */
     json_t *excludes;
     mb_buf out;
     size_t hits;
 } search;
 
-static int any_match(const char *rel, json_t *patterns)
+/* Is `rel` excluded? 2026: a pattern is a glob. 2025.7.1: a pattern with a
+ * '*' is a glob; one without excludes that name at any depth and all that
+ * lies below it (upstream turns it into the glob of any-dirs/name/any-dirs). */
+static int is_excluded(const search *s, const char *rel)
 {
     size_t i;
     json_t *p;
-    json_array_foreach(patterns, i, p) if (mb_minimatch(rel, json_string_value(p), MB_GLOB_DOT)) return 1;
+    json_array_foreach(s->excludes, i, p) {
+        const char *pat = json_string_value(p);
+        int hit;
+        if (s->fs->v->glob_search || strchr(pat, '*')) {
+            hit = mb_minimatch(rel, pat, MB_GLOB_DOT);
+        } else {
+            char *g = mb_asprintf("**/%s/**", pat);
+            hit = mb_minimatch(rel, g, MB_GLOB_DOT);
+            free(g);
+        }
+        if (hit) return 1;
+    }
     return 0;
+}
+
+/* Does this entry match? A glob over the relative path, or (2025.7.1) the
+ * lower-cased name containing the lower-cased pattern. */
+static int is_match(const search *s, const char *rel, const char *name)
+{
+    if (s->fs->v->glob_search) return mb_minimatch(rel, s->pattern, MB_GLOB_DOT);
+    char *lower = mb_js_lower(name, strlen(name), NULL);
+    int hit = strstr(lower, s->lower_pattern) != NULL;
+    free(lower);
+    return hit;
 }
 
 static int search_dir(search *s, const char *dir, const char *rel, int depth, char **why)
@@ -309,8 +338,8 @@ static int search_dir(search *s, const char *dir, const char *rel, int depth, ch
         char *erel = *rel ? mb_asprintf("%s/%s", rel, v[i].name) : mb_strdup(v[i].name);
         char *ok = NULL, *skip = NULL;
         /* an entry that resolves outside the roots (a symlink) is skipped */
-        if (!mb_mcp_resolve(s->roots, full, &ok, &skip) && !any_match(erel, s->excludes)) {
-            if (mb_minimatch(erel, s->pattern, MB_GLOB_DOT)) {
+        if (!fs_validate_path(s->fs, full, &ok, &skip) && !is_excluded(s, erel)) {
+            if (is_match(s, erel, v[i].name)) {
                 if (s->hits++) mb_buf_putc(&s->out, '\n');
                 mb_buf_puts(&s->out, full);
             }
@@ -334,17 +363,19 @@ int fs_search_files(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     fs_server *fs = mb_mcp_call_data(call);
     char *path, *why = NULL;
     if (fs_resolve(call, res, mb_mcp_arg_str(args, "path", ""), &path)) return MB_MCP_FAILED;
-    search s = {.roots = fs->roots,
+    search s = {.fs = fs,
                 .pattern = mb_mcp_arg_str(args, "pattern", ""),
                 .excludes = json_object_get(args, "excludePatterns")};
+    if (!fs->v->glob_search) s.lower_pattern = mb_js_lower(s.pattern, strlen(s.pattern), NULL);
     int rc = search_dir(&s, path, "", 0, &why);
+    free(s.lower_pattern);
     free(path);
     if (rc) {
         mb_buf_free(&s.out);
-        return fail_why(res, why);
+        return fail_why(call, res, why);
     }
-    if (s.hits) fs_text_result(res, s.out.data, s.out.len);
-    else fs_text_result(res, "No matches found", 16);
+    if (s.hits) fs_text_result(call, res, s.out.data, s.out.len);
+    else fs_text_result(call, res, "No matches found", 16);
     mb_buf_free(&s.out);
     return 0;
 }
@@ -359,7 +390,7 @@ int fs_get_file_info(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     if (statx(AT_FDCWD, path, 0, STATX_BASIC_STATS | STATX_BTIME, &sx) != 0) {
         char *why = mb_node_fs_error(errno, "stat", path, NULL);
         free(path);
-        return fail_why(res, why);
+        return fail_why(call, res, why);
     }
     free(path);
 #define T(ts) ((double)(ts).tv_sec + (double)(ts).tv_nsec / 1e9)
@@ -372,7 +403,7 @@ int fs_get_file_info(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
                              "isFile: %s\npermissions: %03o",
                              size, created, modified, accessed, S_ISDIR(sx.stx_mode) ? "true" : "false",
                              S_ISREG(sx.stx_mode) ? "true" : "false", (unsigned)(sx.stx_mode & 0777));
-    fs_text_result(res, text, strlen(text));
+    fs_text_result(call, res, text, strlen(text));
     free(text);
     free(size);
     free(created);

@@ -253,7 +253,7 @@ int fs_read_text_file(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     double head = mb_mcp_arg_num(args, "head", 0), tail = mb_mcp_arg_num(args, "tail", 0);
     if (head != 0 && tail != 0) {
         free(path);
-        return mb_mcp_fail(res, "Cannot specify both head and tail parameters simultaneously");
+        return fs_fail(call, res, "Cannot specify both head and tail parameters simultaneously");
     }
     char *text = NULL, *why = NULL;
     size_t len = 0;
@@ -273,11 +273,11 @@ int fs_read_text_file(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     }
     free(path);
     if (rc) {
-        mb_mcp_fail_str(res, why);
+        fs_fail(call, res, why);
         free(why);
         return MB_MCP_FAILED;
     }
-    fs_text_result(res, text, len);
+    fs_text_result(call, res, text, len);
     free(text);
     return 0;
 }
@@ -334,7 +334,7 @@ int fs_read_media_file(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     size_t len;
     if (fs_read_all(path, &raw, &len, &why)) {
         free(path);
-        mb_mcp_fail_str(res, why);
+        fs_fail(call, res, why);
         free(why);
         return MB_MCP_FAILED;
     }
@@ -375,7 +375,7 @@ int fs_read_multiple_files(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         if (i) mb_buf_puts(&out, "\n---\n");
         char *path = NULL, *why = NULL, *raw = NULL;
         size_t len;
-        if (!mb_mcp_resolve(fs->roots, req, &path, &why) && !fs_read_all(path, &raw, &len, &why)) {
+        if (!fs_validate_path(fs, req, &path, &why) && !fs_read_all(path, &raw, &len, &why)) {
             size_t tl;
             char *text = mb_utf8_repair(raw, len, &tl);
             mb_buf_printf(&out, "%s:\n", req);
@@ -389,7 +389,7 @@ int fs_read_multiple_files(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         free(path);
         free(why);
     }
-    fs_text_result(res, out.data ? out.data : "", out.len);
+    fs_text_result(call, res, out.data ? out.data : "", out.len);
     mb_buf_free(&out);
     return 0;
 }

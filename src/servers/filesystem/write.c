@@ -24,12 +24,12 @@ int fs_write_file(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     int rc = fs_write_replace(path, json_string_value(content), json_string_length(content), 1, &why);
     free(path);
     if (rc) {
-        mb_mcp_fail_str(res, why);
+        fs_fail(call, res, why);
         free(why);
         return MB_MCP_FAILED;
     }
     char *text = mb_asprintf("Successfully wrote to %s", req);
-    fs_text_result(res, text, strlen(text));
+    fs_text_result(call, res, text, strlen(text));
     free(text);
     return 0;
 }
@@ -80,8 +80,30 @@ static int trimmed_equal(span a, span b)
     return al == bl && !memcmp(a.p + ap, b.p + bp, al);
 }
 
-/* Applies one edit to *content (len *clen). Returns 0, or -1 if no match. */
-static int apply_edit(char **content, size_t *clen, const char *old, size_t olen, const char *nw, size_t nlen)
+/* String#replace(old, nw) with a string replacement: "$$" is "$", "$&" the
+ * match, "$`" what precedes it, "$'" what follows; with no capture groups
+ * every other "$" stays as it is. The match is s[at, at + mlen). */
+static void put_replacement(mb_buf *b, const char *nw, size_t nlen, const char *s, size_t slen,
+                            size_t at, size_t mlen)
+{
+    for (size_t i = 0; i < nlen; i++) {
+        char next = i + 1 < nlen ? nw[i + 1] : '\0';
+        if (nw[i] != '$' || !next || !strchr("$&`'", next)) {
+            mb_buf_putc(b, nw[i]);
+            continue;
+        }
+        i++;
+        if (next == '$') mb_buf_putc(b, '$');
+        else if (next == '&') mb_buf_append(b, s + at, mlen);
+        else if (next == '`') mb_buf_append(b, s, at);
+        else mb_buf_append(b, s + at + mlen, slen - at - mlen);
+    }
+}
+
+/* Applies one edit to *content (len *clen); `literal`: newText is inserted
+ * as is (else as a String#replace replacement). Returns 0, or -1 if no match. */
+static int apply_edit(char **content, size_t *clen, const char *old, size_t olen, const char *nw, size_t nlen,
+                      int literal)
 {
     char *hit = NULL;
     if (olen == 0) hit = *content;
@@ -90,7 +112,8 @@ static int apply_edit(char **content, size_t *clen, const char *old, size_t olen
         size_t at = (size_t)(hit - *content);
         mb_buf b = {0};
         mb_buf_append(&b, *content, at);
-        mb_buf_append(&b, nw, nlen);
+        if (literal) mb_buf_append(&b, nw, nlen);
+        else put_replacement(&b, nw, nlen, *content, *clen, at, olen);
         mb_buf_append(&b, *content + at + olen, *clen - at - olen);
         free(*content);
         *clen = b.len;
@@ -151,12 +174,13 @@ static int apply_edit(char **content, size_t *clen, const char *old, size_t olen
 
 int fs_edit_file(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 {
+    const fs_version *v = ((fs_server *)mb_mcp_call_data(call))->v;
     char *path, *why = NULL, *raw;
     size_t rawlen;
     if (fs_resolve(call, res, mb_mcp_arg_str(args, "path", ""), &path)) return MB_MCP_FAILED;
     if (fs_read_all(path, &raw, &rawlen, &why)) {
         free(path);
-        mb_mcp_fail_str(res, why);
+        fs_fail(call, res, why);
         free(why);
         return MB_MCP_FAILED;
     }
@@ -175,14 +199,14 @@ int fs_edit_file(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         size_t ol, nl;
         char *o = crlf_to_lf(json_string_value(jo), json_string_length(jo), &ol);
         char *n = crlf_to_lf(json_string_value(jn), json_string_length(jn), &nl);
-        int miss = apply_edit(&content, &clen, o, ol, n, nl);
+        int miss = apply_edit(&content, &clen, o, ol, n, nl, v->replace_literal);
         free(o);
         free(n);
         if (miss) {
             mb_buf m = {0};
             mb_buf_puts(&m, "Could not find exact match for edit:\n");
             mb_buf_append(&m, json_string_value(jo), json_string_length(jo));
-            mb_mcp_fail_str(res, m.data);
+            fs_fail(call, res, m.data);
             mb_buf_free(&m);
             free(content);
             free(original);
@@ -190,7 +214,7 @@ int fs_edit_file(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             return MB_MCP_FAILED;
         }
     }
-    char *diff = fs_unified_diff(path, original, olen, content, clen);
+    char *diff = fs_unified_diff(path, original, olen, content, clen, v->jsdiff);
     int ticks = 3;
     for (;;) {
         char fence[64];
@@ -209,10 +233,10 @@ int fs_edit_file(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     int rc = 0;
     if (!mb_mcp_arg_bool(args, "dryRun", 0)) rc = fs_write_replace(path, content, clen, 0, &why);
     if (rc) {
-        mb_mcp_fail_str(res, why);
+        fs_fail(call, res, why);
         free(why);
     } else {
-        fs_text_result(res, out.data, out.len);
+        fs_text_result(call, res, out.data, out.len);
     }
     mb_buf_free(&out);
     free(content);
@@ -249,12 +273,12 @@ int fs_create_directory(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     int rc = mkdir_recursive(path, &why);
     free(path);
     if (rc) {
-        mb_mcp_fail_str(res, why);
+        fs_fail(call, res, why);
         free(why);
         return MB_MCP_FAILED;
     }
     char *text = mb_asprintf("Successfully created directory %s", req);
-    fs_text_result(res, text, strlen(text));
+    fs_text_result(call, res, text, strlen(text));
     free(text);
     return 0;
 }
@@ -273,11 +297,11 @@ int fs_move_file(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     int rc = rename(s, d);
     if (rc) {
         char *why = mb_node_fs_error(errno, "rename", s, d);
-        mb_mcp_fail_str(res, why);
+        fs_fail(call, res, why);
         free(why);
     } else {
         char *text = mb_asprintf("Successfully moved %s to %s", src, dst);
-        fs_text_result(res, text, strlen(text));
+        fs_text_result(call, res, text, strlen(text));
         free(text);
     }
     free(s);

@@ -1,9 +1,16 @@
 /*
  * memory.c - the `localmemory` server, a native twin of
- * @modelcontextprotocol/server-memory 2025.8.4: a knowledge graph of
- * entities and relations kept in a JSON Lines file, with its 9 tools.
+ * @modelcontextprotocol/server-memory: a knowledge graph of entities and
+ * relations kept in a JSON Lines file, with its 9 tools. Two upstream
+ * versions, chosen with --upstream-version (MEM_VERSIONS below):
+ *   2025.8.4   the default (MCP-Atlas' pin);
+ *   2025.4.25  Toolathlon's pin. The same tools, texts, serverInfo (0.6.3),
+ *              SDK (1.0.1), file format and MEMORY_FILE_PATH rule; the one
+ *              difference is that read_graph, like every tool, refuses a call
+ *              without "arguments" ("No arguments provided for tool:
+ *              read_graph"), which 2025.8.4 lets through.
  *
- * Faithful to that version, down to its quirks, because agents and judges
+ * Faithful to those versions, down to their quirks, because agents and judges
  * read the texts:
  *   - every call re-reads the file and every change rewrites it whole
  *     (entities first, then relations, one JSON object per line, no final
@@ -37,7 +44,19 @@
 #include <string.h>
 #include <unistd.h>
 
+/* What differs between the upstream versions. */
+typedef struct mem_version {
+    const char *name;
+    int read_graph_without_args; /* read_graph answers a call without "arguments" */
+} mem_version;
+
+static const mem_version MEM_VERSIONS[] = {
+    {"2025.8.4", 1},
+    {"2025.4.25", 0},
+};
+
 typedef struct mem_server {
+    const mem_version *v;
     char *file;
 } mem_server;
 
@@ -682,7 +701,9 @@ static int t_search_nodes(mb_mcp_call *c, json_t *a, mb_mcp_result *r) { return 
 static int t_open_nodes(mb_mcp_call *c, json_t *a, mb_mcp_result *r) { return run(c, a, r, op_open_nodes, 0, NULL); }
 static int t_read_graph(mb_mcp_call *c, json_t *a, mb_mcp_result *r)
 {
-    json_t *empty = json_object(); /* read_graph runs even without arguments */
+    mem_server *m = mb_mcp_call_data(c);
+    /* 2025.8.4 runs read_graph before its "No arguments provided" check */
+    json_t *empty = m->v->read_graph_without_args ? json_object() : NULL;
     int rc = run(c, a ? a : empty, r, op_read_graph, 0, NULL);
     json_decref(empty);
     return rc;
@@ -785,6 +806,7 @@ static const mb_mcp_info mem_info = {
     .flavor = MB_MCP_TS_SERVER,
     .capabilities = "{\"tools\":{}}", /* as upstream: no logging */
     .unknown_tool = t_unknown,
+    .max_protocol = "2024-11-05", /* both versions pin TypeScript SDK 1.0.1 */
 };
 
 /* -------------------------------------------------------------- start */
@@ -824,17 +846,31 @@ static char *memory_path(const char *setting)
 
 int mb_srv_memory_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
 {
-    static const struct option opts[] = {{"memory-file", required_argument, NULL, 'f'}, {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"memory-file", required_argument, NULL, 'f'},
+                                         {"upstream-version", required_argument, NULL, 'v'},
+                                         {NULL, 0, NULL, 0}};
     const char *file = getenv("MEMORY_FILE_PATH");
+    const mem_version *v = &MEM_VERSIONS[0];
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'f') file = optarg;
-        else return mb_err_set(err, MB_EINVAL, "unknown option '%s'", argv[optind - 1]);
+        if (c == 'f') {
+            file = optarg;
+        } else if (c == 'v') {
+            v = NULL;
+            for (size_t i = 0; i < sizeof MEM_VERSIONS / sizeof MEM_VERSIONS[0]; i++)
+                if (!strcmp(optarg, MEM_VERSIONS[i].name)) v = &MEM_VERSIONS[i];
+            if (!v)
+                return mb_err_set(err, MB_EINVAL,
+                                  "unknown --upstream-version \"%s\" (use 2025.8.4 or 2025.4.25)", optarg);
+        } else {
+            return mb_err_set(err, MB_EINVAL, "unknown option '%s'", argv[optind - 1]);
+        }
     }
     if (optind < argc) return mb_err_set(err, MB_EINVAL, "unexpected argument '%s'", argv[optind]);
     mem_server *m = mb_calloc(1, sizeof *m);
+    m->v = v;
     m->file = memory_path(file);
     mb_mcp_server *srv;
     int rc = mb_mcp_server_new(&mem_info, &srv, err);
