@@ -254,6 +254,55 @@ def test_calls_identical(pair):
     assert ref.close() == 0 and ours.close() == 0, ours.stderr()
 
 
+def test_changes_made_outside_are_seen(pair):
+    """The server keeps its last parse while the file is unchanged; every kind
+    of outside change must still show at once, as upstream re-reads each time:
+    same-size edits with the old mtime put back, replacement by rename,
+    removal, and our own writes followed by outside ones."""
+    (ref, ours), (rf, of) = pair
+    ref.initialize("2024-11-05")
+    ours.initialize("2024-11-05")
+
+    def both(name, args):
+        a, b = _answer(ref, name, args), _answer(ours, name, args)
+        assert a == b, (name, args, a, b)
+        return b
+
+    def edit(fn):
+        for f in (rf, of):
+            fn(f)
+
+    first = both("read_graph", {})
+    both("search_nodes", {"query": ""})
+
+    def same_size_same_mtime(f):
+        st = os.stat(f)
+        text = f.read_text()
+        swapped = text.replace('"entityType":"', '"entityType":"X', 1)[:-1] if '"entityType":"' in text else text
+        assert len(swapped) == len(text)
+        f.write_text(swapped)
+        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    edit(same_size_same_mtime)
+    second = both("read_graph", {})
+    assert second != first
+
+    def replace_by_rename(f):
+        tmp = f.with_suffix(".new")
+        tmp.write_text('{"type":"entity","name":"renamed","entityType":"t","observations":[]}')
+        os.replace(tmp, f)
+    edit(replace_by_rename)
+    assert "renamed" in json.dumps(both("open_nodes", {"names": ["renamed"]}))
+
+    both("create_entities", {"entities": [{"name": "ours", "entityType": "t", "observations": []}]})
+    both("read_graph", {})
+    edit(lambda f: f.write_text(f.read_text() + '\n{"type":"entity","name":"appended","entityType":"t","observations":[]}'))
+    assert "appended" in json.dumps(both("search_nodes", {"query": "appended"}))
+
+    edit(lambda f: f.unlink())
+    both("read_graph", {})
+    both("search_nodes", {"query": "renamed"})
+
+
 def test_missing_file_then_created(tmp_path):
     f = tmp_path / "sub" / "new.jsonl"
     with StdioClient([MCPBOX, "mcp", "localmemory", "--memory-file", str(f)]) as c:

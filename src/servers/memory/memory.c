@@ -12,9 +12,12 @@
  *
  * Faithful to those versions, down to their quirks, because agents and judges
  * read the texts:
- *   - every call re-reads the file and every change rewrites it whole
- *     (entities first, then relations, one JSON object per line, no final
- *     newline); nothing is cached between calls;
+ *   - every call sees the file as it is now and every change rewrites it
+ *     whole (entities first, then relations, one JSON object per line, no
+ *     final newline). Parsing is the costly part, so the last parse is kept
+ *     with the file's identity (device, inode, size, mtime, ctime) and used
+ *     again while the file has not changed: anything that writes the file,
+ *     an agent's shell included, changes ctime, which no one can set back;
  *   - entities read from the file keep their "type" key, so read_graph shows
  *     it; results are JSON.stringify(value, null, 2);
  *   - no argument validation: a missing or mistyped argument gives the
@@ -42,6 +45,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* What differs between the upstream versions. */
@@ -55,15 +59,24 @@ static const mem_version MEM_VERSIONS[] = {
     {"2025.4.25", 0},
 };
 
-typedef struct mem_server {
-    const mem_version *v;
-    char *file;
-} mem_server;
-
 typedef struct graph {
     json_t *entities;  /* array */
     json_t *relations; /* array */
 } graph;
+
+/* The last graph parsed from the file and what the file was then. */
+typedef struct graph_cache {
+    int valid;
+    struct stat st;
+    graph g;
+} graph_cache;
+
+typedef struct mem_server {
+    const mem_version *v;
+    char *file;
+    graph_cache cache;
+} mem_server;
+
 
 /* ------------------------------------------------ JavaScript semantics */
 
@@ -206,8 +219,57 @@ static int load_json_document(const char *data, size_t len, graph *g)
     return 1;
 }
 
-/* upstream's loadGraph */
-static int load_graph(mem_server *m, graph *g, char **why)
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static void cache_drop(graph_cache *c)
+{
+    if (c->valid) graph_dispose(&c->g);
+    c->valid = 0;
+}
+
+static int parse_graph(mem_server *m, graph *g, char **why);
+
+/* upstream's loadGraph. A read-only caller (`shared`) gets references to the
+ * cached arrays and must not change them; others get their own copy. */
+static int load_graph(mem_server *m, graph *g, int shared, char **why)
+{
+    struct stat before;
+    if (stat(m->file, &before) != 0 || !S_ISREG(before.st_mode)) {
+        cache_drop(&m->cache); /* missing, or not a file: parse reports it */
+        return parse_graph(m, g, why);
+    }
+    if (!m->cache.valid || !same_file(&m->cache.st, &before)) {
+        cache_drop(&m->cache);
+        graph fresh;
+        int rc = parse_graph(m, &fresh, why);
+        if (rc) return rc;
+        struct stat after;
+        /* Only a parse of a file that did not change meanwhile is kept. */
+        if (stat(m->file, &after) == 0 && same_file(&before, &after)) {
+            m->cache.g = fresh;
+            m->cache.st = before;
+            m->cache.valid = 1;
+        } else {
+            *g = fresh;
+            return 0;
+        }
+    }
+    if (shared) {
+        g->entities = json_incref(m->cache.g.entities);
+        g->relations = json_incref(m->cache.g.relations);
+    } else {
+        g->entities = json_deep_copy(m->cache.g.entities);
+        g->relations = json_deep_copy(m->cache.g.relations);
+    }
+    return 0;
+}
+
+static int parse_graph(mem_server *m, graph *g, char **why)
 {
     g->entities = json_array();
     g->relations = json_array();
@@ -365,7 +427,7 @@ static int run(mb_mcp_call *call, json_t *args, mb_mcp_result *res, op_fn op, in
     if (!args) return mb_mcp_fail(res, "No arguments provided for tool: %s", mb_mcp_call_tool(call));
     graph g;
     char *why = NULL;
-    if (load_graph(m, &g, &why)) return fail_free(res, why);
+    if (load_graph(m, &g, !save, &why)) return fail_free(res, why);
     jserr e = {0};
     json_t *out = NULL;
     op(&e, &g, args, &out);
@@ -374,6 +436,9 @@ static int run(mb_mcp_call *call, json_t *args, mb_mcp_result *res, op_fn op, in
         graph_dispose(&g);
         return fail_free(res, e.msg);
     }
+    /* The file is about to change; what a reload gives differs from g
+     * (entities read back carry their "type"), so the next call parses. */
+    if (save) cache_drop(&m->cache);
     if (save && save_graph(m, &g, &why)) {
         json_decref(out);
         graph_dispose(&g);
@@ -592,24 +657,58 @@ static int op_delete_relations(jserr *e, graph *g, json_t *args, json_t **out)
 }
 
 /* Relations whose both ends are among the entities kept in `ents`. */
+/* The entities' names as a set under js_eq: string names in a jansson
+ * object (O(1) lookups), any other value in a list compared one by one. */
+typedef struct name_set {
+    json_t *strings; /* object: name -> true */
+    json_t *others;  /* array */
+    int undefined;   /* an entity without a name (undefined === undefined) */
+} name_set;
+
+static void name_set_init(name_set *ns, json_t *ents)
+{
+    ns->strings = json_object();
+    ns->others = json_array();
+    ns->undefined = 0;
+    size_t k;
+    json_t *x;
+    json_array_foreach(ents, k, x) {
+        json_t *n = json_object_get(x, "name");
+        if (json_is_string(n))
+            json_object_setn_nocheck(ns->strings, json_string_value(n), json_string_length(n),
+                                     json_true());
+        else if (n)
+            json_array_append(ns->others, n);
+        else
+            ns->undefined = 1;
+    }
+}
+
+static int name_set_has(const name_set *ns, json_t *v)
+{
+    if (!v) return ns->undefined;
+    if (json_is_string(v))
+        return json_object_getn(ns->strings, json_string_value(v), json_string_length(v)) != NULL;
+    size_t k;
+    json_t *x;
+    json_array_foreach(ns->others, k, x) if (js_eq(x, v)) return 1;
+    return 0;
+}
+
 static json_t *relations_between(jserr *e, graph *g, json_t *ents)
 {
     json_t *rels = json_array();
+    name_set ns;
+    name_set_init(&ns, ents);
     size_t i;
     json_t *r;
     json_array_foreach(g->relations, i, r) {
         json_t *f = js_get(e, r, "from"), *t = js_get(e, r, "to");
         if (e->msg) break;
-        int hf = 0, ht = 0;
-        size_t k;
-        json_t *x;
-        json_array_foreach(ents, k, x) {
-            json_t *n = json_object_get(x, "name");
-            if (js_eq(n, f)) hf = 1;
-            if (js_eq(n, t)) ht = 1;
-        }
-        if (hf && ht) json_array_append(rels, r);
+        if (name_set_has(&ns, f) && name_set_has(&ns, t)) json_array_append(rels, r);
     }
+    json_decref(ns.strings);
+    json_decref(ns.others);
     return rels;
 }
 
@@ -815,6 +914,7 @@ static void mem_free(void *p)
 {
     mem_server *m = p;
     if (!m) return;
+    cache_drop(&m->cache);
     free(m->file);
     free(m);
 }
