@@ -260,6 +260,11 @@ const char *mb_mcp_arg_str(const json_t *args, const char *key, const char *def)
 double mb_mcp_arg_num(const json_t *args, const char *key, double def);
 int mb_mcp_arg_bool(const json_t *args, const char *key, int def);
 
+/* The type name zod reports for a JSON value (getParsedType; zod 3 and 4
+ * agree for JSON): "undefined" for NULL, "null", "string", "number",
+ * "boolean", "array", "object". */
+const char *mb_mcp_zod_type(const json_t *v);
+
 /*
  * Validates `args` against a JSON Schema (the subset the SDKs emit: type,
  * properties, required, items, enum, const, min/max, anyOf, default) the way

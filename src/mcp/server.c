@@ -168,21 +168,6 @@ static json_t *zod_request_error(json_t *id, const char *expected, const char *r
     return r;
 }
 
-static const char *js_type(const json_t *v)
-{
-    if (!v) return "undefined";
-    switch (json_typeof(v)) {
-    case JSON_NULL: return "null";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    case JSON_ARRAY: return "array";
-    default: return "object";
-    }
-}
-
 /* ------------------------------------------------------------ initialize */
 
 static json_t *do_initialize(mb_mcp_server *srv, json_t *id, json_t *params)
@@ -345,13 +330,13 @@ static json_t *unknown_tool(mb_mcp_server *srv, const char *name, json_t *id, js
 
 static json_t *do_tools_call(mb_mcp_server *srv, json_t *id, json_t *params, mb_mcp_job *job)
 {
-    if (!json_is_object(params)) return zod_request_error(id, "object", js_type(params), "params", NULL);
+    if (!json_is_object(params)) return zod_request_error(id, "object", mb_mcp_zod_type(params), "params", NULL);
     json_t *jname = json_object_get(params, "name");
     if (!json_is_string(jname))
-        return zod_request_error(id, "string", js_type(jname), "params", "name");
+        return zod_request_error(id, "string", mb_mcp_zod_type(jname), "params", "name");
     json_t *jargs = json_object_get(params, "arguments");
     if (jargs && !json_is_object(jargs))
-        return zod_request_error(id, "record", js_type(jargs), "params", "arguments");
+        return zod_request_error(id, "record", mb_mcp_zod_type(jargs), "params", "arguments");
     const char *name = json_string_value(jname);
     mb_mcp_tool_entry *e = find_entry(srv, name);
     mb_mcp_flavor fl = srv->info->flavor;

@@ -28,7 +28,7 @@ typedef struct ctx {
     int count;
 } ctx;
 
-static const char *received(const json_t *v)
+const char *mb_mcp_zod_type(const json_t *v)
 {
     if (!v) return "undefined";
     switch (json_typeof(v)) {
@@ -202,7 +202,7 @@ static void check(ctx *c, const json_t *schema, json_t *v)
         }
         if (!t) {
             const char *first = json_string_value(json_array_get(type, 0));
-            issue(c, "Invalid input: expected %s, received %s", first ? first : "value", received(v));
+            issue(c, "Invalid input: expected %s, received %s", first ? first : "value", mb_mcp_zod_type(v));
             return;
         }
     }
@@ -215,7 +215,7 @@ static void check(ctx *c, const json_t *schema, json_t *v)
             issue(c, "Invalid input: expected int, received number");
         else
             issue(c, "Invalid input: expected %s, received %s", !strcmp(t, "integer") ? "number" : t,
-                  received(v));
+                  mb_mcp_zod_type(v));
         return;
     }
     if (json_is_string(v)) {

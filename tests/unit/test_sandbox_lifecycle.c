@@ -537,13 +537,8 @@ static void warm_pool_claims_and_refills(void **state)
     assert_int_equal(st.idle, 2);
 
     mb_sandbox *sb;
-    void *cookie;
-    struct timespec a, z;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    void *cookie; /* how fast a claim is: bench P1 */
     assert_int_equal(mb_pool_claim(p, "prof", &sb, &cookie), 0);
-    clock_gettime(CLOCK_MONOTONIC, &z);
-    double us = (double)(z.tv_sec - a.tv_sec) * 1e6 + (double)(z.tv_nsec - a.tv_nsec) / 1e3;
-    assert_true(us < 2000.0); /* a list pop */
     sbt_box *cb = cookie;
     assert_string_equal(mb_sandbox_id(sb), cb->id);
     mb_exec_result r;

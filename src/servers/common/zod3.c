@@ -13,25 +13,9 @@
 
 #include "mcp/mcp.h"
 
-/* zod 3's getParsedType names (JSON has no NaN, so no "nan"). */
-static const char *parsed_type(const json_t *v)
-{
-    if (!v) return "undefined";
-    switch (json_typeof(v)) {
-    case JSON_NULL: return "null";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    case JSON_ARRAY: return "array";
-    default: return "object";
-    }
-}
-
 static int is_type(const json_t *v, const char *type)
 {
-    return v && !strcmp(parsed_type(v), type);
+    return v && !strcmp(mb_mcp_zod_type(v), type);
 }
 
 /* util.joinValues: 'a' | 'b' (non-strings as they print) */
@@ -61,7 +45,7 @@ static char *join_values(const json_t *values)
 static void invalid_type(json_t *issues, const char *expected, const json_t *v, const json_t *path,
                          int enum_order)
 {
-    const char *received = parsed_type(v);
+    const char *received = mb_mcp_zod_type(v);
     char *msg = v ? mb_asprintf("Expected %s, received %s", expected, received) : mb_strdup("Required");
     json_t *issue;
     if (enum_order)
