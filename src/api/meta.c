@@ -14,9 +14,11 @@ void mb_api_healthz(mb_api *api, mb_call *call)
     size_t n = 0;
     int ok = mb_store_sandbox_list(mb_core_store(api->core), NULL, &recs, &n, NULL) == MB_OK;
     if (ok) free(recs);
-    mb_http_respond_json(call->req, ok ? 200 : 503,
-                         json_pack("{s:s,s:I,s:b}", "status", ok ? "ok" : "degraded",
-                                   "sandboxes", (json_int_t)n, "mcp_gateway", api->has_mcp));
+    json_t *body = json_pack("{s:s,s:I,s:b}", "status", ok ? "ok" : "degraded", "sandboxes",
+                             (json_int_t)n, "mcp_gateway", api->has_mcp);
+    json_t *pool = mb_core_pool_info(api->core);
+    if (pool) json_object_set_new(body, "pool", pool);
+    mb_http_respond_json(call->req, ok ? 200 : 503, body);
 }
 
 static json_t *ref(const char *name)

@@ -22,7 +22,7 @@ int mb_cmd_keys(int argc, char **argv);    /* cli/keys.c */
 int mb_cmd_archive(int argc, char **argv); /* archive/cmd_archive.c */
 int mb_cmd_bridge(int argc, char **argv);  /* gateway/cmd_bridge.c */
 int mb_cmd_sandbox(int argc, char **argv);      /* sandbox/cmd_sandbox.c */
-int mb_cmd_sandbox_init(int argc, char **argv); /* sandbox/cmd_sandbox.c (hidden: pid 1 of a sandbox) */
+int mb_cmd_sandbox_zygote(int argc, char **argv); /* sandbox/cmd_sandbox.c (hidden: clones sandboxes) */
 int mb_cmd_mcp(int argc, char **argv);     /* mcp/cmd_mcp.c */
 
 #endif /* MB_CLI_H */

@@ -12,7 +12,7 @@ const mb_command mb_commands[] = {
     {"archive", mb_cmd_archive, "extract or create workspace archives (debugging, benchmarks)"},
     {"bridge", mb_cmd_bridge, "serve a stdio MCP server over Streamable HTTP (one process, many sessions)"},
     {"sandbox", mb_cmd_sandbox, "run a command in a throw-away sandbox (debugging, benchmarks)"},
-    {"sandbox-init", mb_cmd_sandbox_init, "(internal) pid 1 of a sandbox, started by mcpbox itself"},
+    {"sandbox-zygote", mb_cmd_sandbox_zygote, "(internal) clones sandboxes, started by mcpbox itself"},
     {"mcp", mb_cmd_mcp, "run a native MCP server on stdio (mcpbox mcp --list)"},
     {NULL, NULL, NULL},
 };

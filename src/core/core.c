@@ -189,15 +189,15 @@ int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *ou
         srv[i].updated_at = rec.created_at;
     }
     mb_core__servers_up(core, &rec, srv, req->n_servers);
-    for (size_t i = 0; !rc && i < req->n_servers; i++)
-        rc = mb_store_server_insert(core->store, &srv[i], err);
+    rc = mb_store_server_insert_all(core->store, srv, req->n_servers, err);
     mb_server_recs_free(srv, req->n_servers);
     if (rc) {
         mb_err ignored;
         mb_core__release(core, rec.id, 0, &ignored);
         return rc;
     }
-    mb_core__wake_reaper(core);
+    /* No need to wake the reaper: it looks every second, and a TTL is at
+     * least a minute. */
     mb_info("acquired %s for %s (%zu servers, benchmark %s, ttl %lld)", rec.id, rec.owner,
             req->n_servers, rec.benchmark[0] ? rec.benchmark : "none", (long long)rec.ttl_seconds);
     *out = rec;

@@ -129,6 +129,11 @@ int mb_core_verify_url(mb_core *core, const char *method, const char *path, cons
 /* Host path of a sandbox's /data; freed by the caller. */
 char *mb_core_workspace(mb_core *core, const char *id);
 
+/* The warm pool per profile, {"PROFILE": {"target", "idle", "creating",
+ * "claimed", "misses", "failures", "last_error"?}}, or NULL without --pool.
+ * Owned by the caller. */
+json_t *mb_core_pool_info(mb_core *core);
+
 /* The MCP gateway serving every `/{server}/mcp` URL (owned by the core). */
 struct mb_gateway *mb_core_gateway(mb_core *core);
 

@@ -52,6 +52,7 @@ struct mb_core {
     mb_profile **profiles;
     size_t n_profiles;
     char **server_env;              /* ASAN_OPTIONS & co. passed through to servers */
+    mb_zygote *zygote;              /* clones every sandbox's init */
     mb_gateway *gw;
     mb_pool *pool;
     pthread_mutex_t alloc_lock;     /* picking a uid range + inserting its record */
@@ -59,7 +60,8 @@ struct mb_core {
     pthread_cond_t live_cv;
     mb_live *live[MB_LIVE_BUCKETS];
 
-    /* The reaper sleeps on `wake` until the next deadline or a change. */
+    /* The reaper sleeps on `wake` until the next deadline (at most 1 s) or
+     * the stop. */
     pthread_t reaper;
     pthread_mutex_t reaper_lock;
     pthread_cond_t wake;
@@ -67,7 +69,6 @@ struct mb_core {
 };
 
 pthread_mutex_t *mb_core__stripe(mb_core *core, const char *id);
-void mb_core__wake_reaper(mb_core *core);
 int mb_core__start_reaper(mb_core *core, mb_err *err);
 void mb_core__stop_reaper(mb_core *core);
 /* Release without owner checks (the reaper, start-up expiry). */

@@ -1,22 +1,17 @@
 /*
  * reaper.c - the TTL reaper: a thread that sleeps until the earliest sandbox
- * deadline (or a wake-up after an acquire) and releases what has expired.
+ * deadline and releases what has expired.
  *
  * It never sleeps longer than a second, so a deadline is met within a second
- * even if a wake-up were missed; a wake-up makes it re-read the next deadline.
+ * without being told about new sandboxes (TTLs are a minute or more): an
+ * acquire does not wake it, which would cost the acquire two queries of the
+ * store at the worst moment.
  */
 #include "core/core_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
-
-void mb_core__wake_reaper(mb_core *core)
-{
-    pthread_mutex_lock(&core->reaper_lock);
-    pthread_cond_signal(&core->wake);
-    pthread_mutex_unlock(&core->reaper_lock);
-}
 
 static void reap_once(mb_core *core)
 {

@@ -10,6 +10,9 @@
  *   DIR/workspaces/ID/.stage-*  archive staging: same file system as /data,
  *                             so extraction ends in renames, yet invisible
  *                             from inside
+ *   DIR/workspaces/ID/.logs/SERVER.log  each server's stderr (below)
+ *
+ * Every sandbox's init is cloned by one zygote process, started here.
  *
  * Daemon restarts: sandboxes outlive the daemon (their init is supervised
  * through a control socket, not through the daemon's process tree). At start
@@ -18,8 +21,9 @@
  * marked "error" with the reason, and leftovers no record claims (a crash
  * mid-acquire) are swept. Idle pool sandboxes are not kept across restarts.
  *
- * Server processes do not survive a daemon restart: their stdio pipes end
- * with the daemon, so they are started again, fresh, on the same /data.
+ * Server processes do not survive a daemon restart: their stdio sockets (their
+ * life lines) end with the daemon, so they are started again, fresh, on the
+ * same /data.
  */
 #define _GNU_SOURCE
 #include "core/core_int.h"
@@ -150,6 +154,7 @@ static void sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_pr
     o->workspace = paths->volume;
     o->data_subdir = MB_DATA_SUBDIR;
     o->mcpbox_bin = core->mcpbox_bin;
+    o->zygote = core->zygote;
     o->uid_base = (uint32_t)uid_base;
     if (p) {
         o->limits.memory_bytes = p->limits.memory_bytes;
@@ -187,6 +192,36 @@ static void mark_released(mb_core *core, const char *id)
 
 /* ------------------------------------------------- gateway process hooks */
 
+/* A server costs the daemon one descriptor: its stdin/stdout socket, which
+ * is also its life line (the gateway closing it kills the server's process
+ * tree). Its stderr goes to DIR/workspaces/ID/.logs/SERVER.log, on the
+ * workspace tmpfs but outside /data: charged to the sandbox's own quota,
+ * invisible from inside, truncated at each start; the gateway reads its tail
+ * when the server fails (stderr_tail). */
+static char *server_log(mb_core *core, const char *sandbox_id, const char *server)
+{
+    return mb_asprintf("%s/workspaces/%s/.logs/%s.log", core->cfg.data_dir, sandbox_id, server);
+}
+
+static int open_server_log(mb_core *core, const char *sandbox_id, const char *server, int *fd,
+                           mb_err *err)
+{
+    if (strchr(server, '/') || server[0] == '.')
+        return mb_err_set(err, MB_EINVAL, "'%s' is not a server name", server);
+    char *dir = mb_asprintf("%s/workspaces/%s/.logs", core->cfg.data_dir, sandbox_id);
+    char *path = server_log(core, sandbox_id, server);
+    int rc = MB_OK;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        rc = mb_err_sys(err, errno, "cannot create %s", dir);
+    if (!rc) {
+        *fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (*fd < 0) rc = mb_err_sys(err, errno, "cannot create %s", path);
+    }
+    free(dir);
+    free(path);
+    return rc;
+}
+
 static int spawn_in_sandbox(void *ctx, const char *sandbox_id, const char *server,
                             const mb_backend_spec *spec, mb_backend_proc *out, mb_err *err)
 {
@@ -195,27 +230,44 @@ static int spawn_in_sandbox(void *ctx, const char *sandbox_id, const char *serve
     if (!l)
         return mb_err_set(err, MB_ENOTFOUND, "sandbox %s is not running, so '%s' cannot start",
                           sandbox_id, server);
-    mb_child *c = mb_calloc(1, sizeof *c);
-    mb_spawn_spec ss = {.argv = spec->argv, .envp = spec->envp, .cwd = spec->cwd};
-    int rc = mb_sandbox_spawn(l->sb, &ss, c, err);
-    mb_live_put(core, l);
-    if (rc) {
-        free(c);
-        return rc;
+    int log_fd = -1, sock = -1;
+    pid_t pid = 0;
+    int rc = open_server_log(core, sandbox_id, server, &log_fd, err);
+    if (!rc) {
+        mb_spawn_spec ss = {.argv = spec->argv, .envp = spec->envp, .cwd = spec->cwd};
+        rc = mb_sandbox_spawn_server(l->sb, &ss, log_fd, &sock, &pid, err);
+        close(log_fd);
     }
-    out->in_fd = c->in_fd;
-    out->out_fd = c->out_fd;
-    out->err_fd = c->err_fd;
-    c->in_fd = c->out_fd = c->err_fd = -1; /* the gateway owns the pipes now */
-    out->handle = (int64_t)(intptr_t)c;
+    mb_live_put(core, l);
+    if (rc) return rc;
+    out->in_fd = out->out_fd = sock; /* the gateway owns (and closes) it */
+    out->err_fd = -1;
+    out->handle = pid;
     return MB_OK;
 }
 
 static void kill_in_sandbox(void *ctx, const char *sandbox_id, const char *server, int64_t handle)
 {
-    mb_child *c = (mb_child *)(intptr_t)handle;
-    mb_child_close(c); /* closing the supervision fd kills the process tree */
-    free(c);
+    /* Nothing to do: the gateway closes the socket, which kills the tree. */
+}
+
+static size_t server_stderr_tail(void *ctx, const char *sandbox_id, const char *server,
+                                 int64_t handle, char *buf, size_t cap)
+{
+    mb_core *core = ctx;
+    char *path = server_log(core, sandbox_id, server);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    free(path);
+    if (fd < 0) return 0;
+    struct stat st;
+    size_t got = 0;
+    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+        off_t from = st.st_size > (off_t)cap ? st.st_size - (off_t)cap : 0;
+        ssize_t n = pread(fd, buf, cap, from);
+        got = n > 0 ? (size_t)n : 0;
+    }
+    close(fd);
+    return got;
 }
 
 /* Host names the gateway accepts in Host headers: loopback, plus the hosts
@@ -249,6 +301,7 @@ static int open_gateway(mb_core *core, mb_err *err)
     mb_gateway_opts go = {
         .spawn = spawn_in_sandbox,
         .kill = kill_in_sandbox,
+        .stderr_tail = server_stderr_tail,
         .ctx = core,
         .call_timeout_ms = core->cfg.call_timeout_s * 1000,
         .init_timeout_ms = core->cfg.start_timeout_s * 1000,
@@ -259,66 +312,21 @@ static int open_gateway(mb_core *core, mb_err *err)
     return mb_gateway_create(&go, &core->gw, err);
 }
 
-/* ------------------------------------------------------------ warm pool */
-
-typedef struct pool_cookie {
-    char id[37];
-    int64_t uid_base;
-    sb_paths paths;
-} pool_cookie;
-
-static int pool_make_opts(void *ctx, const char *key, mb_sandbox_opts *opts, void **cookie,
-                          mb_err *err)
+json_t *mb_core_pool_info(mb_core *core)
 {
-    mb_core *core = ctx;
-    const mb_profile *p = mb_core__profile(core, key);
-    if (!p) return mb_err_set(err, MB_ENOTFOUND, "no profile '%s'", key);
-    pool_cookie *c = mb_calloc(1, sizeof *c);
-    mb_sandbox_rec rec = {0};
-    mb_uuid4(rec.id);
-    snprintf(rec.status, sizeof rec.status, "idle");
-    snprintf(rec.benchmark, sizeof rec.benchmark, "%s",
-             strcmp(key, MB_PROFILE_DEFAULT) ? key : "");
-    rec.created_at = rec.updated_at = mb_now();
-    rec.ttl_seconds = -1;
-    int rc = insert_record(core, &rec, err);
-    if (rc) {
-        free(c);
-        return rc;
+    if (!core->pool) return NULL;
+    json_t *o = json_object();
+    for (size_t i = 0; i < core->n_profiles; i++) {
+        mb_pool_stats st;
+        if (mb_pool_stats_get(core->pool, core->profiles[i]->name, &st) != MB_OK) continue;
+        json_t *k = json_pack("{s:i,s:i,s:i,s:I,s:I,s:I}", "target", (int)st.target, "idle",
+                              (int)st.idle, "creating", (int)st.creating, "claimed",
+                              (json_int_t)st.claimed, "misses", (json_int_t)st.misses,
+                              "failures", (json_int_t)st.failures);
+        if (st.last_error[0]) json_object_set_new(k, "last_error", json_string(st.last_error));
+        json_object_set_new(o, core->profiles[i]->name, k);
     }
-    snprintf(c->id, sizeof c->id, "%s", rec.id);
-    c->uid_base = rec.uid_base;
-    sb_opts(core, c->id, c->uid_base, p, opts, &c->paths);
-    *cookie = c;
-    return MB_OK;
-}
-
-static void pool_retire(void *ctx, const char *key, void *cookie)
-{
-    mb_core *core = ctx;
-    pool_cookie *c = cookie;
-    mark_released(core, c->id);
-    sb_paths_free(&c->paths);
-    free(c);
-}
-
-static int open_pool(mb_core *core, mb_err *err)
-{
-    if (core->cfg.pool_all < 0 && core->cfg.n_pools == 0) return MB_OK;
-    mb_pool_factory f = {.make_opts = pool_make_opts, .retire = pool_retire, .ctx = core};
-    int rc = mb_pool_new(&f, &core->pool, err);
-    for (size_t i = 0; !rc && core->cfg.pool_all > 0 && i < core->n_profiles; i++)
-        rc = mb_pool_set_target(core->pool, core->profiles[i]->name,
-                                (unsigned)core->cfg.pool_all, err);
-    for (size_t i = 0; !rc && i < core->cfg.n_pools; i++) {
-        if (!mb_core__profile(core, core->cfg.pools[i].preset))
-            return mb_err_set(err, MB_EINVAL, "--pool %s=...: there is no profile '%s' in %s",
-                              core->cfg.pools[i].preset, core->cfg.pools[i].preset,
-                              core->profiles_dir);
-        rc = mb_pool_set_target(core->pool, core->cfg.pools[i].preset,
-                                (unsigned)atoi(core->cfg.pools[i].dir), err);
-    }
-    return rc;
+    return o;
 }
 
 /* -------------------------------------------------------------- servers */
@@ -351,13 +359,69 @@ static void set_error(mb_server_rec *s, const char *msg)
     json_object_set_new(s->metadata, "error", json_string(msg));
 }
 
+/* One server to register and start (without waiting for it to be ready). */
+typedef struct start_job {
+    mb_core *core;
+    const char *id;
+    const mb_profile_server *ps;
+    int ok;
+    mb_err err;
+} start_job;
+
+static void *start_one(void *arg)
+{
+    start_job *j = arg;
+    j->ok = add_server(j->core, j->id, j->ps, &j->err) == MB_OK &&
+            mb_gateway_start(j->core->gw, j->id, j->ps->name, 0, &j->err) == MB_OK;
+    return NULL;
+}
+
+/* A spawn returns once the server's exec inside the sandbox succeeded: a few
+ * milliseconds each, and more on a busy host. The servers of one sandbox that
+ * are not running yet are therefore spawned from a thread each, at once (the
+ * gateway and the sandbox handle take concurrent calls), the last on the
+ * caller's thread; those already registered (a pool sandbox's) cost nothing
+ * to start and are done inline, without threads. */
+static void start_servers(start_job *jobs, size_t n)
+{
+    size_t *todo = mb_calloc(n ? n : 1, sizeof *todo);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (mb_gateway_info(jobs[i].core->gw, jobs[i].id, jobs[i].ps->name, NULL, NULL) == MB_OK)
+            start_one(&jobs[i]);
+        else
+            todo[m++] = i;
+    }
+    pthread_t *t = mb_calloc(m ? m : 1, sizeof *t);
+    int *made = mb_calloc(m ? m : 1, sizeof *made);
+    for (size_t k = 1; k < m; k++)
+        made[k] = pthread_create(&t[k], NULL, start_one, &jobs[todo[k]]) == 0;
+    if (m) start_one(&jobs[todo[0]]);
+    for (size_t k = 1; k < m; k++) {
+        if (made[k]) pthread_join(t[k], NULL);
+        else start_one(&jobs[todo[k]]);
+    }
+    free(made);
+    free(t);
+    free(todo);
+}
+
 void mb_core__servers_up(mb_core *core, const mb_sandbox_rec *rec, mb_server_rec *srv, size_t n)
 {
     const mb_profile *p = mb_core__profile(core, rec->benchmark);
+    /* A pool sandbox runs every server of its profile: only those asked for
+     * stay reachable. */
+    for (size_t j = 0; p && j < p->nservers; j++) {
+        int asked = 0;
+        for (size_t i = 0; i < n && !asked; i++) asked = !strcmp(srv[i].name, p->servers[j].name);
+        if (!asked) mb_gateway_remove_server(core->gw, rec->id, p->servers[j].name);
+    }
     int *started = mb_calloc(n ? n : 1, sizeof *started);
+    start_job *jobs = mb_calloc(n ? n : 1, sizeof *jobs);
+    size_t *job_of = mb_calloc(n ? n : 1, sizeof *job_of);
+    size_t njobs = 0;
     for (size_t i = 0; i < n; i++) {
         const mb_profile_server *ps = p ? mb_profile_server_find(p, srv[i].name) : NULL;
-        mb_err err;
         if (!ps) {
             mb_buf offered = {0};
             for (size_t j = 0; p && j < p->nservers; j++)
@@ -373,13 +437,18 @@ void mb_core__servers_up(mb_core *core, const mb_sandbox_rec *rec, mb_server_rec
         }
         if (!srv[i].metadata) srv[i].metadata = json_object();
         json_object_set_new(srv[i].metadata, "upstream", json_string(ps->upstream));
-        if (add_server(core, rec->id, ps, &err) != MB_OK ||
-            mb_gateway_start(core->gw, rec->id, ps->name, 0, &err) != MB_OK) {
-            set_error(&srv[i], err.msg);
-            continue;
-        }
+        job_of[i] = njobs;
+        jobs[njobs++] = (start_job){.core = core, .id = rec->id, .ps = ps};
         started[i] = 1;
     }
+    start_servers(jobs, njobs);
+    for (size_t i = 0; i < n; i++)
+        if (started[i] && !jobs[job_of[i]].ok) {
+            set_error(&srv[i], jobs[job_of[i]].err.msg);
+            started[i] = 0;
+        }
+    free(jobs);
+    free(job_of);
     /* All started in parallel above; now wait for each to be ready. */
     for (size_t i = 0; i < n; i++) {
         mb_err err;
@@ -398,6 +467,118 @@ int mb_core_server_state(mb_core *core, const char *sandbox_id, const char *serv
 }
 
 mb_gateway *mb_core_gateway(mb_core *core) { return core->gw; }
+
+/* ------------------------------------------------------------ warm pool */
+
+/* A pool sandbox is readied like an acquired one, before anyone asks: its
+ * benchmark's seed in /data, in the table of running sandboxes, and every
+ * server of its profile started and initialized. Acquiring it then only
+ * claims it, updates its record and stops the servers the request did not
+ * name (mb_core__servers_up). */
+typedef struct pool_cookie {
+    char id[37];
+    int64_t uid_base;
+    sb_paths paths;
+    int live; /* in core->live and the gateway (prepared) */
+} pool_cookie;
+
+static int pool_make_opts(void *ctx, const char *key, mb_sandbox_opts *opts, void **cookie,
+                          mb_err *err)
+{
+    mb_core *core = ctx;
+    const mb_profile *p = mb_core__profile(core, key);
+    if (!p) return mb_err_set(err, MB_ENOTFOUND, "no profile '%s'", key);
+    pool_cookie *c = mb_calloc(1, sizeof *c);
+    mb_sandbox_rec rec = {0};
+    mb_uuid4(rec.id);
+    snprintf(rec.status, sizeof rec.status, "idle");
+    snprintf(rec.benchmark, sizeof rec.benchmark, "%s",
+             strcmp(key, MB_PROFILE_DEFAULT) ? key : "");
+    rec.created_at = rec.updated_at = mb_now();
+    rec.ttl_seconds = -1;
+    int rc = insert_record(core, &rec, err);
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    snprintf(c->id, sizeof c->id, "%s", rec.id);
+    c->uid_base = rec.uid_base;
+    sb_opts(core, c->id, c->uid_base, p, opts, &c->paths);
+    *cookie = c;
+    return MB_OK;
+}
+
+static int pool_prepare(void *ctx, const char *key, mb_sandbox *sb, void *cookie, mb_err *err)
+{
+    mb_core *core = ctx;
+    pool_cookie *c = cookie;
+    const mb_profile *p = mb_core__profile(core, key);
+    if (!p) return mb_err_set(err, MB_ENOTFOUND, "no profile '%s'", key);
+    mb_sandbox_rec rec = {0};
+    snprintf(rec.id, sizeof rec.id, "%s", c->id);
+    rec.uid_base = c->uid_base;
+    snprintf(rec.benchmark, sizeof rec.benchmark, "%s",
+             strcmp(key, MB_PROFILE_DEFAULT) ? key : "");
+    int rc = mb_core__seed(core, &rec, err);
+    if (rc) return rc;
+    mb_live_add(core, c->id, sb, p);
+    c->live = 1;
+    /* Started in parallel, then waited for; a server that fails here is
+     * tried again when the sandbox is acquired. */
+    start_job *jobs = mb_calloc(p->nservers ? p->nservers : 1, sizeof *jobs);
+    for (size_t i = 0; i < p->nservers; i++)
+        jobs[i] = (start_job){.core = core, .id = c->id, .ps = &p->servers[i]};
+    start_servers(jobs, p->nservers);
+    for (size_t i = 0; i < p->nservers; i++) {
+        mb_err e2;
+        if (!jobs[i].ok)
+            mb_debug("pool %s: %s: %s", key, p->servers[i].name, jobs[i].err.msg);
+        else if (mb_gateway_start(core->gw, c->id, p->servers[i].name,
+                                  core->cfg.start_timeout_s * 1000, &e2) != MB_OK)
+            mb_debug("pool %s: %s: %s", key, p->servers[i].name, e2.msg);
+    }
+    free(jobs);
+    return MB_OK;
+}
+
+static void pool_unprepare(void *ctx, const char *key, mb_sandbox *sb, void *cookie)
+{
+    mb_core *core = ctx;
+    pool_cookie *c = cookie;
+    if (!c->live) return;
+    mb_gateway_remove_sandbox(core->gw, c->id);
+    free(mb_live_take(core, c->id)); /* the pool destroys the sandbox itself */
+    c->live = 0;
+}
+
+static void pool_retire(void *ctx, const char *key, void *cookie)
+{
+    mb_core *core = ctx;
+    pool_cookie *c = cookie;
+    mark_released(core, c->id);
+    sb_paths_free(&c->paths);
+    free(c);
+}
+
+static int open_pool(mb_core *core, mb_err *err)
+{
+    if (core->cfg.pool_all < 0 && core->cfg.n_pools == 0) return MB_OK;
+    mb_pool_factory f = {.make_opts = pool_make_opts, .prepare = pool_prepare,
+                         .unprepare = pool_unprepare, .retire = pool_retire, .ctx = core};
+    int rc = mb_pool_new(&f, &core->pool, err);
+    for (size_t i = 0; !rc && core->cfg.pool_all > 0 && i < core->n_profiles; i++)
+        rc = mb_pool_set_target(core->pool, core->profiles[i]->name,
+                                (unsigned)core->cfg.pool_all, err);
+    for (size_t i = 0; !rc && i < core->cfg.n_pools; i++) {
+        if (!mb_core__profile(core, core->cfg.pools[i].preset))
+            return mb_err_set(err, MB_EINVAL, "--pool %s=...: there is no profile '%s' in %s",
+                              core->cfg.pools[i].preset, core->cfg.pools[i].preset,
+                              core->profiles_dir);
+        rc = mb_pool_set_target(core->pool, core->cfg.pools[i].preset,
+                                (unsigned)atoi(core->cfg.pools[i].dir), err);
+    }
+    return rc;
+}
 
 /* ------------------------------------------------------------ sandboxes */
 
@@ -423,13 +604,15 @@ int mb_core__sandbox_up(mb_core *core, mb_sandbox_rec *rec, mb_err *err)
                           core->profiles_dir);
     mb_sandbox *sb = NULL;
     void *cookie = NULL;
-    int rc = MB_OK;
+    int rc = MB_OK, pooled = 0;
     if (core->pool && mb_pool_claim(core->pool, p->name, &sb, &cookie) == MB_OK) {
+        /* Seeded, running and serving already (pool_prepare). */
         pool_cookie *c = cookie;
         snprintf(rec->id, sizeof rec->id, "%s", c->id);
         rec->uid_base = c->uid_base;
         sb_paths_free(&c->paths);
         free(c);
+        pooled = 1;
         rc = mb_store_sandbox_update(core->store, rec, err);
     } else {
         rc = insert_record(core, rec, err);
@@ -441,14 +624,18 @@ int mb_core__sandbox_up(mb_core *core, mb_sandbox_rec *rec, mb_err *err)
         sb_paths_free(&paths);
         if (rc) mb_err_set(err, rc, "cannot create the sandbox: %s", err->msg);
     }
-    if (!rc) rc = mb_core__seed(core, rec, err);
+    if (!rc && !pooled) rc = mb_core__seed(core, rec, err);
     if (rc) {
         mb_err e2;
+        if (pooled) {
+            mb_gateway_remove_sandbox(core->gw, rec->id);
+            free(mb_live_take(core, rec->id));
+        }
         if (sb) mb_sandbox_destroy(sb, &e2);
         mark_released(core, rec->id);
         return rc;
     }
-    mb_live_add(core, rec->id, sb, p);
+    if (!pooled) mb_live_add(core, rec->id, sb, p);
     return MB_OK;
 }
 
@@ -590,6 +777,7 @@ int mb_core__runtime_open(mb_core *core, mb_err *err)
         return mb_err_sys(err, errno, "cannot find the mcpbox binary (/proc/self/exe)");
     core->profiles_dir = find_profiles_dir(core);
     int rc = load_profiles(core, err);
+    if (!rc) rc = mb_zygote_start(core->mcpbox_bin, &core->zygote, err);
     if (!rc) rc = open_gateway(core, err);
     if (!rc) adopt_all(core);
     if (!rc) rc = open_pool(core, err);
@@ -607,6 +795,8 @@ void mb_core__runtime_close(mb_core *core)
         mb_sandbox_close(l->sb); /* the sandbox keeps running for the next start */
         free(l);
     }
+    mb_zygote_stop(core->zygote); /* its sandboxes keep running too */
+    core->zygote = NULL;
     for (size_t i = 0; i < core->n_profiles; i++) mb_profile_free(core->profiles[i]);
     free(core->profiles);
     core->profiles = NULL;

@@ -117,11 +117,23 @@ const char *mb_gw_state_name(int state)
     }
 }
 
+/* A process whose stderr the gateway does not read: its tail comes from the
+ * stderr_tail callback, once the process is in trouble. */
+static void fetch_tail_locked(mb_gw_backend *b)
+{
+    mb_gateway *gw = b->gw;
+    if (!b->have_proc || b->proc.err_fd >= 0 || !gw->opts.stderr_tail) return;
+    size_t n = gw->opts.stderr_tail(gw->opts.ctx, b->sandbox_id, b->server, b->proc.handle,
+                                    b->err_tail, sizeof b->err_tail);
+    b->err_tail_len = n <= sizeof b->err_tail ? n : 0;
+}
+
 /* last_error = message + the tail of the server's stderr, on one line. */
 static void set_error_locked(mb_gw_backend *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void set_error_locked(mb_gw_backend *b, const char *fmt, ...)
 {
+    fetch_tail_locked(b);
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(b->last_error, sizeof b->last_error, fmt, ap);
@@ -190,7 +202,8 @@ static void take_process_locked(mb_gw_backend *b, const char *why, taken *t)
 
 static void release(mb_gw_backend *b, taken *t)
 {
-    if (t->in_fd >= 0) close(t->in_fd);
+    /* A socket that is stdin and stdout at once is the reactor's to close. */
+    if (t->in_fd >= 0 && !(t->have && t->in_fd == t->proc.out_fd)) close(t->in_fd);
     if (t->have) {
         b->gw->opts.kill(b->gw->opts.ctx, b->sandbox_id, b->server, t->proc.handle);
         mb_gw_reactor_close(b->gw->reactor, b, t->gen);
@@ -303,7 +316,7 @@ static int start_locked(mb_gw_backend *b, mb_err *err)
         /* Stopped while we were spawning. */
         pthread_mutex_unlock(&b->lock);
         close(proc.in_fd);
-        close(proc.out_fd);
+        if (proc.out_fd != proc.in_fd) close(proc.out_fd);
         if (proc.err_fd >= 0) close(proc.err_fd);
         gw->opts.kill(gw->opts.ctx, b->sandbox_id, b->server, proc.handle);
         pthread_mutex_lock(&b->lock);

@@ -210,6 +210,24 @@ void mb_gateway_remove_sandbox(mb_gateway *gw, const char *sandbox_id)
     free(bs);
 }
 
+void mb_gateway_remove_server(mb_gateway *gw, const char *sandbox_id, const char *server)
+{
+    mb_gw_backend *b = NULL;
+    pthread_rwlock_wrlock(&gw->lock);
+    mb_gw_sandbox *sb = find_sandbox(gw, sandbox_id);
+    if (sb) b = find_backend(sb, server);
+    if (b) mb_gw_list_del(&b->sb_link); /* the registry's reference is now ours */
+    pthread_rwlock_unlock(&gw->lock);
+    if (!b) return;
+    pthread_mutex_lock(&b->lock);
+    b->removed = 1;
+    pthread_cond_broadcast(&b->cond);
+    pthread_mutex_unlock(&b->lock);
+    end_sessions_of(gw, b, "the server was removed from the sandbox");
+    mb_gw_backend_stop(b, "the server was removed from the sandbox", 1);
+    mb_gw_backend_unref(b);
+}
+
 int mb_gateway_restart_sandbox(mb_gateway *gw, const char *sandbox_id,
                                int (*between)(void *ctx, mb_err *err), void *ctx, mb_err *err)
 {

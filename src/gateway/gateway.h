@@ -54,10 +54,12 @@ typedef struct mb_backend_spec {
 
 /* A started process as the spawn callback hands it over: the host-side pipe
  * ends (the gateway owns them from then on and closes them) and an opaque
- * handle the kill callback receives. err_fd may be -1 (stderr not captured). */
+ * handle the kill callback receives. in_fd and out_fd may be one descriptor
+ * (a socket that is both the server's stdin and stdout; closed once). err_fd
+ * may be -1 (stderr not captured here; see stderr_tail). */
 typedef struct mb_backend_proc {
     int in_fd;      /* write end of the server's stdin */
-    int out_fd;     /* read end of the server's stdout */
+    int out_fd;     /* read end of the server's stdout (may equal in_fd) */
     int err_fd;     /* read end of the server's stderr, or -1 */
     int64_t handle; /* e.g. a pid; meaningful only to the callbacks */
 } mb_backend_proc;
@@ -73,6 +75,13 @@ typedef struct mb_gateway_opts {
     /* Stops the process (if still running) and reaps it. The gateway has
      * already closed the pipe ends. Called exactly once per successful spawn. */
     void (*kill)(void *ctx, const char *sandbox_id, const char *server, int64_t handle);
+    /* Optional, for processes spawned with err_fd = -1 whose stderr goes
+     * elsewhere (a file): copies the last bytes the process wrote there, at
+     * most cap, into buf and returns how many. Errors about the process quote
+     * them ("its stderr ended with: ..."). Called under the backend's lock:
+     * it must be quick and must not call into the gateway. */
+    size_t (*stderr_tail)(void *ctx, const char *sandbox_id, const char *server, int64_t handle,
+                          char *buf, size_t cap);
     void *ctx;
 
     int call_timeout_ms;      /* a request unanswered this long gets a JSON-RPC
@@ -140,6 +149,12 @@ int mb_gateway_start(mb_gateway *gw, const char *sandbox_id, const char *server,
  * JSON-RPC errors, their streams close, later requests get 404) and stops
  * its processes. Unknown sandboxes are ignored. */
 void mb_gateway_remove_sandbox(mb_gateway *gw, const char *sandbox_id);
+
+/* Forgets one pair (as mb_gateway_remove_sandbox does for all of them): its
+ * sessions end, its process stops, its URL answers 404. Unknown pairs are
+ * ignored. For sandboxes readied with more servers than a client asked for
+ * (the warm pool). */
+void mb_gateway_remove_server(mb_gateway *gw, const char *sandbox_id, const char *server);
 
 /* For a sandbox reset: stops every process of the sandbox (in-flight calls
  * get a JSON-RPC error), calls between(ctx) if given (the caller resets the

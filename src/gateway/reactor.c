@@ -87,12 +87,21 @@ void mb_gw_reactor_close(mb_gw_reactor *r, mb_gw_backend *b, uint64_t gen)
 
 void mb_gw_reactor_watch_in(mb_gw_reactor *r, mb_gw_backend *b, int on)
 {
+    /* stdin and stdout may be one socket, already in the set for EPOLLIN:
+     * then EPOLLOUT is added to (and taken off) that registration. */
+    int shared = b->pipe && b->in_fd >= 0 && b->in_fd == b->pipe->out_fd;
     if (on && !b->in_watched && b->in_fd >= 0 && b->pipe) {
         struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = &b->pipe->w_in};
-        if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, b->in_fd, &ev) == 0) b->in_watched = 1;
+        if (shared) ev = (struct epoll_event){.events = EPOLLIN | EPOLLOUT,
+                                              .data.ptr = &b->pipe->w_out};
+        int rc = epoll_ctl(r->epfd, shared ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, b->in_fd, &ev);
+        if (rc != 0 && shared && errno == ENOENT) /* before the reactor adopted it */
+            rc = epoll_ctl(r->epfd, EPOLL_CTL_ADD, b->in_fd, &ev);
+        if (rc == 0) b->in_watched = 1;
         else mb_warn("gateway: epoll_ctl(stdin) failed: %s", strerror(errno));
     } else if (!on && b->in_watched) {
-        epoll_ctl(r->epfd, EPOLL_CTL_DEL, b->in_fd, NULL);
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = shared ? &b->pipe->w_out : NULL};
+        epoll_ctl(r->epfd, shared ? EPOLL_CTL_MOD : EPOLL_CTL_DEL, b->in_fd, &ev);
         b->in_watched = 0;
     }
 }
@@ -200,7 +209,8 @@ static void adopt(mb_gw_reactor *r, mb_gw_pipe *p)
 {
     mb_gw_list_push(&r->pipes, &p->link);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &p->w_out};
-    if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, p->out_fd, &ev) < 0) {
+    /* EEXIST: a socket that is also stdin, registered by watch_in already. */
+    if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, p->out_fd, &ev) < 0 && errno != EEXIST) {
         mb_warn("gateway: epoll_ctl(stdout) failed: %s", strerror(errno));
         mb_gw_backend_died(p->b, p->gen, "the gateway could not watch the server's stdout");
         pipe_close_fds(r, p);
@@ -317,9 +327,10 @@ static void *loop(void *arg)
             }
             struct mb_gw_watch *w = ptr;
             mb_gw_pipe *p = w->p;
-            if (w->kind == MB_GW_W_IN) {
+            if (w->kind == MB_GW_W_IN ||
+                (w->kind == MB_GW_W_OUT && (evs[i].events & EPOLLOUT))) {
                 mb_gw_backend_flush(p->b, p->gen);
-                continue;
+                if (w->kind == MB_GW_W_IN || !(evs[i].events & ~(uint32_t)EPOLLOUT)) continue;
             }
             if (p->dead) continue;
             if (w->kind == MB_GW_W_OUT && p->out_fd >= 0) read_out(r, p);

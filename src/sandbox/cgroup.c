@@ -378,7 +378,31 @@ int mb__cg_create_in(const mb__cg_layout *l, const char *name, const mb_sandbox_
     return 0;
 }
 
-int mb__cg_attach(const char *name, pid_t pid, mb_err *err)
+int mb__cg_open_self_join(const char *name, int fds[MB__CG_MAX_HIER], int *n, mb_err *err)
+{
+    *n = 0;
+    for (int i = 0; i < MB__CG_MAX_HIER; i++) fds[i] = -1;
+    const mb__cg_layout *l;
+    int rc = mb__cg_layout_get(&l, err);
+    if (rc) return rc;
+    char dir[512], path[600];
+    for (int i = 0; i < l->n; i++) {
+        if (l->h[i].version != 1) continue;
+        cg_dir(&l->h[i], name, dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/tasks", dir);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) {
+            rc = mb_err_sys(err, errno, "cannot open %s", path);
+            for (int k = 0; k < *n; k++) close(fds[k]);
+            *n = 0;
+            return rc;
+        }
+        fds[(*n)++] = fd;
+    }
+    return 0;
+}
+
+int mb__cg_attach(const char *name, pid_t pid, int all, mb_err *err)
 {
     const mb__cg_layout *l;
     int rc = mb__cg_layout_get(&l, err);
@@ -386,6 +410,7 @@ int mb__cg_attach(const char *name, pid_t pid, mb_err *err)
     char dir[512], val[32];
     snprintf(val, sizeof val, "%d", (int)pid);
     for (int i = 0; i < l->n; i++) {
+        if (!all && l->h[i].version == 1) continue;
         cg_dir(&l->h[i], name, dir, sizeof dir);
         if ((rc = write_file(dir, "cgroup.procs", val, err))) return rc;
     }

@@ -1,6 +1,7 @@
 /*
  * cmd_sandbox.c - `mcpbox sandbox ...` (debugging and benchmarks) and the
- * hidden `mcpbox sandbox-init` (pid 1 of every sandbox).
+ * hidden `mcpbox sandbox-zygote` (the helper that clones every sandbox's
+ * init, zygote.c).
  *
  *   mcpbox sandbox run [--memory SIZE] [--pids N] [--cpu MILLIS] [--disk SIZE]
  *                      [--net] [--image DIR] [--uid-base N] [--quiet] -- CMD ARGS...
@@ -8,8 +9,9 @@
  *       terminal's stdin/stdout/stderr, prints its exit status on stderr,
  *       destroys the sandbox and exits with CMD's status (128 + signal if it
  *       was killed).
- *   mcpbox sandbox bench [-n N] [--exec]
- *       creates and destroys N sandboxes one after another (running `true` in
+ *   mcpbox sandbox bench [-n N] [--exec] [--json]
+ *       creates and destroys N sandboxes one after another through a zygote
+ *       helper, as the daemon does (running `true` in
  *       each with --exec) and prints create/exec/destroy latencies.
  */
 #define _GNU_SOURCE
@@ -23,31 +25,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* ------------------------------------------------------------ sandbox-init */
+/* ---------------------------------------------------------- sandbox-zygote */
 
-int mb_cmd_sandbox_init(int argc, char **argv)
+/* The argument area argv[0] .. end of the last argument (contiguous, as the
+ * kernel lays it out; here argv[0] is the command's name, after the
+ * program's "mcpbox"), which the inits rewrite as their ps title. */
+static size_t arg_area(int argc, char **argv)
 {
-    int ctl = -1, status = -1;
-    static const struct option lo[] = {{"ctl-fd", required_argument, 0, 'c'},
-                                       {"status-fd", required_argument, 0, 's'},
-                                       {0, 0, 0, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        if (c == 'c') ctl = atoi(optarg);
-        else if (c == 's') status = atoi(optarg);
-        else return 2;
-    }
-    if (getpid() != 1 || ctl < 3 || status < 3) {
-        fprintf(stderr, "mcpbox sandbox-init: this is the first process of a sandbox and is "
-                        "started by mcpbox itself\n");
+    if (argc < 1) return 0;
+    return (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) + 1 - argv[0]);
+}
+
+int mb_cmd_sandbox_zygote(int argc, char **argv)
+{
+    char *end = NULL;
+    long fd = argc == 3 && !strcmp(argv[1], "--fd") ? strtol(argv[2], &end, 10) : -1;
+    struct stat st;
+    if (fd < 3 || !end || *end || fstat((int)fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+        fprintf(stderr, "mcpbox sandbox-zygote: this helper clones sandboxes for mcpbox and "
+                        "is started by mcpbox itself\n");
         return 2;
     }
-    int keep[2] = {ctl, status};
-    (void)mb__close_fds_except(keep, 2);
-    return mb__init_main(ctl, status);
+    int keep[1] = {(int)fd};
+    (void)mb__close_fds_except(keep, 1);
+    return mb__zygote_main((int)fd, argv[0], arg_area(argc, argv));
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -62,7 +67,7 @@ typedef struct tmp_sandbox {
 } tmp_sandbox;
 
 static int tmp_prepare(tmp_sandbox *t, const mb_sandbox_limits *lim, const char *image, int net,
-                       uint32_t uid_base)
+                       uint32_t uid_base, mb_zygote *z)
 {
     snprintf(t->dir, sizeof t->dir, "/tmp/mcpbox-sandbox-XXXXXX");
     if (!mkdtemp(t->dir)) {
@@ -87,7 +92,7 @@ static int tmp_prepare(tmp_sandbox *t, const mb_sandbox_limits *lim, const char 
     }
     t->opts = (mb_sandbox_opts){.id = t->id, .state_dir = t->state, .workspace = t->data,
                                 .image_dir = image, .mcpbox_bin = t->bin, .uid_base = uid_base,
-                                .limits = *lim, .allow_network = net};
+                                .limits = *lim, .allow_network = net, .zygote = z};
     return 0;
 }
 
@@ -111,7 +116,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: mcpbox sandbox run [--memory SIZE] [--pids N] [--cpu MILLICORES] [--disk SIZE]\n"
             "                          [--net] [--image DIR] [--uid-base N] [--quiet] -- CMD ARGS...\n"
-            "       mcpbox sandbox bench [-n N] [--exec]\n"
+            "       mcpbox sandbox bench [-n N] [--exec] [--json]\n"
             "       mcpbox sandbox sweep DATA_DIR\n"
             "\n"
             "run    runs CMD in a throw-away sandbox with this terminal's stdio and exits with its\n"
@@ -156,14 +161,25 @@ static int cmd_run(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    tmp_sandbox t;
-    if (tmp_prepare(&t, &lim, image, net, uid_base)) return 1;
+    /* This process stays single-threaded: it clones the init itself (whose
+     * ps title stays this command's). */
     mb_err err = {0};
+    mb_zygote *z;
+    if (mb_zygote_local(NULL, 0, &z, &err) != 0) {
+        fprintf(stderr, "mcpbox sandbox: %s\n", err.msg);
+        return 1;
+    }
+    tmp_sandbox t;
+    if (tmp_prepare(&t, &lim, image, net, uid_base, z)) {
+        mb_zygote_stop(z);
+        return 1;
+    }
     mb_sandbox *sb;
     int64_t t0 = mb_mono_ms();
     if (mb_sandbox_create(&t.opts, &sb, &err) != 0) {
         fprintf(stderr, "mcpbox sandbox: %s\n", err.msg);
         tmp_cleanup(&t);
+        mb_zygote_stop(z);
         return 1;
     }
     int64_t t1 = mb_mono_ms();
@@ -209,6 +225,7 @@ static int cmd_run(int argc, char **argv)
     if (mb_sandbox_destroy(sb, &err) != 0) fprintf(stderr, "mcpbox sandbox: %s\n", err.msg);
     int64_t t3 = mb_mono_ms();
     (void)rmdir(t.dir);
+    mb_zygote_stop(z);
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (!quiet)
         fprintf(stderr, "mcpbox sandbox: create %lld ms, run %lld ms, destroy %lld ms\n",
@@ -252,12 +269,19 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void report(const char *what, int64_t *us, int n)
+/* Sorts us[0..n) and prints its percentiles (text, or one JSON member). */
+static void report(const char *what, int64_t *us, int n, int json, int first)
 {
     qsort(us, (size_t)n, sizeof *us, cmp_i64);
-    printf("%-8s p50 %7.2f ms  p90 %7.2f ms  p99 %7.2f ms  max %7.2f ms\n", what,
-           (double)us[n / 2] / 1000.0, (double)us[(n * 9) / 10] / 1000.0,
-           (double)us[(n * 99) / 100] / 1000.0, (double)us[n - 1] / 1000.0);
+    double p50 = (double)us[n / 2] / 1000.0, p90 = (double)us[(n * 9) / 10] / 1000.0,
+           p99 = (double)us[(n * 99) / 100] / 1000.0, max = (double)us[n - 1] / 1000.0;
+    if (json)
+        printf("%s\"%s\":{\"n\":%d,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
+               "\"max_ms\":%.3f}",
+               first ? "" : ",", what, n, p50, p90, p99, max);
+    else
+        printf("%-8s p50 %7.2f ms  p90 %7.2f ms  p99 %7.2f ms  max %7.2f ms\n", what, p50, p90,
+               p99, max);
 }
 
 static int64_t now_us(void)
@@ -269,27 +293,42 @@ static int64_t now_us(void)
 
 static int cmd_bench(int argc, char **argv)
 {
-    int n = 20, do_exec = 0;
-    static const struct option lo[] = {{"exec", no_argument, 0, 'e'}, {0, 0, 0, 0}};
+    int n = 20, do_exec = 0, json = 0;
+    static const struct option lo[] = {{"exec", no_argument, 0, 'e'},
+                                       {"json", no_argument, 0, 'j'},
+                                       {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "n:", lo, NULL)) != -1) {
         if (c == 'n') n = atoi(optarg);
         else if (c == 'e') do_exec = 1;
+        else if (c == 'j') json = 1;
         else {
             usage(stderr);
             return 2;
         }
     }
     if (n < 1) n = 1;
+    /* Through a zygote helper, as the daemon creates sandboxes. */
+    char bin[PATH_MAX];
+    ssize_t bl = readlink("/proc/self/exe", bin, sizeof bin - 1);
+    mb_err err = {0};
+    mb_zygote *z = NULL;
+    if (bl > 0) bin[bl] = '\0';
+    if (bl <= 0 || mb_zygote_start(bin, &z, &err) != 0) {
+        fprintf(stderr, "mcpbox sandbox bench: %s\n", bl > 0 ? err.msg : "cannot find my binary");
+        return 1;
+    }
     int64_t *cr = mb_calloc((size_t)n, sizeof *cr), *ex = mb_calloc((size_t)n, sizeof *ex),
             *de = mb_calloc((size_t)n, sizeof *de);
     mb_sandbox_limits lim = {0};
-    int failures = 0;
+    int failures = 0, rc = 0;
     for (int i = 0; i < n; i++) {
         tmp_sandbox t;
-        if (tmp_prepare(&t, &lim, NULL, 0, 0)) return 1;
-        mb_err err = {0};
+        if (tmp_prepare(&t, &lim, NULL, 0, 0, z)) {
+            rc = 1;
+            break;
+        }
         mb_sandbox *sb;
         int64_t a = now_us();
         if (mb_sandbox_create(&t.opts, &sb, &err) != 0) {
@@ -297,7 +336,10 @@ static int cmd_bench(int argc, char **argv)
             tmp_cleanup(&t);
             failures++;
             i--;
-            if (failures > 3) return 1;
+            if (failures > 3) {
+                rc = 1;
+                break;
+            }
             continue;
         }
         int64_t b = now_us();
@@ -305,8 +347,10 @@ static int cmd_bench(int argc, char **argv)
             const char *argv_true[] = {"true", NULL};
             mb_exec_spec es = {.argv = argv_true, .timeout_ms = 10000};
             mb_exec_result r;
-            if (mb_sandbox_exec(sb, &es, &r, &err) != 0 || r.exit_code != 0)
+            if (mb_sandbox_exec(sb, &es, &r, &err) != 0 || r.exit_code != 0) {
                 fprintf(stderr, "exec: %s (exit %d)\n", err.msg, r.exit_code);
+                failures++;
+            }
             mb_exec_result_free(&r);
         }
         int64_t d = now_us();
@@ -317,13 +361,18 @@ static int cmd_bench(int argc, char **argv)
         ex[i] = d - b;
         de[i] = e - d;
     }
-    report("create", cr, n);
-    if (do_exec) report("exec", ex, n);
-    report("destroy", de, n);
+    mb_zygote_stop(z);
+    if (!rc) {
+        if (json) printf("{");
+        report("create", cr, n, json, 1);
+        if (do_exec) report("exec", ex, n, json, 0);
+        report("destroy", de, n, json, 0);
+        if (json) printf(",\"failures\":%d}\n", failures);
+    }
     free(cr);
     free(ex);
     free(de);
-    return 0;
+    return rc;
 }
 
 int mb_cmd_sandbox(int argc, char **argv)

@@ -8,6 +8,13 @@
  * shepherd (shepherd.c); that connection is mb_child.ctl_fd. The pipes are
  * created here, on the host, and their far ends travel to the sandbox as
  * SCM_RIGHTS, so the bytes never pass through the init.
+ *
+ * A server (mb_sandbox_spawn_server) costs the daemon one descriptor
+ * instead of four: stdin and stdout are one socketpair, stderr goes where
+ * the caller says (a file), and the connection is dropped once the process
+ * runs, its shepherd watching the socket as the life line instead. A
+ * thousand sandboxes with six servers each then fit in a few thousand
+ * descriptors.
  */
 #define _GNU_SOURCE
 #include "sandbox/sandbox_int.h"
@@ -55,8 +62,12 @@ static int map_spawn_errno(int e, const char *what, mb_err *err)
     return mb_err_set(err, code, "%s: %s", what, strerror(e));
 }
 
-/* Spawn with the sandbox reference already held. */
-static int spawn_locked(mb_sandbox *sb, const mb_spawn_spec *spec, mb_child *c, mb_err *err)
+/* Spawn with the sandbox reference already held. server_err: -2 for an
+ * ordinary spawn, else a server spawn (mb_sandbox_spawn_server) with that
+ * stderr fd; its socket end comes back in c->in_fd == c->out_fd and the
+ * control connection is closed once the process runs. */
+static int spawn_locked(mb_sandbox *sb, const mb_spawn_spec *spec, int server_err, mb_child *c,
+                        mb_err *err)
 {
     memset(c, 0, sizeof *c);
     c->in_fd = c->out_fd = c->err_fd = c->ctl_fd = -1;
@@ -67,7 +78,22 @@ static int spawn_locked(mb_sandbox *sb, const mb_spawn_spec *spec, mb_child *c, 
     int nfds = 0, sendfds[3];
     uint32_t flags = 0;
     int rc = 0;
-    if (spec->stdio) {
+    if (server_err != -2) {
+        if (spec->stdio)
+            return mb_err_set(err, MB_EINVAL, "a server's stdio is its socket, not given fds");
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+            return mb_err_sys(err, errno, "cannot create a socket pair");
+        c->in_fd = c->out_fd = sv[0];
+        far[0] = sv[1];
+        flags = MB__SPAWN_FD0 | MB__SPAWN_FD1 | MB__SPAWN_LIFELINE;
+        sendfds[nfds++] = sv[1];
+        sendfds[nfds++] = sv[1];
+        if (server_err >= 0) {
+            flags |= MB__SPAWN_FD2;
+            sendfds[nfds++] = server_err;
+        }
+    } else if (spec->stdio) {
         for (int i = 0; i < 3; i++)
             if (spec->stdio[i] >= 0) {
                 flags |= 1u << i;
@@ -128,6 +154,7 @@ static int spawn_locked(mb_sandbox *sb, const mb_spawn_spec *spec, mb_child *c, 
         else if (m.h.type == MB__MSG_SPAWNED) {
             c->child_id = m.h.a;
             c->pid = (pid_t)m.h.b;
+            if (flags & MB__SPAWN_LIFELINE) close_fd(&c->ctl_fd);
         } else if (m.h.type == MB__MSG_ERROR) {
             rc = map_spawn_errno((int)m.h.a, m.h.nstr ? m.strs[0] : "cannot start", err);
         } else {
@@ -136,7 +163,10 @@ static int spawn_locked(mb_sandbox *sb, const mb_spawn_spec *spec, mb_child *c, 
         }
         mb__msg_free(&m);
     }
-    if (rc) mb_child_close(c);
+    if (rc) {
+        if (c->out_fd == c->in_fd) c->out_fd = -1; /* one socket */
+        mb_child_close(c);
+    }
     return rc;
 }
 
@@ -148,9 +178,24 @@ int mb_sandbox_spawn(mb_sandbox *sb, const mb_spawn_spec *spec, mb_child *out, m
         out->in_fd = out->out_fd = out->err_fd = out->ctl_fd = -1;
         return rc;
     }
-    rc = spawn_locked(sb, spec, out, err);
+    rc = spawn_locked(sb, spec, -2, out, err);
     mb__sb_unref(sb);
     return rc;
+}
+
+int mb_sandbox_spawn_server(mb_sandbox *sb, const mb_spawn_spec *spec, int err_fd, int *sock,
+                            pid_t *pid, mb_err *err)
+{
+    *sock = -1;
+    int rc = mb__sb_ref(sb, err);
+    if (rc) return rc;
+    mb_child c;
+    rc = spawn_locked(sb, spec, err_fd < 0 ? -1 : err_fd, &c, err);
+    mb__sb_unref(sb);
+    if (rc) return rc;
+    *sock = c.in_fd;
+    if (pid) *pid = c.pid;
+    return 0;
 }
 
 int mb_child_kill(mb_child *c, int sig, mb_err *err)
@@ -289,7 +334,7 @@ int mb_sandbox_exec(mb_sandbox *sb, const mb_exec_spec *spec, mb_exec_result *re
     if (rc) return rc;
     mb_child c;
     mb_spawn_spec ss = {.argv = spec->argv, .envp = spec->envp, .cwd = spec->cwd};
-    rc = spawn_locked(sb, &ss, &c, err);
+    rc = spawn_locked(sb, &ss, -2, &c, err);
     if (rc) {
         mb__sb_unref(sb);
         return rc;

@@ -1,6 +1,7 @@
 /*
- * init.c - PID 1 of every sandbox (`mcpbox sandbox-init`, exec'd from the
- * bound /.mcpbox/mcpbox after pivot_root).
+ * init.c - PID 1 of every sandbox: the child a zygote cloned, once it has
+ * assembled the sandbox's root (launch.c). It shows as `mcpbox sandbox-init`
+ * in ps and as "mcpbox-init" in /proc/1/comm.
  *
  * One single-threaded epoll loop over
  *   - the control socket (bound by the daemon at <state_dir>/ctl.sock before
@@ -56,7 +57,7 @@ typedef struct init_state {
     child_rec *kids;
     size_t nkids, capkids;
     int64_t next_id;
-    mb__confine cf;
+    const mb__confine *cf; /* compiled once by the zygote */
 } init_state;
 
 static void conn_add(init_state *st, int fd)
@@ -132,7 +133,7 @@ static void handle_spawn(init_state *st, int fd, mb__msg *m)
         close(st->ep);
         close(st->sfd);
         close(st->lfd);
-        mb__shepherd_main(fd, m, id, &st->cf);
+        mb__shepherd_main(fd, m, id, st->cf);
     }
     if (pid < 0) {
         (void)mb__msg_send_error(fd, errno, "cannot start a process (the sandbox may be at its "
@@ -190,11 +191,12 @@ static void handle(init_state *st, int fd)
     mb__msg_free(&m);
 }
 
-int mb__init_main(int lfd, int status_fd)
+int mb__init_main(int lfd, int status_fd, const mb__confine *cf)
 {
     init_state st;
     memset(&st, 0, sizeof st);
     st.lfd = lfd;
+    st.cf = cf;
 
     sigset_t set;
     sigemptyset(&set);
@@ -213,10 +215,10 @@ int mb__init_main(int lfd, int status_fd)
     struct rlimit nocore = {0, 0};
     (void)setrlimit(RLIMIT_CORE, &nocore);
 
-    mb_err err;
-    if (mb__confine_build(&st.cf, &err) != 0 || listen(lfd, 256) != 0) {
+    if (!cf || !cf->insns || listen(lfd, 256) != 0) {
         char msg[MB_ERR_MSG_MAX + 1];
-        snprintf(msg, sizeof msg, "E%s", err.code ? err.msg : strerror(errno));
+        snprintf(msg, sizeof msg, "E%s", !cf || !cf->insns ? "no seccomp program"
+                                                             : strerror(errno));
         (void)send(status_fd, msg, strlen(msg), MSG_NOSIGNAL);
         return 1;
     }

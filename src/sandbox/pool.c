@@ -9,12 +9,20 @@
  *
  * Refill: the thread sleeps on `work` until some key has fewer idle plus
  * in-progress sandboxes than its target, builds one (factory make_opts, then
- * mb_sandbox_create), pushes it, and signals `ready`. A failing key backs
- * off (100 ms doubling to 30 s) so that a broken profile does not spin; the
- * error is kept in its stats.
+ * mb_sandbox_create, then factory prepare), pushes it, and signals `ready`.
+ * A failing key backs off (100 ms doubling to 30 s) so that a broken profile
+ * does not spin; the error is kept in its stats.
  *
  * A claimed sandbox whose init has died while idle is destroyed and the next
  * one is tried: a claim returns a live sandbox or MB_ENOTFOUND.
+ *
+ * Refill waits for a pause in claims: building a sandbox (and starting its
+ * servers) is CPU-heavy and takes the state store's lock, and doing it while
+ * claims keep coming would slow the acquires that make them (a millisecond
+ * each), whose latency is the point of the pool. So while a key has at
+ * least a quarter of its target idle, its refill starts only once no claim
+ * came for REFILL_PAUSE_MS; below that it starts at once, so that a steady
+ * stream of claims cannot drain the pool.
  */
 #define _GNU_SOURCE
 #include "sandbox/sandbox_int.h"
@@ -29,6 +37,7 @@
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 30000
+#define REFILL_PAUSE_MS 50
 
 typedef struct pool_item {
     mb_sandbox *sb;
@@ -44,6 +53,7 @@ typedef struct pool_key {
     char last_error[MB_ERR_MSG_MAX];
     int backoff_ms;
     int64_t retry_at; /* monotonic ms; 0 = now */
+    int64_t claimed_at; /* monotonic ms of the last claim */
     struct pool_key *next;
 } pool_key;
 
@@ -54,6 +64,7 @@ struct mb_pool {
     pthread_cond_t ready; /* waiters: an idle sandbox was added */
     pool_key *keys;
     int stop;
+    int idle_wait; /* the refill thread waits with no deadline (nothing to do) */
     pthread_t thread;
 };
 
@@ -85,6 +96,7 @@ static int alive(mb_sandbox *sb)
 static void dispose(mb_pool *p, const char *key, mb_sandbox *sb, void *cookie)
 {
     mb_err err;
+    if (p->f.unprepare) p->f.unprepare(p->f.ctx, key, sb, cookie);
     if (mb_sandbox_destroy(sb, &err) != 0) mb_warn("pool %s: %s", key, err.msg);
     if (p->f.retire) p->f.retire(p->f.ctx, key, cookie);
 }
@@ -95,8 +107,13 @@ static pool_key *next_job(mb_pool *p, int64_t now, int64_t *wake)
     *wake = INT64_MAX;
     for (pool_key *k = p->keys; k; k = k->next) {
         if (k->idle + k->creating >= k->target) continue;
-        if (k->retry_at > now) {
-            if (k->retry_at < *wake) *wake = k->retry_at;
+        /* not before its back-off is over, nor amid claims while it has some
+         * idle sandboxes left */
+        int64_t at = k->retry_at;
+        if (k->idle * 4 >= k->target && k->idle > 0 && k->claimed_at + REFILL_PAUSE_MS > at)
+            at = k->claimed_at + REFILL_PAUSE_MS;
+        if (at > now) {
+            if (at < *wake) *wake = at;
             continue;
         }
         return k;
@@ -113,7 +130,9 @@ static void *refill_main(void *arg)
         pool_key *k = next_job(p, mb_mono_ms(), &wake);
         if (!k) {
             if (wake == INT64_MAX) {
+                p->idle_wait = 1;
                 pthread_cond_wait(&p->work, &p->mu);
+                p->idle_wait = 0;
             } else {
                 struct timespec ts;
                 abs_deadline(&ts, wake);
@@ -134,6 +153,12 @@ static void *refill_main(void *arg)
         if (rc == 0) {
             rc = mb_sandbox_create(&opts, &sb, &err);
             if (rc && p->f.retire) p->f.retire(p->f.ctx, key, cookie);
+            if (!rc && p->f.prepare && (rc = p->f.prepare(p->f.ctx, key, sb, cookie, &err))) {
+                mb_err e2 = err;
+                dispose(p, key, sb, cookie);
+                err = e2;
+                sb = NULL;
+            }
         } else if (!err.msg[0]) {
             mb_err_set(&err, rc, "the factory could not supply options");
         }
@@ -237,7 +262,10 @@ int mb_pool_claim(mb_pool *p, const char *key, mb_sandbox **out, void **cookie)
         }
         k->head = it->next;
         k->idle--;
-        pthread_cond_signal(&p->work);
+        k->claimed_at = mb_mono_ms();
+        /* A refill thread with a deadline already wakes by itself and looks
+         * again; waking it here would only cost this claim a switch. */
+        if (p->idle_wait) pthread_cond_signal(&p->work);
         int ok = alive(it->sb);
         if (ok) k->claimed++;
         pthread_mutex_unlock(&p->mu);

@@ -15,10 +15,11 @@
  *   <workspace>            the workspace tmpfs (workspace.c)
  *   cgroups mcpbox/<id>    (cgroup.c)
  *
- * Destruction order: SIGKILL the init (its death takes the pid namespace
- * down, so every process inside dies with it), SIGKILL whatever the cgroup
- * still lists, collect the init, wait for calls in flight on the handle, then
- * remove the cgroups, the workspace mount and the state dir. Each step
+ * Destruction order: SIGKILL the init and wait for it to be gone (its death
+ * takes the pid namespace down: every process inside dies with it, before
+ * the init's pidfd turns readable), SIGKILL whatever the cgroup still lists,
+ * wait for calls in flight on the handle, then remove the cgroups, the
+ * workspace mount and the state dir. Each step
  * treats "already gone" as success, which makes destroy idempotent and lets
  * destroy_by_opts and the sweep share it.
  *
@@ -77,6 +78,9 @@ static int validate(const mb_sandbox_opts *o, int for_create, mb_err *err)
             return mb_err_set(err, MB_EINVAL, "bind source '%s' (for %s) is not a readable "
                               "absolute host path", host ? host : "(null)", in);
     }
+    if (!o->zygote)
+        return mb_err_set(err, MB_EINVAL, "a sandbox is created through a zygote "
+                                          "(mb_zygote_start), and none was given");
     if (!o->mcpbox_bin || o->mcpbox_bin[0] != '/')
         return mb_err_set(err, MB_EINVAL, "the mcpbox binary path must be absolute");
     if (access(o->mcpbox_bin, X_OK) != 0)
@@ -262,14 +266,20 @@ static int teardown(const char *name, const char *state_dir, const char *workspa
         free(ctl);
         pidfd = own_pidfd;
     }
-    if (pidfd >= 0) (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+    /* The init's end is the end of its pid namespace: the kernel kills every
+     * process in it and reaps them before the init's pidfd turns readable.
+     * So wait for that event, then let the cgroup confirm (and catch what a
+     * missing init left). */
+    if (pidfd >= 0) {
+        (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        wait_gone(pidfd, KILL_TIMEOUT_MS);
+    }
     mb_err e2;
     int r = mb__cg_kill(name, KILL_TIMEOUT_MS, &e2);
     if (r && !rc) {
         rc = r;
         if (err) *err = e2;
     }
-    if (pidfd >= 0) wait_gone(pidfd, KILL_TIMEOUT_MS);
     if (own_pidfd >= 0) close(own_pidfd);
     if ((r = mb__cg_remove(name, &e2)) && !rc) {
         rc = r;
@@ -286,12 +296,20 @@ static int teardown(const char *name, const char *state_dir, const char *workspa
     return rc;
 }
 
+/* Not fsync'd: the meta file only matters while the sandbox's processes and
+ * mounts exist, and a machine crash takes those (and the tmpfs workspace)
+ * down with it. */
 static int write_meta(const mb_sandbox_opts *o, mb_err *err)
 {
     char *path = mb_asprintf("%s/" MB__META_NAME, o->state_dir);
     char *text = mb_asprintf("id=%s\nworkspace=%s\nuid_base=%u\n", o->id, o->workspace,
                              o->uid_base);
-    int rc = mb_write_file_atomic(path, text, strlen(text), 0600, err);
+    int rc = 0;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    size_t len = strlen(text);
+    if (fd < 0 || write(fd, text, len) != (ssize_t)len)
+        rc = mb_err_sys(err, errno, "cannot write %s", path);
+    if (fd >= 0) close(fd);
     free(path);
     free(text);
     return rc;
@@ -381,14 +399,15 @@ int mb_sandbox_create(const mb_sandbox_opts *o, mb_sandbox **out, mb_err *err)
     if ((rc = bind_ctl(ctl, &lfd, err))) goto fail;
     mb__launch_args la = {.opts = o, .lim = &lim, .root = root, .hostname = hostname,
                           .name = name, .listen_fd = lfd};
-    rc = mb__launch(&la, &pid, &pidfd, err);
+    int is_child = 0;
+    rc = mb__launch(&la, &pid, &pidfd, &is_child, err);
     close(lfd);
     if (rc) goto fail;
 
     mb_sandbox *sb = handle_new(o, &lim);
     sb->init_pid = pid;
     sb->pidfd = pidfd;
-    sb->is_child = 1;
+    sb->is_child = is_child;
     free(ctl);
     free(root);
     *out = sb;

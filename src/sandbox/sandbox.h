@@ -13,9 +13,11 @@
  *   - a cgroup (memory, pids, cpu) under an "mcpbox" parent, v1 or v2;
  *   - a workspace with a size quota (a tmpfs mounted at opts->workspace on
  *     the host, so the daemon can fill and dump it);
- *   - an init process (PID 1 inside, `mcpbox sandbox-init`) that starts and
- *     supervises processes on request over a unix control socket in
- *     state_dir, so that a restarted daemon can re-attach (adopt).
+ *   - an init process (PID 1 inside) that starts and supervises processes
+ *     on request over a unix control socket in state_dir, so that a
+ *     restarted daemon can re-attach (adopt). The init is cloned by a zygote
+ *     (below), so it starts as a fork of a process that has mcpbox loaded
+ *     and the seccomp program compiled, not as a fresh exec.
  * Every process started inside runs with no_new_privs, a reduced capability
  * bounding set and a seccomp filter. docs/SANDBOX.md describes the model.
  *
@@ -31,8 +33,10 @@
  * that is the only static state in this layer and it never changes after the
  * probe.
  *
- * Children: the sandbox's init is a child of the process that created it.
- * Its exit is collected through a pidfd; callers must not reap children with
+ * Children: the sandbox's init is a child of its zygote: of the zygote's
+ * helper process, which reaps it, or of the caller for a local zygote, which
+ * collects its exit through a pidfd. The helper itself is the caller's child
+ * too. Callers must not reap children with
  * waitpid(-1, ...) or set SIGCHLD to SIG_IGN.
  */
 #ifndef MB_SANDBOX_H
@@ -62,6 +66,47 @@
 #define MB_SANDBOX_UID_RANGE 65536u
 
 typedef struct mb_sandbox mb_sandbox; /* opaque runtime handle */
+
+/* ---------------------------------------------------------------- zygote */
+
+/*
+ * A zygote clones the init of every sandbox created through it. Exec'ing the
+ * mcpbox binary for each init would load its 30-odd shared libraries and
+ * compile the seccomp filter every time; a zygote does both once, and each
+ * init is a fork of it (copy-on-write, so the loaded libraries and the
+ * compiled filter are shared, not copied).
+ *
+ * Two kinds:
+ *   - mb_zygote_start: a helper process, `mcpbox sandbox-zygote`, exec'd
+ *     once from mcpbox_bin with a minimal environment. For multi-threaded
+ *     callers (the daemon), whose own forks may only make raw system calls.
+ *     Requests from several threads are served one at a time (a clone takes
+ *     about a millisecond; the rest of a create runs on the caller's thread).
+ *     The helper ends when the zygote is stopped or its creator dies; the
+ *     inits it cloned are its children (it reaps them) and outlive it.
+ *   - mb_zygote_local: the calling process itself clones the inits. Only for
+ *     programs that stay single-threaded while they create sandboxes (the
+ *     one-shot `mcpbox sandbox run`). Inits are the caller's children.
+ *
+ * Threads: mb_sandbox_create may use one zygote from any number of threads.
+ * A zygote must outlive the creates that use it (not the sandboxes).
+ */
+typedef struct mb_zygote mb_zygote;
+
+/* Starts `mcpbox_bin sandbox-zygote` (an absolute path). It is restarted on
+ * the next create if it dies. */
+int mb_zygote_start(const char *mcpbox_bin, mb_zygote **out, mb_err *err);
+/* A zygote that is the calling, single-threaded process. `title`/`title_len`
+ * is an argument area of the caller (from after the program name to the end
+ * of the last argument), which each init rewrites to read "sandbox-init" in
+ * ps; NULL to leave it. */
+int mb_zygote_local(char *title, size_t title_len, mb_zygote **out, mb_err *err);
+/* Ends the helper process (if any) and frees the zygote; sandboxes it cloned
+ * keep running. NULL is a no-op. */
+void mb_zygote_stop(mb_zygote *z);
+/* The helper's pid (0 for a local zygote or before its first start), for
+ * tests and diagnostics. */
+pid_t mb_zygote_pid(const mb_zygote *z);
 
 typedef struct mb_sandbox_limits {
     /* Memory for the sandbox's processes and its /tmp and /dev/shm (tmpfs
@@ -107,8 +152,8 @@ typedef struct mb_sandbox_opts {
      * bound read-only instead of the host's /usr and selected /etc files.
      * NULL = the host's. */
     const char *image_dir;
-    /* Absolute host path of the mcpbox binary, bound at MB_SANDBOX_MCPBOX_PATH;
-     * the sandbox's init is `mcpbox sandbox-init` from that path. */
+    /* Absolute host path of the mcpbox binary, bound at MB_SANDBOX_MCPBOX_PATH
+     * (native servers run from there). */
     const char *mcpbox_bin;
     /* Host uid and gid that are root inside; the sandbox uses the range
      * uid_base .. uid_base + 65535. Must be >= 65536 and the range must not
@@ -121,6 +166,9 @@ typedef struct mb_sandbox_opts {
     /* 0 = own network namespace with loopback only. 1 = share the host's
      * network namespace (full egress, and the host's loopback services). */
     int allow_network;
+    /* Who clones the init (borrowed; required by mb_sandbox_create, unused
+     * by adopt and destroy). */
+    mb_zygote *zygote;
 } mb_sandbox_opts;
 
 /* Creates and starts a sandbox. On failure nothing is left behind. */
@@ -189,6 +237,18 @@ typedef struct mb_child {
  * MB_ENOTFOUND if argv[0] cannot be found, MB_EDENIED if it cannot be
  * executed, MB_EBUSY if the sandbox is at its process limit. */
 int mb_sandbox_spawn(mb_sandbox *sb, const mb_spawn_spec *spec, mb_child *out, mb_err *err);
+
+/* Starts a long-lived stdio server (an MCP server) holding as few of the
+ * caller's descriptors as possible: one. Its stdin and stdout are one end of
+ * a socketpair whose other end is returned in *sock (O_CLOEXEC, the
+ * caller's); its stderr is err_fd (a host fd, e.g. a log file, that the
+ * caller keeps; -1 = /dev/null). No supervision channel is kept: *sock is
+ * the process's life line. Closing it (or the caller dying) kills the
+ * process and everything it started; when the process exits, what it left
+ * behind is killed and *sock reads EOF. spec->stdio must be NULL. *pid is
+ * its pid inside the sandbox. Errors as mb_sandbox_spawn. */
+int mb_sandbox_spawn_server(mb_sandbox *sb, const mb_spawn_spec *spec, int err_fd, int *sock,
+                            pid_t *pid, mb_err *err);
 
 /* Sends `sig` to the child's process group (or, with sig == SIGKILL, to the
  * child and all its descendants). */
@@ -270,7 +330,9 @@ int mb_sandbox_cgroup_mode(const char **mode, mb_err *err);
  * A pool keeps N idle sandboxes per profile key, so that acquiring one is a
  * list pop. A background thread refills each key up to its target. The
  * factory decides everything about a new sandbox (ids, dirs, uid ranges,
- * limits); the pool only creates, holds, hands out and destroys.
+ * limits) and may ready it further before it becomes idle (the daemon
+ * starts its servers and fills its workspace there); the pool only creates,
+ * holds, hands out and destroys.
  */
 typedef struct mb_pool mb_pool;
 
@@ -281,6 +343,13 @@ typedef struct mb_pool_factory {
      * Runs on the refill thread. Nonzero = cannot make one now. */
     int (*make_opts)(void *ctx, const char *key, mb_sandbox_opts *opts, void **cookie,
                      mb_err *err);
+    /* Readies a freshly created sandbox before it becomes idle (on the refill
+     * thread). Nonzero = it is not usable: the pool calls unprepare, destroys
+     * it and backs off like after a failed create. May be NULL. */
+    int (*prepare)(void *ctx, const char *key, mb_sandbox *sb, void *cookie, mb_err *err);
+    /* Undoes prepare (also a partial one) before the pool destroys a sandbox
+     * it did not hand out. May be NULL. */
+    void (*unprepare)(void *ctx, const char *key, mb_sandbox *sb, void *cookie);
     /* The sandbox made from cookie is gone (creation failed, or the pool
      * destroyed it): release its id, dirs and uid range. May be NULL. */
     void (*retire)(void *ctx, const char *key, void *cookie);
@@ -301,8 +370,9 @@ typedef struct mb_pool_stats {
 int mb_pool_new(const mb_pool_factory *factory, mb_pool **out, mb_err *err);
 /* Sets how many idle sandboxes to keep for `key` (0 drains it). */
 int mb_pool_set_target(mb_pool *p, const char *key, unsigned n, mb_err *err);
-/* Takes an idle sandbox of `key` (O(1)); MB_ENOTFOUND if none is idle, in
- * which case the caller creates one itself. The pool refills behind it. */
+/* Takes an idle (created and prepared) sandbox of `key` (O(1)); MB_ENOTFOUND
+ * if none is idle, in which case the caller creates one itself. The pool
+ * refills behind it. */
 int mb_pool_claim(mb_pool *p, const char *key, mb_sandbox **out, void **cookie);
 /* Blocks until `key` has its target of idle sandboxes or timeout_ms passes
  * (for tests and start-up). MB_ETIMEOUT if not. */

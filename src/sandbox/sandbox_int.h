@@ -8,8 +8,8 @@
  *
  * Process picture of one sandbox (host view on the left):
  *
- *   daemon ──clone(NEWUSER|NEWNS|NEWPID|NEWIPC|NEWUTS|NEWNET)──> init (pid 1)
- *     │  connect(state_dir/ctl.sock)                               │ accept
+ *   daemon ──request──> zygote ──clone(NEWUSER|NEWNS|NEWPID|...)──> init (pid 1)
+ *     │  connect(state_dir/ctl.sock)                                   │ accept
  *     └──── SEQPACKET connection per child ──────────────> shepherd (fork of init,
  *                                                            child subreaper)
  *                                                               └─> command (exec'd,
@@ -47,12 +47,24 @@ enum mb__msg_type {
     MB__MSG_KILL_ID,   /* a = child id, b = signal -> OK / ERROR */
     MB__MSG_RESET,     /* kill all but init, empty /tmp /run /dev/shm -> OK */
     MB__MSG_OK,
+    /* daemon -> zygote (zygote.c): a = uid_base, b = allow_network; strs =
+     * id, state_dir, workspace, data_subdir, image_dir, mcpbox_bin, root,
+     * hostname, "memory pids cpu disk", cgroup name, then (host, inside)
+     * per bind; fds =
+     * the child's sync end, the control socket, the log. -> SPAWNED (a =
+     * host pid, fd = its pidfd) or ERROR. */
+    MB__MSG_ZY_CREATE,
 };
 
 /* SPAWN flags: which of stdin/stdout/stderr travel as SCM_RIGHTS (in order). */
 #define MB__SPAWN_FD0 0x1u
 #define MB__SPAWN_FD1 0x2u
 #define MB__SPAWN_FD2 0x4u
+/* SPAWN flag: the connection ends after SPAWNED (no EXIT is sent); the
+ * process's life line is its stdin instead (a socket whose far end the
+ * daemon holds): when that end closes, the tree is killed, and when the
+ * command exits, what it left behind is killed. */
+#define MB__SPAWN_LIFELINE 0x8u
 /* KILL flag: signal the whole tree the command started, not its group. */
 #define MB__KILL_TREE 0x1u
 
@@ -137,8 +149,17 @@ int mb__cg_create_in(const mb__cg_layout *l, const char *name, const mb_sandbox_
                      mb_err *err);
 int mb__cg_stats_in(const mb__cg_layout *l, const char *name, mb_sandbox_stats *st,
                     mb_err *err);
-/* Moves pid into mcpbox/<name> everywhere. */
-int mb__cg_attach(const char *name, pid_t pid, mb_err *err);
+/* Moving a process into a cgroup by writing its pid to cgroup.procs takes a
+ * global lock whose acquisition waits for an RCU grace period (5-15 ms on a
+ * busy host, most of a sandbox create). A single-threaded process that
+ * writes "0" to a v1 hierarchy's `tasks` file moves itself without it. So:
+ * mb__cg_open_self_join opens mcpbox/<name>/tasks of every v1 hierarchy
+ * (fds[] gets up to MB__CG_MAX_HIER, -1 padded; *n how many), for the new
+ * process to write "0" to as its first act; mb__cg_attach moves pid into
+ * the hierarchies that cannot be joined that way (v2, where the parent
+ * writes cgroup.procs), or into all of them with all = 1. */
+int mb__cg_open_self_join(const char *name, int fds[MB__CG_MAX_HIER], int *n, mb_err *err);
+int mb__cg_attach(const char *name, pid_t pid, int all, mb_err *err);
 /* SIGKILLs every task of mcpbox/<name> (cgroup.kill on v2) and waits up to
  * timeout_ms for them to be gone. 0 when empty, MB_ETIMEOUT otherwise. */
 int mb__cg_kill(const char *name, int timeout_ms, mb_err *err);
@@ -182,25 +203,9 @@ int mb__plan_run(mb__plan *p, int *failed_step);
 const char *mb__plan_step_name(const mb__plan *p, int step);
 void mb__plan_free(mb__plan *p);
 
-/* ------------------------------------------------------------- launch */
-
-typedef struct mb__launch_args {
-    const mb_sandbox_opts *opts;
-    const mb_sandbox_limits *lim;
-    const char *root;     /* scratch mount point for the new root */
-    const char *hostname;
-    const char *name;     /* cgroup name */
-    int listen_fd;        /* bound, not yet listening; init calls listen() */
-} mb__launch_args;
-
-/* Clones the init into new namespaces, maps its ids, puts it in the cgroup,
- * assembles its root, execs `mcpbox sandbox-init` and waits until it
- * listens. On success *pid and *pidfd identify the init (our child). */
-int mb__launch(const mb__launch_args *a, pid_t *pid, int *pidfd, mb_err *err);
-
 /* ------------------------------------------------------------ confine */
 
-/* The seccomp program every child gets, built once by the init. */
+/* The seccomp program every child gets, built once by the zygote. */
 typedef struct mb__confine {
     struct sock_filter *insns;
     unsigned short len;
@@ -214,10 +219,57 @@ int mb__confine_apply(const mb__confine *c);
 /* The capabilities children keep (bit mask of CAP_* numbers). */
 uint64_t mb__confine_kept_caps(void);
 
+/* ------------------------------------------------------------- launch */
+
+typedef struct mb__launch_args {
+    const mb_sandbox_opts *opts;
+    const mb_sandbox_limits *lim;
+    const char *root;     /* scratch mount point for the new root */
+    const char *hostname;
+    const char *name;     /* cgroup name */
+    int listen_fd;        /* bound, not yet listening; init calls listen() */
+} mb__launch_args;
+
+/* Has opts->zygote clone the init into new namespaces, maps its ids, puts
+ * it in the cgroup, lets it assemble its root and waits until it listens.
+ * On success *pid and *pidfd identify the init; *is_child says whether it is
+ * the caller's child (a local zygote) or the zygote process's. */
+int mb__launch(const mb__launch_args *a, pid_t *pid, int *pidfd, int *is_child, mb_err *err);
+
+/* What a zygote needs for one clone. The three fds are the child's; the
+ * caller keeps (and closes) them. */
+typedef struct mb__clone_req {
+    const mb_sandbox_opts *opts;
+    mb_sandbox_limits lim; /* resolved */
+    const char *root;
+    const char *hostname;
+    const char *name;      /* cgroup name, which the child joins itself */
+    int sync_fd, listen_fd, log_fd;
+} mb__clone_req;
+
+/* In a single-threaded process (a zygote): builds the root plan and clones
+ * the child that waits for "go", sets the sandbox up and becomes its init
+ * with the seccomp program cf. title/title_len: the process's argument area
+ * for the init's ps title (may be NULL). */
+int mb__launch_clone(const mb__clone_req *r, const mb__confine *cf, char *title,
+                     size_t title_len, pid_t *pid, int *pidfd, mb_err *err);
+
+/* ------------------------------------------------------------- zygote */
+
+/* Runs one clone through z: in this process for a local zygote, else in the
+ * helper (started or restarted as needed). *is_child as mb__launch. */
+int mb__zygote_clone(mb_zygote *z, const mb__clone_req *r, pid_t *pid, int *pidfd,
+                     int *is_child, mb_err *err);
+/* The body of `mcpbox sandbox-zygote`: serves requests on fd until it
+ * closes. title/title_len as mb__launch_clone. Returns an exit status. */
+int mb__zygote_main(int fd, char *title, size_t title_len);
+
 /* --------------------------------------------------------------- init */
 
-/* The body of `mcpbox sandbox-init`: runs as pid 1 and never returns. */
-int mb__init_main(int listen_fd, int status_fd);
+/* The init: runs as pid 1 of the sandbox, in the child the zygote cloned,
+ * and returns only if it cannot start (after reporting why on status_fd).
+ * cf is borrowed for the life of the process. */
+int mb__init_main(int listen_fd, int status_fd, const mb__confine *cf);
 /* The body of a shepherd: takes over conn and the spawn request. */
 void mb__shepherd_main(int conn, mb__msg *spawn, int64_t child_id, const mb__confine *cf)
     __attribute__((noreturn));

@@ -17,6 +17,14 @@
  *   - when the connection closes (the daemon is done, or died), SIGKILLs the
  *     tree, reaps it and exits.
  *
+ * A server spawned with a life line (MB__SPAWN_LIFELINE) has no connection
+ * after SPAWNED: the shepherd keeps a copy of the command's stdin socket and
+ * polls it for hang-up only (POLLRDHUP, no POLLIN: it never reads, and data
+ * arriving does not wake it). The daemon closing its end, or dying, is the
+ * hang-up; the tree is then killed. When the command itself exits, the
+ * shepherd kills what it left behind and exits too, dropping its copy, so
+ * that the daemon reads EOF.
+ *
  * The shepherd runs our code with the init's full capabilities, but nothing
  * inside the sandbox can reach it except by signals: a process that kills its
  * own shepherd takes itself down too (PR_SET_PDEATHSIG), and whatever it
@@ -127,7 +135,8 @@ static int descendants(pid_t root, pid_t **out)
 }
 
 typedef struct shep {
-    int conn;
+    int conn;        /* -1 with a life line */
+    int lifeline;    /* the command's stdin socket, or -1 */
     pid_t cmd;       /* the command's pid, 0 once reaped */
     int exit_sent;
     int64_t child_id;
@@ -140,7 +149,7 @@ static void reap(shep *s)
     while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
         if (p == s->cmd) {
             s->cmd = 0;
-            if (!s->exit_sent) {
+            if (!s->exit_sent && s->conn >= 0) {
                 (void)mb__msg_send_simple(s->conn, MB__MSG_EXIT, 0, st, 0);
                 s->exit_sent = 1;
             }
@@ -273,6 +282,11 @@ void mb__shepherd_main(int conn, mb__msg *m, int64_t child_id, const mb__confine
     if (pid < 0) fail_and_exit(conn, errno, "fork");
     if (pid == 0) cmd_main(&a);
     close(rp[1]);
+    int lifeline = -1;
+    if ((m->h.flags & MB__SPAWN_LIFELINE) && (m->h.flags & MB__SPAWN_FD0)) {
+        lifeline = m->fds[0]; /* stdin is the first fd sent */
+        m->fds[0] = -1;
+    }
     for (int i = 0; i < 3; i++)
         if (m->fds[i] >= 0) {
             close(m->fds[i]);
@@ -297,24 +311,35 @@ void mb__shepherd_main(int conn, mb__msg *m, int64_t child_id, const mb__confine
         fail_and_exit(conn, report[1], what);
     }
 
-    shep s = {.conn = conn, .cmd = pid, .child_id = child_id};
+    shep s = {.conn = conn, .lifeline = lifeline, .cmd = pid, .child_id = child_id};
     (void)mb__msg_send_simple(conn, MB__MSG_SPAWNED, 0, child_id, pid);
+    if (lifeline >= 0) {
+        close(conn);
+        s.conn = -1;
+    }
     for (;;) {
-        struct pollfd pf[2] = {{.fd = conn, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        struct pollfd pf[2] = {{.fd = sfd, .events = POLLIN}};
+        if (s.conn >= 0) pf[1] = (struct pollfd){.fd = s.conn, .events = POLLIN};
+        else pf[1] = (struct pollfd){.fd = s.lifeline, .events = POLLRDHUP};
         int r = poll(pf, 2, -1);
         if (r < 0) {
             if (errno == EINTR) continue;
             break;
         }
-        if (pf[1].revents & POLLIN) {
+        if (pf[0].revents & POLLIN) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
                 if (si.ssi_signo == SIGCHLD) reap(&s);
                 else if (si.ssi_signo == SIGUSR1 && si.ssi_pid == 1 && si.ssi_code == SI_QUEUE)
                     deliver(&s, si.ssi_int, 0);
             }
+            if (s.conn < 0 && !s.cmd) break; /* the server ended: so does its tree */
         }
-        if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        if (s.conn < 0) {
+            if (pf[1].revents) break; /* the daemon let go of the life line */
+            continue;
+        }
+        if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
             mb__msg msg;
             int rc = mb__msg_recv(conn, &msg, 0);
             if (rc == -ETIMEDOUT) continue;
@@ -327,5 +352,6 @@ void mb__shepherd_main(int conn, mb__msg *m, int64_t child_id, const mb__confine
     }
     signal_tree(&s, SIGKILL);
     reap(&s);
+    if (s.lifeline >= 0) close(s.lifeline);
     _exit(0);
 }

@@ -24,15 +24,18 @@ static json_t *column_json(sqlite3_stmt *s, int col)
     return json_loads((const char *)t, JSON_DECODE_ANY, NULL);
 }
 
-int mb_store_server_insert(mb_store *st, const mb_server_rec *rec, mb_err *err)
+/* Inserts recs[0..n) with the store lock held. */
+static int insert_locked(mb_store *st, const mb_server_rec *recs, size_t n, mb_err *err)
 {
-    sqlite3_stmt *s;
-    STORE_LOCK(st);
+    sqlite3_stmt *s = NULL;
     int rc = mb_store__prepare(st,
         "INSERT INTO servers(id, sandbox_id, name, status, updated_at, metadata, auth_data, tags, seq)"
         " VALUES(?,?,?,?,?,?,?,?, (SELECT coalesce(max(seq),0)+1 FROM servers WHERE sandbox_id=?2))",
         &s, err);
-    if (!rc) {
+    for (size_t i = 0; !rc && i < n; i++) {
+        const mb_server_rec *rec = &recs[i];
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
         sqlite3_bind_text(s, 1, rec->id, -1, SQLITE_STATIC);
         sqlite3_bind_text(s, 2, rec->sandbox_id, -1, SQLITE_STATIC);
         sqlite3_bind_text(s, 3, rec->name, -1, SQLITE_STATIC);
@@ -42,7 +45,27 @@ int mb_store_server_insert(mb_store *st, const mb_server_rec *rec, mb_err *err)
         bind_json(s, 7, rec->auth_data);
         bind_json(s, 8, rec->tags);
         if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "insert server");
-        sqlite3_finalize(s);
+    }
+    if (s) sqlite3_finalize(s);
+    return rc;
+}
+
+int mb_store_server_insert(mb_store *st, const mb_server_rec *rec, mb_err *err)
+{
+    STORE_LOCK(st);
+    int rc = insert_locked(st, rec, 1, err);
+    STORE_UNLOCK(st);
+    return rc;
+}
+
+int mb_store_server_insert_all(mb_store *st, const mb_server_rec *recs, size_t n, mb_err *err)
+{
+    STORE_LOCK(st);
+    int rc = mb_store__exec(st, "BEGIN", err);
+    if (!rc) {
+        rc = insert_locked(st, recs, n, err);
+        if (!rc) rc = mb_store__exec(st, "COMMIT", err);
+        if (rc) mb_store__exec(st, "ROLLBACK", NULL);
     }
     STORE_UNLOCK(st);
     return rc;

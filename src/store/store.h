@@ -100,6 +100,8 @@ typedef struct mb_server_rec {
 } mb_server_rec;
 
 int mb_store_server_insert(mb_store *st, const mb_server_rec *rec, mb_err *err);
+/* recs[0..n) in one transaction (one commit instead of n): all or none. */
+int mb_store_server_insert_all(mb_store *st, const mb_server_rec *recs, size_t n, mb_err *err);
 int mb_store_server_update(mb_store *st, const mb_server_rec *rec, mb_err *err);
 /* In insertion order. Free with mb_server_recs_free. */
 int mb_store_server_list(mb_store *st, const char *sandbox_id, mb_server_rec **out, size_t *n,

@@ -1,6 +1,6 @@
 """bench/ must not rot: a smoke run of the load-generator ceiling, the tool
 call benchmark (mcpbox against supergateway + the npm filesystem server), the
-archive benchmark, the office documents benchmark (excel and pdf-tools against
+archive benchmark, the sandbox life cycle, the office documents benchmark (excel and pdf-tools against
 openpyxl and pypdf) and the per-tool latency benchmark (filesystem, memory and
 code-runner against their npm references), written into a scratch doc and
 JSON file, must give well-formed rows with no errors (every answer checked by
@@ -21,9 +21,9 @@ def test_bench_smoke(tmp_path):
     doc.write_text("# Performance\n\nprose kept\n")
     out = tmp_path / "results.json"
     r = subprocess.run([os.path.join(ROOT, "bench", "run"), "--smoke", "--no-setup",
-                        "--only", "P0,P2,P4,P7,P8", "--doc", str(doc), "--json", str(out),
+                        "--only", "P0,P2,P4,P7,P8,P9", "--doc", str(doc), "--json", str(out),
                         "--workdir", str(tmp_path / "work")],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=420)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
     text = doc.read_text()
@@ -38,7 +38,8 @@ def test_bench_smoke(tmp_path):
     want = {"P0.healthz.c1", "P0.healthz.c8", "P2.read.c1", "P2.read.c8", "P2.list.c1",
             "P2.list.c8", "P2.read.s1", "P2.trivial.c1", "P2.trivial.c8",
             "P4.put_init", "P4.dump_get", "P4.upload_rss",
-            "P7.xlsx_write", "P7.xlsx_read", "P7.xlsx_rss", "P7.pdf_read", "P7.pdf_rss"}
+            "P7.xlsx_write", "P7.xlsx_read", "P7.xlsx_rss", "P7.pdf_read", "P7.pdf_rss",
+            "P9.create", "P9.create_fs", "P9.warm", "P9.release", "P9.idle"}
     p8 = {"P8.fs." + t for t in ("read_text_file", "read_multiple_files", "write_file",
                                  "edit_file", "list_directory_with_sizes", "directory_tree",
                                  "search_files", "get_file_info", "list_allowed_directories")}
@@ -66,6 +67,9 @@ def test_bench_smoke(tmp_path):
     for rid in ("P7.xlsx_rss", "P7.pdf_rss"):
         assert re.match(r"VmHWM [\d.]+ MB \([\d.]+ MB after start\)$", rows[rid][2]), rows[rid]
         assert re.match(r".*: peak RSS [\d.]+ MB$", rows[rid][3]), rows[rid]
+    for rid in ("P9.create", "P9.create_fs", "P9.warm", "P9.release"):
+        assert re.match(r"[\d.]+ / [\d.]+ / [\d.]+ ms", rows[rid][2]), rows[rid]
+    assert re.match(r"\d+ idle sandboxes", rows["P9.idle"][2]), rows["P9.idle"]
 
     data = json.loads(out.read_text())
     assert data["meta"]["machine"]["cores"] >= 1 and data["meta"]["mode"] == "--smoke"

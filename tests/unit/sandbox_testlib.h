@@ -3,8 +3,9 @@
  * (test_sandbox_*.c): a scratch directory per test binary, options for new
  * sandboxes, and running shell snippets inside them.
  *
- * The sandboxes' init is the mcpbox binary named by $MCPBOX_BIN (tests/run
- * sets it to the ASan build), else build/asan/mcpbox, else build/mcpbox.
+ * The sandboxes are cloned by a zygote helper started from the mcpbox binary
+ * named by $MCPBOX_BIN (tests/run sets it to the ASan build), else
+ * build/asan/mcpbox, else build/mcpbox, as the daemon's are.
  * The tests need root; without it they skip.
  */
 #ifndef MB_SANDBOX_TESTLIB_H
@@ -25,6 +26,7 @@ typedef struct sbt_env {
     char root[256];       /* scratch dir of this test binary */
     char state_root[300]; /* <root>/state */
     char bin[PATH_MAX];        /* the mcpbox binary */
+    mb_zygote *zygote;         /* started from bin */
 } sbt_env;
 
 /* One sandbox's option strings. */
@@ -48,6 +50,11 @@ static inline int sbt_env_init(sbt_env *e, const char *tag)
         fprintf(stderr, "sandbox tests: no mcpbox binary (set MCPBOX_BIN or build build/asan/mcpbox)\n");
         return -1;
     }
+    mb_err err;
+    if (mb_zygote_start(e->bin, &e->zygote, &err) != 0) {
+        fprintf(stderr, "sandbox tests: %s\n", err.msg);
+        return -1;
+    }
     snprintf(e->root, sizeof e->root, "/tmp/mcpbox-%s-XXXXXX", tag);
     if (!mkdtemp(e->root)) return -1;
     chmod(e->root, 0700); /* like a daemon's data dir: only root may enter */
@@ -68,6 +75,8 @@ static inline void sbt_env_done(sbt_env *e)
         if (access(path, F_OK) == 0) (void)mb_sandbox_sweep(path, sbt_keep_none, NULL, NULL);
     }
     (void)mb_rm_rf(e->root, NULL);
+    mb_zygote_stop(e->zygote);
+    e->zygote = NULL;
 }
 
 /* A uid range no other test (or helper) is likely to use. */
@@ -91,6 +100,7 @@ static inline void sbt_box_init(sbt_box *b, const sbt_env *e, const char *name,
     b->opts.state_dir = b->state_dir;
     b->opts.workspace = b->workspace;
     b->opts.mcpbox_bin = e->bin;
+    b->opts.zygote = e->zygote;
     b->opts.uid_base = sbt_uid_base();
     if (lim) b->opts.limits = *lim;
 }

@@ -719,6 +719,122 @@ static void test_server_death_and_restart(void **state)
     mb_gw_session_unref(s);
 }
 
+/* --------------------------------- one socket for stdin and stdout, no stderr */
+
+/* A server whose stdin and stdout are one socket (as the daemon's sandboxed
+ * servers are) and whose stderr the gateway does not read: the stderr_tail
+ * callback supplies it when the server fails. */
+static int sock_spawn(void *ctx, const char *sb, const char *srv, const mb_backend_spec *spec,
+                      mb_backend_proc *out, mb_err *err)
+{
+    (void)sb;
+    (void)srv;
+    (void)spec;
+    (void)err;
+    fake *f = ctx;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) return MB_EIO;
+    int small = 4096; /* so that a big message cannot be written at once */
+    setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    f->to_gw[1] = f->from_gw[0] = sv[1];
+    out->in_fd = out->out_fd = sv[0];
+    out->err_fd = -1;
+    out->handle = __atomic_add_fetch(&f->spawns, 1, __ATOMIC_SEQ_CST);
+    return MB_OK;
+}
+
+static size_t sock_tail(void *ctx, const char *sb, const char *srv, int64_t handle, char *buf,
+                        size_t cap)
+{
+    (void)ctx;
+    (void)sb;
+    (void)srv;
+    (void)handle;
+    static const char t[] = "line one\nfatal: the-tail-marker\n";
+    size_t n = sizeof t - 1 < cap ? sizeof t - 1 : cap;
+    memcpy(buf, t, n);
+    return n;
+}
+
+static void test_shared_socket_and_stderr_tail(void **state)
+{
+    (void)state;
+    world w = {0};
+    w.f.to_gw[0] = w.f.to_gw[1] = w.f.from_gw[0] = w.f.from_gw[1] = -1;
+    mb_gateway_opts o = {0};
+    o.spawn = sock_spawn;
+    o.kill = fake_kill;
+    o.stderr_tail = sock_tail;
+    o.ctx = &w.f;
+    o.init_timeout_ms = 5000;
+    mb_err err;
+    assert_int_equal(mb_gateway_create(&o, &w.gw, &err), 0);
+    const char *argv[] = {"fake", NULL};
+    mb_backend_spec spec = {argv, NULL, NULL};
+    assert_int_equal(mb_gateway_add(w.gw, "sb", "srv", &spec, &err), 0);
+    assert_int_equal(mb_gateway_start(w.gw, "sb", "srv", 0, &err), 0);
+    fake_handshake(&w.f);
+    assert_int_equal(mb_gateway_start(w.gw, "sb", "srv", 5000, &err), 0);
+    int known;
+    w.b = mb_gw_lookup(w.gw, "sb", "srv", &known, NULL, 0);
+    assert_non_null(w.b);
+
+    /* A message far bigger than the socket takes at once: the rest waits in
+     * the gateway and goes out as the server reads (EPOLLOUT on the same
+     * registration that watches for input). */
+    mb_gw_session *s = open_session(&w, NULL);
+    mb_gw_stream *x = exchange(s);
+    size_t big = 1u << 20;
+    char *msg = malloc(big + 128);
+    int n = snprintf(msg, 128, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                               "\"params\":{\"name\":\"t\",\"arguments\":{\"x\":\"");
+    memset(msg + n, 'a', big);
+    snprintf(msg + n + big, 128, "\"}}}");
+    client_says(&w, x, msg, NULL);
+    free(msg);
+    json_t *u = fake_read(&w.f, 10000);
+    assert_non_null(u);
+    assert_int_equal(strlen(json_string_value(json_object_get(
+                         json_object_get(json_object_get(u, "params"), "arguments"), "x"))),
+                     big);
+    fake_write(&w.f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"content\":[]}}",
+               (long long)json_integer_value(json_object_get(u, "id")));
+    json_decref(u);
+    int resp;
+    json_t *r = stream_next(&w, x, 5000, &resp);
+    assert_non_null(r);
+    assert_int_equal(json_integer_value(json_object_get(r, "id")), 1);
+    json_decref(r);
+
+    /* The server goes away: its error quotes the tail the callback gave. */
+    close(w.f.to_gw[1]);
+    w.f.to_gw[1] = w.f.from_gw[0] = -1;
+    json_t *md = NULL;
+    int ready = 1;
+    for (int i = 0; i < 300; i++) {
+        json_decref(md);
+        assert_int_equal(mb_gateway_info(w.gw, "sb", "srv", &md, &ready), 0);
+        if (!ready) break;
+        usleep(10 * 1000);
+    }
+    assert_false(ready);
+    const char *le = json_string_value(json_object_get(md, "last_error"));
+    assert_non_null(le);
+    assert_non_null(strstr(le, "its stderr ended with: line one|fatal: the-tail-marker"));
+    json_decref(md);
+    mb_gw_stream_unref(x);
+    mb_gw_sessions_end(w.gw, s, "test over");
+    mb_gw_session_unref(s);
+    mb_gw_backend_unref(w.b);
+    mb_gateway_remove_server(w.gw, "sb", "srv");
+    mb_gateway_remove_server(w.gw, "sb", "srv"); /* twice is fine */
+    assert_int_equal(mb_gateway_info(w.gw, "sb", "srv", NULL, NULL), MB_ENOTFOUND);
+    mb_gateway_destroy(w.gw);
+    if (w.f.to_gw[1] >= 0) close(w.f.to_gw[1]);
+    mb_buf_free(&w.f.pending);
+}
+
 /* ------------------------------------- routing through a real MHD daemon */
 
 typedef struct httpd {
@@ -908,6 +1024,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timeout, world_up_short, world_down),
         cmocka_unit_test_setup_teardown(test_server_death_and_restart, world_up_default,
                                         world_down),
+        cmocka_unit_test(test_shared_socket_and_stderr_tail),
         cmocka_unit_test(test_http_routing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -231,6 +232,100 @@ static void spawn_pipes_wait_and_kill(void **state)
         assert_true(mb_mono_ms() < deadline);
         usleep(20000);
     }
+}
+
+/* A server spawn: one socket for stdin and stdout, stderr to a given fd, no
+ * control connection kept; the socket is the life line both ways. */
+static int read_line(int fd, char *buf, size_t cap, int timeout_ms)
+{
+    size_t n = 0;
+    int64_t deadline = mb_mono_ms() + timeout_ms;
+    while (n + 1 < cap && mb_mono_ms() < deadline) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 100) <= 0) continue;
+        ssize_t k = read(fd, buf + n, 1);
+        if (k <= 0) break;
+        if (buf[n++] == '\n') break;
+    }
+    buf[n] = '\0';
+    return (int)n;
+}
+
+static int sleeps_left(mb_sandbox *sb)
+{
+    mb_exec_result r;
+    if (sbt_sh(sb, "pgrep -x sleep >/dev/null && echo yes || echo no", 10000, &r)) return -1;
+    int yes = r.out.data && !strcmp(r.out.data, "yes\n");
+    mb_exec_result_free(&r);
+    return yes;
+}
+
+static void spawn_server_socket_and_life_line(void **state)
+{
+    if (!sbt_is_root()) skip();
+    char path[512];
+    snprintf(path, sizeof path, "%s/server.err", env.root);
+    int errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    assert_true(errfd >= 0);
+    const char *argv[] = {"/bin/sh", "-c",
+                          "sleep 1000 & echo to-stderr >&2; "
+                          "while read l; do [ \"$l\" = quit ] && exit 0; echo \"got $l\"; done",
+                          NULL};
+    mb_spawn_spec spec = {.argv = argv};
+    int sock;
+    pid_t pid;
+    mb_err err;
+    assert_int_equal(mb_sandbox_spawn_server(box.sb, &spec, errfd, &sock, &pid, &err), 0);
+    close(errfd);
+    assert_true(pid > 1);
+    assert_int_equal(write(sock, "hello\n", 6), 6);
+    char buf[128];
+    read_line(sock, buf, sizeof buf, 10000);
+    assert_string_equal(buf, "got hello\n");
+    char *text = NULL;
+    assert_int_equal(mb_read_file(path, 4096, &text, NULL, NULL), 0);
+    assert_string_equal(text, "to-stderr\n");
+    free(text);
+    assert_int_equal(sleeps_left(box.sb), 1);
+
+    /* The server exits by itself: what it left behind is killed, and the
+     * socket reads EOF (the background sleep held stdout too). */
+    assert_int_equal(write(sock, "quit\n", 5), 5);
+    int64_t deadline = mb_mono_ms() + 10000;
+    ssize_t k = 1;
+    while (k > 0 && mb_mono_ms() < deadline) {
+        struct pollfd p = {.fd = sock, .events = POLLIN};
+        if (poll(&p, 1, 100) > 0) k = read(sock, buf, sizeof buf);
+    }
+    assert_int_equal(k, 0);
+    close(sock);
+    deadline = mb_mono_ms() + 5000;
+    while (sleeps_left(box.sb) == 1 && mb_mono_ms() < deadline) usleep(20000);
+    assert_int_equal(sleeps_left(box.sb), 0);
+
+    /* The caller closes the socket: the whole tree dies. */
+    const char *argv2[] = {"/bin/sh", "-c", "sleep 1000 & cat", NULL};
+    mb_spawn_spec spec2 = {.argv = argv2};
+    assert_int_equal(mb_sandbox_spawn_server(box.sb, &spec2, -1, &sock, NULL, &err), 0);
+    assert_int_equal(write(sock, "x\n", 2), 2);
+    read_line(sock, buf, sizeof buf, 10000);
+    assert_string_equal(buf, "x\n");
+    assert_int_equal(sleeps_left(box.sb), 1);
+    close(sock);
+    deadline = mb_mono_ms() + 5000;
+    while (sleeps_left(box.sb) == 1 && mb_mono_ms() < deadline) usleep(20000);
+    assert_int_equal(sleeps_left(box.sb), 0);
+
+    /* Bad requests are refused. */
+    int fds[3] = {0, 1, 2};
+    mb_spawn_spec bad = {.argv = argv2, .stdio = fds};
+    assert_int_equal(mb_sandbox_spawn_server(box.sb, &bad, -1, &sock, NULL, &err), MB_EINVAL);
+    assert_int_equal(sock, -1);
+    const char *missing[] = {"no-such-server-xyz", NULL};
+    mb_spawn_spec spec3 = {.argv = missing};
+    assert_int_equal(mb_sandbox_spawn_server(box.sb, &spec3, -1, &sock, NULL, &err),
+                     MB_ENOTFOUND);
+    assert_int_equal(sock, -1);
 }
 
 /* ----------------------------------------------------------------- reset */
@@ -458,6 +553,11 @@ static void create_refuses_bad_options(void **state)
     assert_int_equal(mb_sandbox_create(&b.opts, &sb, &err), MB_EINVAL);
     assert_non_null(strstr(err.msg, "uid_base"));
     b.opts.uid_base = sbt_uid_base();
+    b.opts.zygote = NULL;
+    assert_int_equal(mb_sandbox_create(&b.opts, &sb, &err), MB_EINVAL);
+    assert_non_null(strstr(err.msg, "zygote"));
+    b.opts.zygote = env.zygote;
+    b.opts.uid_base = sbt_uid_base();
     b.opts.id = "not-a-uuid";
     assert_int_equal(mb_sandbox_create(&b.opts, &sb, &err), MB_EINVAL);
     b.opts.id = b.id;
@@ -487,6 +587,64 @@ static void create_refuses_bad_options(void **state)
     mb_exec_result r;
     assert_int_equal(sbt_sh(box.sb, "true", 10000, &r), 0); /* the original is untouched */
     mb_exec_result_free(&r);
+}
+
+/* ---------------------------------------------------------------- zygote */
+
+/* Inits are cloned by the zygote helper, not exec'd: they show as
+ * `mcpbox sandbox-init`, outlive the helper, and a helper that died is
+ * replaced on the next create. */
+static void zygote_clones_restarts_and_is_outlived(void **state)
+{
+    if (!sbt_is_root()) skip();
+    mb_err err;
+    mb_zygote *z;
+    assert_int_equal(mb_zygote_start(env.bin, &z, &err), 0);
+    pid_t zpid = mb_zygote_pid(z);
+    assert_true(zpid > 1);
+    sbt_box a;
+    sbt_box_init(&a, &env, "zya", NULL);
+    a.opts.zygote = z;
+    assert_int_equal(mb_sandbox_create(&a.opts, &a.sb, &err), 0);
+    char path[64], buf[256] = {0};
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)mb_sandbox_init_pid(a.sb));
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    assert_true(n > 20);
+    assert_string_equal(buf, "mcpbox");
+    assert_string_equal(buf + 7, "sandbox-init");
+    /* its parent is the helper, which reaps it */
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)mb_sandbox_init_pid(a.sb));
+    f = fopen(path, "r");
+    assert_non_null(f);
+    int ppid = 0;
+    assert_int_equal(fscanf(f, "%*d %*s %*c %d", &ppid), 1);
+    fclose(f);
+    assert_int_equal(ppid, zpid);
+
+    /* The helper dies: the next create starts another. */
+    assert_int_equal(kill(zpid, SIGKILL), 0);
+    sbt_box b;
+    sbt_box_init(&b, &env, "zyb", NULL);
+    b.opts.zygote = z;
+    assert_int_equal(mb_sandbox_create(&b.opts, &b.sb, &err), 0);
+    assert_true(mb_zygote_pid(z) > 1 && mb_zygote_pid(z) != zpid);
+
+    /* Stopping the zygote leaves both sandboxes running. */
+    mb_zygote_stop(z);
+    mb_exec_result r;
+    assert_int_equal(sbt_sh(a.sb, "echo a", 10000, &r), 0);
+    assert_string_equal(r.out.data, "a\n");
+    mb_exec_result_free(&r);
+    assert_int_equal(sbt_sh(b.sb, "echo b", 10000, &r), 0);
+    assert_string_equal(r.out.data, "b\n");
+    mb_exec_result_free(&r);
+    assert_int_equal(mb_sandbox_destroy(a.sb, &err), 0);
+    assert_int_equal(mb_sandbox_destroy(b.sb, &err), 0);
+    assert_int_equal(cgroup_exists(&a), 0);
+    assert_int_equal(cgroup_exists(&b), 0);
 }
 
 /* ------------------------------------------------------------------ pool */
@@ -679,12 +837,14 @@ int main(void)
         cmocka_unit_test(exec_missing_command_and_bad_cwd),
         cmocka_unit_test(exec_timeout_kills_the_tree),
         cmocka_unit_test(spawn_pipes_wait_and_kill),
+        cmocka_unit_test(spawn_server_socket_and_life_line),
         cmocka_unit_test(reset_kills_processes_and_empties_tmp),
         cmocka_unit_test(sigterm_from_outside_is_forwarded),
         cmocka_unit_test(concurrent_execs_then_destroy),
         cmocka_unit_test(crash_adopt_and_sweep),
         cmocka_unit_test(adopt_refuses_what_is_gone),
         cmocka_unit_test(create_refuses_bad_options),
+        cmocka_unit_test(zygote_clones_restarts_and_is_outlived),
         cmocka_unit_test(warm_pool_claims_and_refills),
         cmocka_unit_test(warm_pool_reports_failures),
         cmocka_unit_test(image_dir_root),
