@@ -131,11 +131,17 @@ static void js_value(mb_buf *b, const json_t *v, int indent, int level)
     }
 }
 
+void mb_js_stringify_to(mb_buf *b, const json_t *v, int indent)
+{
+    if (!v) mb_buf_puts(b, "undefined");
+    else js_value(b, v, indent > 10 ? 10 : indent, 0);
+}
+
 char *mb_js_stringify(const json_t *v, int indent)
 {
     mb_buf b = {0};
-    if (!v) return mb_strdup("undefined");
-    js_value(&b, v, indent > 10 ? 10 : indent, 0);
+    mb_buf_puts(&b, "");
+    mb_js_stringify_to(&b, v, indent);
     return mb_buf_steal(&b);
 }
 

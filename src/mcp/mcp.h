@@ -335,6 +335,8 @@ char *mb_py_os_error(int errnum, const char *path);
 /* JSON.stringify(v, null, indent) (indent 0 = compact), including number
  * formatting (shortest round-trip, 1e+21). Caller frees. */
 char *mb_js_stringify(const json_t *v, int indent);
+/* The same, appended to b. */
+void mb_js_stringify_to(mb_buf *b, const json_t *v, int indent);
 /* Python json.dumps(v, indent=indent or None, ensure_ascii=...): ", " and
  * ": " separators when indent < 0 (None), "," + newline otherwise; floats as
  * repr(). Caller frees. */

@@ -235,7 +235,7 @@ static void cache_drop(graph_cache *c)
 static int parse_graph(mem_server *m, graph *g, char **why);
 
 /* upstream's loadGraph. A read-only caller (`shared`) gets references to the
- * cached arrays and must not change them; others get their own copy. */
+ * cached arrays and must not change them; a changing caller takes them over. */
 static int load_graph(mem_server *m, graph *g, int shared, char **why)
 {
     struct stat before;
@@ -263,8 +263,11 @@ static int load_graph(mem_server *m, graph *g, int shared, char **why)
         g->entities = json_incref(m->cache.g.entities);
         g->relations = json_incref(m->cache.g.relations);
     } else {
-        g->entities = json_deep_copy(m->cache.g.entities);
-        g->relations = json_deep_copy(m->cache.g.relations);
+        /* A change: the caller takes the parse over and the file is about to
+         * be rewritten (save_graph caches the new state), or the change fails
+         * and the next call parses again. */
+        *g = m->cache.g;
+        m->cache.valid = 0;
     }
     return 0;
 }
@@ -336,8 +339,9 @@ static int parse_graph(mem_server *m, graph *g, char **why)
     return rc;
 }
 
-/* JSON.stringify({type: kind, ...item}) */
-static void put_item(mb_buf *b, const char *kind, json_t *item)
+/* JSON.stringify({type: kind, ...item}) appended to b; returns that object,
+ * which is what reading the line back gives. */
+static json_t *put_item(mb_buf *b, const char *kind, json_t *item)
 {
     json_t *o = json_pack("{s:s}", "type", kind);
     if (json_is_object(item)) {
@@ -355,10 +359,8 @@ static void put_item(mb_buf *b, const char *kind, json_t *item)
             json_object_set_new(o, key, json_stringn(s + st, i - st));
         }
     }
-    char *t = mb_js_stringify(o, 0);
-    mb_buf_puts(b, t);
-    free(t);
-    json_decref(o);
+    mb_js_stringify_to(b, o, 0);
+    return o;
 }
 
 /* upstream's saveGraph: a plain (not atomic) rewrite, as fs.writeFile. */
@@ -367,18 +369,21 @@ static int save_graph(mem_server *m, graph *g, char **why)
     mb_buf b = {0};
     size_t i, n = 0;
     json_t *x;
+    /* What a reload of the file gives, kept as the cache once it is written. */
+    graph saved = {json_array(), json_array()};
     json_array_foreach(g->entities, i, x) {
         if (n++) mb_buf_putc(&b, '\n');
-        put_item(&b, "entity", x);
+        json_array_append_new(saved.entities, put_item(&b, "entity", x));
     }
     json_array_foreach(g->relations, i, x) {
         if (n++) mb_buf_putc(&b, '\n');
-        put_item(&b, "relation", x);
+        json_array_append_new(saved.relations, put_item(&b, "relation", x));
     }
     int fd = open(m->file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {
         *why = mb_node_fs_error(errno, "open", m->file, NULL);
         mb_buf_free(&b);
+        graph_dispose(&saved);
         return MB_EIO;
     }
     const char *p = b.data ? b.data : "";
@@ -394,6 +399,15 @@ static int save_graph(mem_server *m, graph *g, char **why)
         }
         p += w;
         left -= (size_t)w;
+    }
+    struct stat st;
+    if (!rc && fstat(fd, &st) == 0) {
+        cache_drop(&m->cache);
+        m->cache.g = saved;
+        m->cache.st = st;
+        m->cache.valid = 1;
+    } else {
+        graph_dispose(&saved);
     }
     close(fd);
     mb_buf_free(&b);
@@ -436,8 +450,8 @@ static int run(mb_mcp_call *call, json_t *args, mb_mcp_result *res, op_fn op, in
         graph_dispose(&g);
         return fail_free(res, e.msg);
     }
-    /* The file is about to change; what a reload gives differs from g
-     * (entities read back carry their "type"), so the next call parses. */
+    /* The file is about to change: save_graph caches what a reload gives
+     * (entities read back carry their "type", unlike g's new ones). */
     if (save) cache_drop(&m->cache);
     if (save && save_graph(m, &g, &why)) {
         json_decref(out);
