@@ -95,3 +95,17 @@ def test_bench_smoke(tmp_path):
         for side in ("mcpbox", "supergateway"):
             runs = by_id[rid]["data"][side]
             assert runs and all(r["requests"] == calls and r["errors"] == 0 for r in runs), runs
+
+    # --merge: a partial re-run keeps the other rows, and says which run is which
+    r = subprocess.run([os.path.join(ROOT, "bench", "run"), "--smoke", "--no-setup",
+                        "--only", "P0", "--merge", "--doc", str(doc), "--json", str(out),
+                        "--workdir", str(tmp_path / "work2")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    text2 = doc.read_text()
+    ids2 = {m.group(1) for m in map(ROW.match, text2.splitlines()) if m}
+    assert set(rows) <= ids2, sorted(set(rows) - ids2)
+    assert re.search(r"Rows P0: commit \S+ at .*; the other rows: commit ", text2), text2[:2000]
+    merged = json.loads(out.read_text())
+    assert [r["id"] for r in merged["rows"]] == [r["id"] for r in data["rows"]]
+    assert merged["meta"]["rerun"] == ["P0"]
