@@ -45,15 +45,7 @@ int mb_gateway_spawn_local(void *ctx, const char *sandbox_id, const char *server
     posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
     posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
     if (spec->cwd) posix_spawn_file_actions_addchdir_np(&fa, spec->cwd);
-    posix_spawnattr_init(&attr);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                        POSIX_SPAWN_SETPGROUP);
+    mb_spawnattr_init_clean(&attr);
     pid_t pid;
     int rc = posix_spawnp(&pid, spec->argv[0], &fa, &attr, (char *const *)spec->argv,
                           spec->envp ? (char *const *)spec->envp : environ);

@@ -102,15 +102,7 @@ static int helper_start(mb_zygote *z, mb_err *err)
      * rare complaint (the inits replace it with their log). */
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawnattr_init(&attr);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                        POSIX_SPAWN_SETPGROUP);
+    mb_spawnattr_init_clean(&attr);
     pid_t pid;
     int rc = posix_spawn(&pid, z->bin, &fa, &attr, argv, envp);
     posix_spawn_file_actions_destroy(&fa);

@@ -12,6 +12,7 @@
 #define MB_UTIL_H
 
 #include <stdarg.h>
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -123,6 +124,12 @@ int mb_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
  * into dst, which is created if missing. Everything created is owned by
  * uid:gid, or by the caller with (uid_t)-1 / (gid_t)-1. */
 int mb_copy_tree(const char *src, const char *dst, uid_t uid, gid_t gid, mb_err *err);
+
+/* --------------------------------------------------------------- spawning */
+
+/* posix_spawnattr_init plus a clean start: empty signal mask, default
+ * actions for every signal, a process group of its own. */
+void mb_spawnattr_init_clean(posix_spawnattr_t *attr);
 
 /* ------------------------------------------------------------ randomness */
 
