@@ -772,6 +772,22 @@ static int calc_chain_rel(const mb_ooxml_rel *rel, void *payload)
  * A worksheet that cannot be parsed is left as it is: the tool's own sheet
  * was parsed already, and an unreadable other one is not this call's to
  * refuse. */
+/* Whether sheet XML text can hold a formula: an element named f, with or
+ * without a namespace prefix. A sheet that cannot is not parsed at all. */
+static int may_hold_formulas(const char *data, size_t len)
+{
+    /* UTF-16 text (a BOM, or NULs between characters) is not scanned here. */
+    if (len >= 2 && (memchr(data, '\0', len < 64 ? len : 64) ||
+                     ((unsigned char)data[0] == 0xFF && (unsigned char)data[1] == 0xFE) ||
+                     ((unsigned char)data[0] == 0xFE && (unsigned char)data[1] == 0xFF)))
+        return 1;
+    for (const char *p = data; (p = memchr(p, 'f', (size_t)(data + len - p))); p++) {
+        if (p == data || (p[-1] != '<' && p[-1] != ':')) continue;
+        if (p + 1 < data + len && strchr(" \t\r\n/>", p[1]) && p[1]) return 1;
+    }
+    return 0;
+}
+
 static void invalidate_results(xl_book *b)
 {
     size_t formulas = 0;
@@ -779,6 +795,14 @@ static void invalidate_results(xl_book *b)
         xl_sheet *s = &b->sheets[i];
         if (!s->is_worksheet) continue;
         xmlDocPtr doc = s->doc;
+        if (!doc) {
+            char *raw = NULL;
+            size_t rl = 0;
+            if (mb_ooxml_read(b->pkg, s->part, &raw, &rl, NULL)) continue;
+            int maybe = may_hold_formulas(raw, rl);
+            free(raw);
+            if (!maybe) continue;
+        }
         if (!doc && mb_ooxml_xml(b->pkg, s->part, &doc, NULL)) continue;
         int changed = 0;
         formulas += drop_results(doc, &changed);
