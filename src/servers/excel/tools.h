@@ -12,6 +12,10 @@ int xl_ok(mb_mcp_result *res, const char *text);
 int xl_okf(mb_mcp_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Upstream's caught exceptions: a normal result "Error: <msg>". */
 int xl_error(mb_mcp_result *res, const char *msg);
+/* Ends a call on an opened book: xl_error(why) (why is freed), or the book
+ * saved and xl_ok(text) (a failed save answers xl_error); the book is freed. */
+int xl_fail_book(xl_book *b, mb_mcp_result *res, char *why);
+int xl_save_ok(xl_book *b, mb_mcp_result *res, const char *text);
 /* Argument accessors (arguments are validated and defaulted before). */
 const char *xl_str(json_t *args, const char *key); /* NULL for null */
 int xl_bool(json_t *args, const char *key);

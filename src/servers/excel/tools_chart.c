@@ -299,14 +299,6 @@ static int place_chart(xl_book *b, xl_sheet *s, const chart_req *q, unsigned col
     return MB_OK;
 }
 
-static int fail_err(xl_book *b, mb_mcp_result *res, char *why)
-{
-    int rc = xl_error(res, why);
-    free(why);
-    xl_book_free(b);
-    return rc;
-}
-
 /* Python's int() of a str: optional spaces and sign around digits ('_' between them). */
 static int py_int(const char *s, long long *out)
 {
@@ -345,38 +337,38 @@ int xl_t_create_chart(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     const char *sname = xl_str(args, "sheet_name"), *range = xl_str(args, "data_range");
     const char *type = xl_str(args, "chart_type"), *target = xl_str(args, "target_cell");
     xl_sheet *s = xl_sheet_find(b, sname);
-    if (!s) return fail_err(b, res, mb_asprintf("Sheet '%s' not found", sname));
-    if (xl_sheet_load(b, s, &why)) return fail_err(b, res, why);
+    if (!s) return xl_fail_book(b, res, mb_asprintf("Sheet '%s' not found", sname));
+    if (xl_sheet_load(b, s, &why)) return xl_fail_book(b, res, why);
     const char *cells = range, *bang = strchr(range, '!');
     if (bang) {
         if (strchr(bang + 1, '!'))
-            return fail_err(b, res, mb_strdup("Unexpected error creating chart: too many values to unpack (expected 2)"));
+            return xl_fail_book(b, res, mb_strdup("Unexpected error creating chart: too many values to unpack (expected 2)"));
         char *rs = mb_strndup(range, (size_t)(bang - range));
         int found = xl_sheet_find(b, rs) != NULL;
         if (!found) {
             char *m = mb_asprintf("Sheet '%s' referenced in data range not found", rs);
             free(rs);
-            return fail_err(b, res, m);
+            return xl_fail_book(b, res, m);
         }
         free(rs);
         cells = bang + 1;
     }
     const char *colon = strchr(cells, ':');
     if (!colon)
-        return fail_err(b, res, mb_strdup("Invalid data range format: not enough values to unpack (expected 2, got 1)"));
+        return xl_fail_book(b, res, mb_strdup("Invalid data range format: not enough values to unpack (expected 2, got 1)"));
     if (strchr(colon + 1, ':'))
-        return fail_err(b, res, mb_strdup("Invalid data range format: too many values to unpack (expected 2)"));
+        return xl_fail_book(b, res, mb_strdup("Invalid data range format: too many values to unpack (expected 2)"));
     char *start = mb_strndup(cells, (size_t)(colon - cells));
     chart_req q = {.sheet = s->name, .title = xl_str(args, "title"), .x_title = xl_str(args, "x_axis"),
                    .y_title = xl_str(args, "y_axis")};
     if (xl_parse_cell(start, &q.r1, &q.c1)) {
         char *m = mb_asprintf("Invalid data range format: Invalid cell reference: %s", start);
         free(start);
-        return fail_err(b, res, m);
+        return xl_fail_book(b, res, m);
     }
     free(start);
     if (xl_parse_cell(colon + 1, &q.r2, &q.c2))
-        return fail_err(b, res, mb_asprintf("Invalid data range format: Invalid cell reference: %s", colon + 1));
+        return xl_fail_book(b, res, mb_asprintf("Invalid data range format: Invalid cell reference: %s", colon + 1));
     char lower[16];
     size_t tl = strlen(type);
     for (size_t i = 0; i < sizeof lower - 1 && i <= tl; i++) lower[i] = (char)tolower((unsigned char)type[i]);
@@ -385,37 +377,37 @@ int xl_t_create_chart(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     int ok = 0;
     for (int i = 0; TYPES[i]; i++) ok |= tl < sizeof lower && !strcmp(lower, TYPES[i]);
     if (!ok)
-        return fail_err(b, res, mb_asprintf("Unsupported chart type: %s. Supported types: line, bar, pie, "
+        return xl_fail_book(b, res, mb_asprintf("Unsupported chart type: %s. Supported types: line, bar, pie, "
                                             "scatter, area", type));
     q.type = lower;
     if (q.r2 <= q.r1 || q.c2 <= q.c1)
-        return fail_err(b, res, mb_asprintf("Failed to create chart data references: %s needs a header row "
+        return xl_fail_book(b, res, mb_asprintf("Failed to create chart data references: %s needs a header row "
                                             "and a label column besides the data", cells));
     if (q.c2 - q.c1 > 255)
-        return fail_err(b, res, mb_strdup("Failed to create chart data references: at most 255 series"));
+        return xl_fail_book(b, res, mb_strdup("Failed to create chart data references: at most 255 series"));
     /* upstream's target cell handling: one column letter, the rest a row number */
     if (!*target || !strpbrk(target, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") ||
         !strpbrk(target, "0123456789"))
-        return fail_err(b, res, mb_asprintf("Failed to create chart drawing: Invalid target cell format: %s", target));
+        return xl_fail_book(b, res, mb_asprintf("Failed to create chart drawing: Invalid target cell format: %s", target));
     if (!isalpha((unsigned char)target[0]) || (unsigned char)target[0] >= 0x80)
-        return fail_err(b, res, mb_asprintf("Invalid target cell: %c is not a valid column name", target[0]));
+        return xl_fail_book(b, res, mb_asprintf("Invalid target cell: %c is not a valid column name", target[0]));
     long long row;
     if (py_int(target + 1, &row)) {
         mb_buf m = {0};
         mb_buf_puts(&m, "Invalid target cell: invalid literal for int() with base 10: ");
         xl_py_repr(&m, target + 1);
-        return fail_err(b, res, mb_buf_steal(&m));
+        return xl_fail_book(b, res, mb_buf_steal(&m));
     }
     if (row < 1 || row > XL_MAX_ROW)
-        return fail_err(b, res, mb_asprintf("Invalid target cell: row %lld lies outside the sheet", row));
+        return xl_fail_book(b, res, mb_asprintf("Invalid target cell: row %lld lies outside the sheet", row));
     unsigned col = (unsigned)(toupper((unsigned char)target[0]) - 'A');
-    if (place_chart(b, s, &q, col, (unsigned)row - 1, &why)) return fail_err(b, res, why);
+    if (place_chart(b, s, &q, col, (unsigned)row - 1, &why)) return xl_fail_book(b, res, why);
     char *msg = mb_asprintf("%c%s chart created successfully", toupper((unsigned char)lower[0]), lower + 1);
     if (xl_book_save(b, &why)) {
         free(msg);
         char *m = mb_asprintf("Failed to save workbook with chart: %s", why);
         free(why);
-        return fail_err(b, res, m);
+        return xl_fail_book(b, res, m);
     }
     rc = xl_ok(res, msg);
     free(msg);

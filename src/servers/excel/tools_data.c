@@ -41,6 +41,23 @@ int xl_okf(mb_mcp_result *res, const char *fmt, ...)
 
 int xl_error(mb_mcp_result *res, const char *msg) { return xl_okf(res, "Error: %s", msg); }
 
+int xl_fail_book(xl_book *b, mb_mcp_result *res, char *why)
+{
+    int rc = xl_error(res, why);
+    free(why);
+    xl_book_free(b);
+    return rc;
+}
+
+int xl_save_ok(xl_book *b, mb_mcp_result *res, const char *text)
+{
+    char *why = NULL;
+    int rc = xl_book_save(b, &why) ? xl_error(res, why) : xl_ok(res, text);
+    free(why);
+    xl_book_free(b);
+    return rc;
+}
+
 const char *xl_str(json_t *args, const char *key)
 {
     json_t *v = json_object_get(args, key);
@@ -448,10 +465,7 @@ int xl_t_write_data(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     free(msg);
     return rc;
 fail:
-    rc = xl_error(res, why);
-    free(why);
-    xl_book_free(b);
-    return rc;
+    return xl_fail_book(b, res, why);
 }
 
 /* ----------------------------------------------------- create_workbook */
@@ -511,10 +525,7 @@ int xl_t_create_worksheet(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         free(msg);
         return rc;
     }
-    rc = xl_error(res, why);
-    free(why);
-    xl_book_free(b);
-    return rc;
+    return xl_fail_book(b, res, why);
 }
 
 /* ------------------------------------------------------------ metadata */
@@ -655,10 +666,7 @@ int xl_t_apply_formula(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     char *why = check_formula(b, sheet, cell, formula, &msg);
     free(msg);
     if (why) {
-        rc = xl_error(res, why);
-        free(why);
-        xl_book_free(b);
-        return rc;
+        return xl_fail_book(b, res, why);
     }
     xl_sheet *s = xl_sheet_find(b, sheet);
     unsigned r, c;
@@ -675,10 +683,7 @@ int xl_t_apply_formula(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         json_decref(v);
     }
     if (why) {
-        rc = xl_error(res, why);
-        free(why);
-        xl_book_free(b);
-        return rc;
+        return xl_fail_book(b, res, why);
     }
     char *text = mb_asprintf("Applied formula '%s' to cell %s", formula, cell);
     rc = finish(b, res, 1, text);

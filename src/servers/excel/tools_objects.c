@@ -33,23 +33,6 @@ static int open_book(mb_mcp_call *call, mb_mcp_result *res, json_t *args, const 
     return 0;
 }
 
-static int fail_err(xl_book *b, mb_mcp_result *res, char *why)
-{
-    int rc = xl_error(res, why);
-    free(why);
-    xl_book_free(b);
-    return rc;
-}
-
-static int save_ok(xl_book *b, mb_mcp_result *res, const char *text)
-{
-    char *why = NULL;
-    int rc = xl_book_save(b, &why) ? xl_error(res, why) : xl_ok(res, text);
-    free(why);
-    xl_book_free(b);
-    return rc;
-}
-
 /* ------------------------------------------------------------ create_table */
 
 /* openpyxl's CellRange descriptor pattern, quoted in its error text. */
@@ -111,9 +94,9 @@ int xl_t_create_table(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     const char *sname = xl_str(args, "sheet_name"), *range = xl_str(args, "data_range");
     const char *style = xl_str(args, "table_style");
     xl_sheet *s = xl_sheet_find(b, sname);
-    if (!s) return fail_err(b, res, mb_asprintf("Sheet '%s' not found.", sname));
+    if (!s) return xl_fail_book(b, res, mb_asprintf("Sheet '%s' not found.", sname));
     char *why = NULL;
-    if (xl_sheet_load(b, s, &why)) return fail_err(b, res, why);
+    if (xl_sheet_load(b, s, &why)) return xl_fail_book(b, res, why);
     char gen[32];
     const char *name = xl_str(args, "table_name");
     if (!name || !*name) {
@@ -121,22 +104,22 @@ int xl_t_create_table(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         name = gen;
     }
     if (xl_defined_name_exists(b, name))
-        return fail_err(b, res, mb_asprintf("Table name '%s' already exists.", name));
-    if (strchr(name, ' ')) return fail_err(b, res, mb_strdup("Table names cannot have spaces"));
+        return xl_fail_book(b, res, mb_asprintf("Table name '%s' already exists.", name));
+    if (strchr(name, ' ')) return xl_fail_book(b, res, mb_strdup("Table names cannot have spaces"));
     unsigned r1, c1, r2, c2;
     int pr = table_ref(range, &r1, &c1, &r2, &c2);
-    if (pr == -1) return fail_err(b, res, mb_strdup("Value does not match pattern " CELLRANGE_PATTERN));
+    if (pr == -1) return xl_fail_book(b, res, mb_strdup("Value does not match pattern " CELLRANGE_PATTERN));
     if (pr == -2)
-        return fail_err(b, res, mb_asprintf("Table range %s must name a block of cells like A1:D5", range));
+        return xl_fail_book(b, res, mb_asprintf("Table range %s must name a block of cells like A1:D5", range));
     if (pr == -3)
-        return fail_err(b, res, mb_asprintf("Table range %s is reversed or lies outside the sheet", range));
+        return xl_fail_book(b, res, mb_asprintf("Table range %s is reversed or lies outside the sheet", range));
     if ((unsigned long long)(c2 - c1 + 1) > XL_MAX_COL)
-        return fail_err(b, res, mb_strdup("Table range has too many columns"));
+        return xl_fail_book(b, res, mb_strdup("Table range has too many columns"));
     if (xl_table_name_taken(b, name))
-        return fail_err(b, res, mb_asprintf("Table with name %s already exists", name));
-    if (xl_table_add(b, s, r1, c1, r2, c2, name, style, 0, &why)) return fail_err(b, res, why);
+        return xl_fail_book(b, res, mb_asprintf("Table with name %s already exists", name));
+    if (xl_table_add(b, s, r1, c1, r2, c2, name, style, 0, &why)) return xl_fail_book(b, res, why);
     char *msg = mb_asprintf("Successfully created table '%s' in sheet '%s'.", name, sname);
-    rc = save_ok(b, res, msg);
+    rc = xl_save_ok(b, res, msg);
     free(msg);
     return rc;
 }
@@ -224,13 +207,13 @@ int xl_t_copy_worksheet(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     if (open_book(call, res, args, "", &b, &rc)) return rc;
     const char *from = xl_str(args, "source_sheet"), *to = xl_str(args, "target_sheet");
     xl_sheet *src = xl_sheet_find(b, from);
-    if (!src) return fail_err(b, res, mb_asprintf("Source sheet '%s' not found", from));
-    if (xl_sheet_find(b, to)) return fail_err(b, res, mb_asprintf("Target sheet '%s' already exists", to));
+    if (!src) return xl_fail_book(b, res, mb_asprintf("Source sheet '%s' not found", from));
+    if (xl_sheet_find(b, to)) return xl_fail_book(b, res, mb_asprintf("Target sheet '%s' already exists", to));
     if (!src->is_worksheet)
-        return fail_err(b, res, mb_asprintf("'%s' is not a worksheet and cannot be copied", from));
-    if (!*to) return fail_err(b, res, mb_strdup("Title must have at least one character"));
+        return xl_fail_book(b, res, mb_asprintf("'%s' is not a worksheet and cannot be copied", from));
+    if (!*to) return xl_fail_book(b, res, mb_strdup("Title must have at least one character"));
     const char *bad = strpbrk(to, "\\*?:/[]");
-    if (bad) return fail_err(b, res, mb_asprintf("Invalid character %c found in sheet title", *bad));
+    if (bad) return xl_fail_book(b, res, mb_asprintf("Invalid character %c found in sheet title", *bad));
     char *tmp = mb_asprintf("%s Copy", from);
     char *title = unique_title(b, tmp, to);
     free(tmp);
@@ -240,14 +223,14 @@ int xl_t_copy_worksheet(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     size_t len = 0;
     if (mb_ooxml_read(b->pkg, src->part, &data, &len, &err)) {
         free(title);
-        return fail_err(b, res, mb_strdup(err.msg));
+        return xl_fail_book(b, res, mb_strdup(err.msg));
     }
     char *why = NULL;
     xl_sheet *t = xl_sheet_add(b, title, &why);
     free(title);
     if (!t) {
         free(data);
-        return fail_err(b, res, why);
+        return xl_fail_book(b, res, why);
     }
     src = &b->sheets[si];
     mb_ooxml_put(b->pkg, t->part, data, len);
@@ -266,14 +249,14 @@ int xl_t_copy_worksheet(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     }
     if (xl_sheet_load(b, t, &why)) {
         json_decref(rl.drop);
-        return fail_err(b, res, why);
+        return xl_fail_book(b, res, why);
     }
     xmlNodePtr root = xmlDocGetRootElement(t->doc);
     strip_refs(root, root, rl.drop);
     json_decref(rl.drop);
     t->dirty = 1;
     char *msg = mb_asprintf("Sheet '%s' copied to '%s'", from, to);
-    rc = save_ok(b, res, msg);
+    rc = xl_save_ok(b, res, msg);
     free(msg);
     return rc;
 }
@@ -427,32 +410,32 @@ int xl_t_create_pivot(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     json_t *rows = json_object_get(args, "rows"), *values = json_object_get(args, "values");
     json_t *columns = json_object_get(args, "columns");
     xl_sheet *s = xl_sheet_find(b, sname);
-    if (!s) return fail_err(b, res, mb_asprintf("Sheet '%s' not found", sname));
+    if (!s) return xl_fail_book(b, res, mb_asprintf("Sheet '%s' not found", sname));
     char *why = NULL;
-    if (xl_sheet_load(b, s, &why)) return fail_err(b, res, why);
+    if (xl_sheet_load(b, s, &why)) return xl_fail_book(b, res, why);
     const char *colon = strchr(range, ':');
-    if (!colon) return fail_err(b, res, mb_strdup("Data range must be in format 'A1:B2'"));
+    if (!colon) return xl_fail_book(b, res, mb_strdup("Data range must be in format 'A1:B2'"));
     if (strchr(colon + 1, ':'))
-        return fail_err(b, res, mb_strdup("Invalid data range format: too many values to unpack (expected 2)"));
+        return xl_fail_book(b, res, mb_strdup("Invalid data range format: too many values to unpack (expected 2)"));
     char *start = mb_strndup(range, (size_t)(colon - range));
     unsigned r1, c1, r2, c2;
     if (xl_parse_cell(start, &r1, &c1)) {
         char *m = mb_asprintf("Invalid data range format: Invalid cell reference: %s", start);
         free(start);
-        return fail_err(b, res, m);
+        return xl_fail_book(b, res, m);
     }
     free(start);
     if (xl_parse_cell(colon + 1, &r2, &c2))
-        return fail_err(b, res, mb_asprintf("Invalid data range format: Invalid cell reference: %s", colon + 1));
+        return xl_fail_book(b, res, mb_asprintf("Invalid data range format: Invalid cell reference: %s", colon + 1));
     json_t *table = read_rows(b, s, r1, c1, r2, c2, &why);
     if (!table) {
         char *m = mb_asprintf("Failed to read or process source data: %s", why);
         free(why);
-        return fail_err(b, res, m);
+        return xl_fail_book(b, res, m);
     }
     if (json_array_size(table) < 2) {
         json_decref(table);
-        return fail_err(b, res, mb_strdup("Failed to read or process source data: Source data must have a "
+        return xl_fail_book(b, res, mb_strdup("Failed to read or process source data: Source data must have a "
                                           "header row and at least one data row."));
     }
     /* records: header text -> value (a repeated header keeps its last column) */
@@ -504,7 +487,7 @@ int xl_t_create_pivot(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     json_decref(headers);
     if (msg) {
         json_decref(records);
-        return fail_err(b, res, msg);
+        return xl_fail_book(b, res, msg);
     }
     size_t nr = json_array_size(rows), nv = json_array_size(values);
     char **crow = mb_calloc(nr + 1, sizeof *crow), **cval = mb_calloc(nv + 1, sizeof *cval);
@@ -611,11 +594,11 @@ int xl_t_create_pivot(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     for (j = 0; j < nv; j++) free(cval[j]);
     free(crow), free(cval), free(pname);
     json_decref(fields), json_decref(fvals), json_decref(records);
-    if (msg) return fail_err(b, res, msg);
+    if (msg) return xl_fail_book(b, res, msg);
     if (xl_book_save(b, &why)) {
         char *m = mb_asprintf("Failed to save workbook: %s", why);
         free(why);
-        return fail_err(b, res, m);
+        return xl_fail_book(b, res, m);
     }
     xl_book_free(b);
     return xl_ok(res, "Summary table created successfully");

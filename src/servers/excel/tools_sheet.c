@@ -44,24 +44,26 @@ fail:
     return 0;
 }
 
-static int save_ok(xl_book *b, mb_mcp_result *res, const char *text)
-{
-    char *why = NULL;
-    int rc = xl_book_save(b, &why) ? xl_error(res, why) : xl_ok(res, text);
-    free(why);
-    xl_book_free(b);
-    return rc;
-}
-
-static int fail_err(xl_book *b, mb_mcp_result *res, char *why)
-{
-    int rc = xl_error(res, why);
-    free(why);
-    xl_book_free(b);
-    return rc;
-}
-
 /* ---------------------------------------------------------------- merges */
+
+/* start_cell and end_cell as numbers and as "A1:B2"; on a bad reference the
+ * call is answered (*rc) and the book freed. */
+static int merge_span(xl_book *b, mb_mcp_result *res, json_t *args, unsigned *r1, unsigned *c1,
+                      unsigned *r2, unsigned *c2, char rng[40], int *rc)
+{
+    const char *a = xl_str(args, "start_cell"), *e = xl_str(args, "end_cell");
+    const char *bad = xl_parse_cell(a, r1, c1) ? a : xl_parse_cell(e, r2, c2) ? e : NULL;
+    if (bad) {
+        *rc = xl_fail_book(b, res, mb_asprintf("Invalid cell reference: %s", bad));
+        return 0;
+    }
+    char x[16], y[16];
+    xl_cell_name(*r1, *c1, x);
+    xl_cell_name(*r2, *c2, y);
+    snprintf(rng, 40, "%s:%s", x, y);
+    return 1;
+}
+
 
 int xl_t_merge(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 {
@@ -69,16 +71,11 @@ int xl_t_merge(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     xl_sheet *s;
     int rc;
     if (!open_sheet(call, res, args, "sheet_name", 1, &b, &s, &rc)) return rc;
-    const char *a = xl_str(args, "start_cell"), *e = xl_str(args, "end_cell");
     unsigned r1, c1, r2, c2;
-    if (xl_parse_cell(a, &r1, &c1)) return fail_err(b, res, mb_asprintf("Invalid cell reference: %s", a));
-    if (xl_parse_cell(e, &r2, &c2)) return fail_err(b, res, mb_asprintf("Invalid cell reference: %s", e));
-    char x[16], y[16], rng[40];
-    xl_cell_name(r1, c1, x);
-    xl_cell_name(r2, c2, y);
-    snprintf(rng, sizeof rng, "%s:%s", x, y);
+    char rng[40];
+    if (!merge_span(b, res, args, &r1, &c1, &r2, &c2, rng, &rc)) return rc;
     if (r2 < r1 || c2 < c1)
-        return fail_err(b, res, mb_asprintf("Min value is greater than max value in range %s", rng));
+        return xl_fail_book(b, res, mb_asprintf("Min value is greater than max value in range %s", rng));
     xl_merge_add(s, rng);
     /* openpyxl empties every merged cell but the top-left one */
     for (unsigned r = r1; r <= r2; r++)
@@ -90,7 +87,7 @@ int xl_t_merge(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
                 free(why);
             }
     char *msg = mb_asprintf("Range '%s' merged in sheet '%s'", rng, s->name);
-    rc = save_ok(b, res, msg);
+    rc = xl_save_ok(b, res, msg);
     free(msg);
     return rc;
 }
@@ -101,17 +98,12 @@ int xl_t_unmerge(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     xl_sheet *s;
     int rc;
     if (!open_sheet(call, res, args, "sheet_name", 1, &b, &s, &rc)) return rc;
-    const char *a = xl_str(args, "start_cell"), *e = xl_str(args, "end_cell");
     unsigned r1, c1, r2, c2;
-    if (xl_parse_cell(a, &r1, &c1)) return fail_err(b, res, mb_asprintf("Invalid cell reference: %s", a));
-    if (xl_parse_cell(e, &r2, &c2)) return fail_err(b, res, mb_asprintf("Invalid cell reference: %s", e));
-    char x[16], y[16], rng[40];
-    xl_cell_name(r1, c1, x);
-    xl_cell_name(r2, c2, y);
-    snprintf(rng, sizeof rng, "%s:%s", x, y);
-    if (!xl_merge_remove(s, rng)) return fail_err(b, res, mb_asprintf("Range '%s' is not merged", rng));
+    char rng[40];
+    if (!merge_span(b, res, args, &r1, &c1, &r2, &c2, rng, &rc)) return rc;
+    if (!xl_merge_remove(s, rng)) return xl_fail_book(b, res, mb_asprintf("Range '%s' is not merged", rng));
     char *msg = mb_asprintf("Range '%s' unmerged successfully", rng);
-    rc = save_ok(b, res, msg);
+    rc = xl_save_ok(b, res, msg);
     free(msg);
     return rc;
 }
@@ -150,16 +142,16 @@ int xl_t_rename_worksheet(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     free(real);
     const char *old = xl_str(args, "old_name"), *nw = xl_str(args, "new_name");
     xl_sheet *s = xl_sheet_find(b, old);
-    if (!s) return fail_err(b, res, mb_asprintf("Sheet '%s' not found", old));
-    if (xl_sheet_find(b, nw)) return fail_err(b, res, mb_asprintf("Sheet '%s' already exists", nw));
+    if (!s) return xl_fail_book(b, res, mb_asprintf("Sheet '%s' not found", old));
+    if (xl_sheet_find(b, nw)) return xl_fail_book(b, res, mb_asprintf("Sheet '%s' already exists", nw));
     const char *bad = strpbrk(nw, "\\*?:/[]");
-    if (bad) return fail_err(b, res, mb_asprintf("Invalid character %c found in sheet title", *bad));
+    if (bad) return xl_fail_book(b, res, mb_asprintf("Invalid character %c found in sheet title", *bad));
     xmlSetProp(s->entry, BAD_CAST "name", BAD_CAST nw);
     free(s->name);
     s->name = mb_strdup(nw);
     b->wb_dirty = 1;
     char *msg = mb_asprintf("Sheet renamed from '%s' to '%s'", old, nw);
-    rc = save_ok(b, res, msg);
+    rc = xl_save_ok(b, res, msg);
     free(msg);
     return rc;
 }
@@ -180,11 +172,11 @@ int xl_t_delete_worksheet(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     free(real);
     const char *name = xl_str(args, "sheet_name");
     xl_sheet *s = xl_sheet_find(b, name);
-    if (!s) return fail_err(b, res, mb_asprintf("Sheet '%s' not found", name));
-    if (b->nsheets == 1) return fail_err(b, res, mb_strdup("Cannot delete the only sheet in workbook"));
+    if (!s) return xl_fail_book(b, res, mb_asprintf("Sheet '%s' not found", name));
+    if (b->nsheets == 1) return xl_fail_book(b, res, mb_strdup("Cannot delete the only sheet in workbook"));
     xl_sheet_remove(b, s);
     char *msg = mb_asprintf("Sheet '%s' deleted", name);
-    rc = save_ok(b, res, msg);
+    rc = xl_save_ok(b, res, msg);
     free(msg);
     return rc;
 }
@@ -268,12 +260,12 @@ static int rows_cols(mb_mcp_call *call, json_t *args, mb_mcp_result *res, int co
     if (!open_sheet(call, res, args, "sheet_name", 1, &b, &s, &rc)) return rc;
     long long start = xl_int(args, cols ? "start_col" : "start_row"), count = xl_int(args, "count");
     if (start < 1)
-        return fail_err(b, res, mb_strdup(cols ? "Start column must be 1 or greater"
+        return xl_fail_book(b, res, mb_strdup(cols ? "Start column must be 1 or greater"
                                                : "Start row must be 1 or greater"));
-    if (count < 1) return fail_err(b, res, mb_strdup("Count must be 1 or greater"));
+    if (count < 1) return xl_fail_book(b, res, mb_strdup("Count must be 1 or greater"));
     unsigned max = cols ? XL_MAX_COL : XL_MAX_ROW;
     if ((unsigned long long)start > max || (unsigned long long)count > max)
-        return fail_err(b, res, mb_asprintf("%s %lld lies outside the sheet (at most %u)",
+        return xl_fail_book(b, res, mb_asprintf("%s %lld lies outside the sheet (at most %u)",
                                             cols ? "column" : "row",
                                             (unsigned long long)start > max ? start : count, max));
     long delta = insert ? (long)count : -(long)count;
@@ -283,7 +275,7 @@ static int rows_cols(mb_mcp_call *call, json_t *args, mb_mcp_result *res, int co
     char *msg = mb_asprintf("%s %lld %s starting at %s %lld in sheet '%s'",
                             insert ? "Inserted" : "Deleted", count, cols ? "column(s)" : "row(s)",
                             cols ? "column" : "row", start, s->name);
-    rc = save_ok(b, res, msg);
+    rc = xl_save_ok(b, res, msg);
     free(msg);
     return rc;
 }
@@ -306,15 +298,15 @@ int xl_t_copy_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     char *why = NULL;
     if (tname && *tname) {
         t = xl_sheet_find(b, tname);
-        if (!t) return fail_err(b, res, mb_asprintf("Failed to copy range: 'Worksheet %s does not exist.'", tname));
-        if (xl_sheet_load(b, t, &why)) return fail_err(b, res, why);
+        if (!t) return xl_fail_book(b, res, mb_asprintf("Failed to copy range: 'Worksheet %s does not exist.'", tname));
+        if (xl_sheet_load(b, t, &why)) return xl_fail_book(b, res, why);
     }
     const char *a = xl_str(args, "source_start"), *e = xl_str(args, "source_end");
     unsigned r1, c1, r2, c2;
     if (xl_parse_cell(a, &r1, &c1))
-        return fail_err(b, res, mb_asprintf("Invalid source range: Invalid cell reference: %s", a));
+        return xl_fail_book(b, res, mb_asprintf("Invalid source range: Invalid cell reference: %s", a));
     if (xl_parse_cell(e, &r2, &c2))
-        return fail_err(b, res, mb_asprintf("Invalid source range: Invalid cell reference: %s", e));
+        return xl_fail_book(b, res, mb_asprintf("Invalid source range: Invalid cell reference: %s", e));
     const char *ts = xl_str(args, "target_start");
     mb_buf letters = {0}, digits = {0};
     for (const char *p = ts; *p; p++) {
@@ -325,12 +317,12 @@ int xl_t_copy_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     unsigned tr = digits.len && digits.len < 9 ? (unsigned)strtoul(digits.data, NULL, 10) : 0;
     mb_buf_free(&letters);
     mb_buf_free(&digits);
-    if (!tc || !tr) return fail_err(b, res, mb_asprintf("Invalid target cell: %s", ts));
+    if (!tc || !tr) return xl_fail_book(b, res, mb_asprintf("Invalid target cell: %s", ts));
     if (r2 >= r1 && c2 >= c1 && (unsigned long long)(r2 - r1 + 1) * (c2 - c1 + 1) > XL_MAX_CELLS)
-        return fail_err(b, res, mb_asprintf("Failed to copy range: more than %u cells", XL_MAX_CELLS));
+        return xl_fail_book(b, res, mb_asprintf("Failed to copy range: more than %u cells", XL_MAX_CELLS));
     long dr = (long)tr - (long)r1, dc = (long)tc - (long)c1;
     if ((long)r2 + dr > (long)XL_MAX_ROW || (long)c2 + dc > (long)XL_MAX_COL)
-        return fail_err(b, res, mb_strdup("Failed to copy range: the target lies outside the sheet"));
+        return xl_fail_book(b, res, mb_strdup("Failed to copy range: the target lies outside the sheet"));
     /* snapshot first: source and target may overlap */
     size_t n = 0;
     json_t *vals = json_array();
@@ -375,9 +367,9 @@ int xl_t_copy_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     if (why) {
         char *m = mb_asprintf("Failed to copy range: %s", why);
         free(why);
-        return fail_err(b, res, m);
+        return xl_fail_book(b, res, m);
     }
-    return save_ok(b, res, "Range copied successfully");
+    return xl_save_ok(b, res, "Range copied successfully");
 }
 
 /* ---------------------------------------------------------- delete_range */
@@ -392,18 +384,18 @@ int xl_t_delete_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     const char *dir = xl_str(args, "shift_direction");
     unsigned r1, c1, r2, c2, mr1, mc1, mr2, mc2;
     if (xl_parse_cell(a, &r1, &c1))
-        return fail_err(b, res, mb_asprintf("Invalid range: Invalid cell reference: %s", a));
+        return xl_fail_book(b, res, mb_asprintf("Invalid range: Invalid cell reference: %s", a));
     if (e && *e) {
         if (xl_parse_cell(e, &r2, &c2))
-            return fail_err(b, res, mb_asprintf("Invalid range: Invalid cell reference: %s", e));
+            return xl_fail_book(b, res, mb_asprintf("Invalid range: Invalid cell reference: %s", e));
     } else {
         r2 = r1, c2 = c1;
     }
     xl_sheet_extent(s, &mr1, &mc1, &mr2, &mc2);
-    if (r2 > mr2) return fail_err(b, res, mb_asprintf("End row %u out of bounds (1-%u)", r2, mr2));
-    if (c2 > mc2) return fail_err(b, res, mb_asprintf("End column %u out of bounds (1-%u)", c2, mc2));
+    if (r2 > mr2) return xl_fail_book(b, res, mb_asprintf("End row %u out of bounds (1-%u)", r2, mr2));
+    if (c2 > mc2) return xl_fail_book(b, res, mb_asprintf("End column %u out of bounds (1-%u)", c2, mc2));
     if (strcmp(dir, "up") && strcmp(dir, "left"))
-        return fail_err(b, res, mb_asprintf("Invalid shift direction: %s. Must be 'up' or 'left'", dir));
+        return xl_fail_book(b, res, mb_asprintf("Invalid shift direction: %s. Must be 'up' or 'left'", dir));
     char x[16], y[16];
     xl_cell_name(r1, c1, x);
     xl_cell_name(r2 >= r1 ? r2 : r1, c2 >= c1 ? c2 : c1, y);
@@ -414,7 +406,7 @@ int xl_t_delete_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     else shift_cols(s, c1, -(long)(c2 - c1 + 1));
     b->stale = 1;
     char *msg = mb_asprintf("Range %s:%s deleted successfully", x, y);
-    rc = save_ok(b, res, msg);
+    rc = xl_save_ok(b, res, msg);
     free(msg);
     return rc;
 }
@@ -590,17 +582,17 @@ int xl_t_format_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     if (!open_sheet(call, res, args, "sheet_name", 1, &b, &s, &rc)) return rc;
     unsigned r1, c1, r2, c2;
     if (xl_parse_cell(start, &r1, &c1))
-        return fail_err(b, res, mb_asprintf("Invalid cell range: Invalid cell reference: %s", start));
+        return xl_fail_book(b, res, mb_asprintf("Invalid cell range: Invalid cell reference: %s", start));
     if (end && *end) {
         if (xl_parse_cell(end, &r2, &c2))
-            return fail_err(b, res, mb_asprintf("Invalid cell range: Invalid cell reference: %s", end));
+            return xl_fail_book(b, res, mb_asprintf("Invalid cell range: Invalid cell reference: %s", end));
     } else {
         r2 = r1, c2 = c1;
     }
     if (r1 < 1 || r2 > XL_MAX_ROW || c2 > XL_MAX_COL)
-        return fail_err(b, res, mb_asprintf("Invalid cell range: outside the sheet"));
+        return xl_fail_book(b, res, mb_asprintf("Invalid cell range: outside the sheet"));
     if (r2 >= r1 && c2 >= c1 && (unsigned long long)(r2 - r1 + 1) * (c2 - c1 + 1) > XL_MAX_CELLS)
-        return fail_err(b, res, mb_asprintf("the range holds more than %u cells, too many to format in one call",
+        return xl_fail_book(b, res, mb_asprintf("the range holds more than %u cells, too many to format in one call",
                                             XL_MAX_CELLS));
     xl_style_req req = {.bold = xl_bool(args, "bold"), .italic = xl_bool(args, "italic"),
                         .underline = xl_bool(args, "underline"), .locked = -1, .hidden = -1};
@@ -609,23 +601,23 @@ int xl_t_format_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     if (json_is_integer(fs)) req.font_size = (double)json_integer_value(fs);
     const char *v;
     if ((v = xl_str(args, "font_color"))) {
-        if (argb(v, fc)) return fail_err(b, res, mb_strdup("Invalid font color: Colors must be aRGB hex values"));
+        if (argb(v, fc)) return xl_fail_book(b, res, mb_strdup("Invalid font color: Colors must be aRGB hex values"));
         req.font_color = fc;
     }
     if ((v = xl_str(args, "bg_color"))) {
         if (argb(v, bg))
-            return fail_err(b, res, mb_strdup("Invalid background color: Colors must be aRGB hex values"));
+            return xl_fail_book(b, res, mb_strdup("Invalid background color: Colors must be aRGB hex values"));
         req.fill_color = bg;
     }
     if ((v = xl_str(args, "border_style"))) {
         const char *col = xl_str(args, "border_color");
         if (argb(col ? col : "000000", bc))
-            return fail_err(b, res, mb_strdup("Invalid border settings: Colors must be aRGB hex values"));
+            return xl_fail_book(b, res, mb_strdup("Invalid border settings: Colors must be aRGB hex values"));
         if (!one_of(v, BORDER_STYLES)) {
             mb_buf m = {0};
             mb_buf_puts(&m, "Invalid border settings: Value must be one of ");
             set_repr(&m, BORDER_STYLES);
-            return fail_err(b, res, mb_buf_steal(&m));
+            return xl_fail_book(b, res, mb_buf_steal(&m));
         }
         req.border_style = v;
         req.border_color = bc;
@@ -637,7 +629,7 @@ int xl_t_format_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             mb_buf m = {0};
             mb_buf_puts(&m, "Invalid alignment settings: Value must be one of ");
             set_repr(&m, H_ALIGN);
-            return fail_err(b, res, mb_buf_steal(&m));
+            return xl_fail_book(b, res, mb_buf_steal(&m));
         }
         req.align_set = 1;
         req.horizontal = al;
@@ -649,7 +641,7 @@ int xl_t_format_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         json_t *pv;
         json_object_foreach(prot, k, pv) {
             if (strcmp(k, "locked") && strcmp(k, "hidden")) {
-                return fail_err(b, res, mb_asprintf("Failed to apply formatting: Protection.__init__() got an "
+                return xl_fail_book(b, res, mb_asprintf("Failed to apply formatting: Protection.__init__() got an "
                                                     "unexpected keyword argument '%s'", k));
             }
             int bv = json_is_true(pv) ? 1 : 0;
@@ -678,7 +670,7 @@ int xl_t_format_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             xl_cell_set_style(node, map_to[i]);
         }
     free(map_from), free(map_to);
-    if (why) return fail_err(b, res, why);
+    if (why) return xl_fail_book(b, res, why);
     s->dirty = 1;
     if (xl_bool(args, "merge_cells") && end && *end) {
         char rng[64];
@@ -691,7 +683,7 @@ int xl_t_format_range(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         char rng[64];
         if (end && *end) snprintf(rng, sizeof rng, "%s:%s", start, end);
         else snprintf(rng, sizeof rng, "%s", start);
-        if (cond_format(b, s, rng, cf, &why)) return fail_err(b, res, why);
+        if (cond_format(b, s, rng, cf, &why)) return xl_fail_book(b, res, why);
     }
-    return save_ok(b, res, "Range formatted successfully");
+    return xl_save_ok(b, res, "Range formatted successfully");
 }
