@@ -450,9 +450,9 @@ static int run(mb_mcp_call *call, json_t *args, mb_mcp_result *res, op_fn op, in
         graph_dispose(&g);
         return fail_free(res, e.msg);
     }
-    /* The file is about to change: save_graph caches what a reload gives
-     * (entities read back carry their "type", unlike g's new ones). */
-    if (save) cache_drop(&m->cache);
+    /* A change took the cache over in load_graph; save_graph caches what a
+     * reload of the new file gives (entities read back carry their "type",
+     * unlike g's new ones). */
     if (save && save_graph(m, &g, &why)) {
         json_decref(out);
         graph_dispose(&g);
