@@ -23,9 +23,6 @@
  */
 const char *mb_archive__norm_name(const char *raw, char *out);
 
-/* 1 if `s` is valid UTF-8 (no overlongs, surrogates or code points past
- * U+10FFFF), else 0. */
-int mb_archive__utf8_ok(const char *s);
 
 /*
  * Checks a symlink target as text: `target` is what the link at normalised

@@ -22,46 +22,11 @@
 
 /* ------------------------------------------------------------ member names */
 
-int mb_archive__utf8_ok(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p;
-        if (c < 0x80) {
-            p++;
-            continue;
-        }
-        int n;
-        unsigned cp;
-        if (c >= 0xc2 && c <= 0xdf) {
-            n = 1;
-            cp = c & 0x1f;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            n = 2;
-            cp = c & 0x0f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            n = 3;
-            cp = c & 0x07;
-        } else {
-            return 0; /* continuation byte, overlong lead (c0/c1) or > f4 */
-        }
-        for (int i = 1; i <= n; i++) {
-            if ((p[i] & 0xc0) != 0x80) return 0;
-            cp = (cp << 6) | (p[i] & 0x3f);
-        }
-        if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000)) return 0; /* overlong */
-        if (cp >= 0xd800 && cp <= 0xdfff) return 0;                       /* surrogate */
-        if (cp > 0x10ffff) return 0;
-        p += n + 1;
-    }
-    return 1;
-}
-
 const char *mb_archive__norm_name(const char *raw, char *out)
 {
     if (!raw || !*raw) return "its name is empty";
     if (raw[0] == '/') return "its path is absolute";
-    if (!mb_archive__utf8_ok(raw)) return "its name is not valid UTF-8";
+    if (!mb_utf8_valid(raw, strlen(raw))) return "its name is not valid UTF-8";
     size_t len = 0;
     const char *p = raw;
     while (*p) {
@@ -88,7 +53,7 @@ const char *mb_archive__link_target_check(const char *name, const char *target)
     if (!target || !*target) return "its link target is empty";
     if (target[0] == '/') return "its link target is absolute";
     if (strlen(target) > MB_ARCHIVE_PATH_MAX) return "its link target is longer than 4095 bytes";
-    if (!mb_archive__utf8_ok(target)) return "its link target is not valid UTF-8";
+    if (!mb_utf8_valid(target, strlen(target))) return "its link target is not valid UTF-8";
     /* Depth of the directory holding the link: its number of components. */
     long depth = 0;
     for (const char *p = name; *p; p++)
@@ -129,7 +94,7 @@ void mb_archive__quote(const char *s, char *out, size_t n)
                 if (i && (p[i] & 0xc0) != 0x80) ok = 0;
                 seq[i] = (char)p[i];
             }
-            if (ok && mb_archive__utf8_ok(seq)) {
+            if (ok && mb_utf8_valid(seq, strlen(seq))) {
                 memcpy(tmp, seq, (size_t)len);
                 k = (size_t)len;
             } else {

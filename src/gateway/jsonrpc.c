@@ -135,12 +135,11 @@ json_t *mb_gw_span_json(const char *s, mb_gw_span sp)
 
 char *mb_gw_json_text(const json_t *v)
 {
-    char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (!t) {
-        fprintf(stderr, "mcpbox: out of memory\n");
-        abort();
-    }
-    return t;
+    /* NULL stands for a value that could not be built: it prints as null
+     * rather than taking the daemon down. jansson's values hold valid UTF-8
+     * only, so json_dumps fails on memory alone. */
+    char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    return t ? t : mb_strdup("null");
 }
 
 /* ----------------------------------------------------- guessing an id */
@@ -230,7 +229,7 @@ char *mb_gw_error_text(const char *id_text, int code, const char *fmt, ...)
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    mb_text_vformat(msg, sizeof msg, fmt, ap); /* valid UTF-8 whatever the client sent */
     va_end(ap);
     json_t *id = NULL;
     if (id_text) {
@@ -239,6 +238,9 @@ char *mb_gw_error_text(const char *id_text, int code, const char *fmt, ...)
     }
     json_t *o = json_pack("{s:s, s:o, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
                           id ? id : json_null(), "error", "code", code, "message", msg);
+    if (!o)
+        return mb_asprintf("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":%d,"
+                           "\"message\":\"Internal error\"}}", MB_GW_EINTERNAL);
     char *t = mb_gw_json_text(o);
     json_decref(o);
     return t;

@@ -2,7 +2,7 @@
  * respond.c - request accessors and the answers handlers queue: JSON bodies,
  * {"detail": ...} errors, files.
  */
-#include "http/http.h"
+#include "http/http_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,14 +33,52 @@ static void queue(mb_http_req *req, unsigned status, struct MHD_Response *resp)
              (long long)(mb_mono_ms() - req->started_ms));
 }
 
+/* The body of a {"detail": msg} answer; msg must be valid UTF-8 (it is
+ * repaired here all the same, so no client byte can make this fail). */
+static char *detail_text(const char *msg)
+{
+    char *fixed = mb_utf8_valid(msg, strlen(msg)) ? NULL : mb_utf8_repair(msg, strlen(msg), NULL);
+    json_t *body = json_pack("{s:s}", "detail", fixed ? fixed : msg);
+    free(fixed);
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    return text ? text : mb_strdup("{\"detail\":\"Internal error\"}");
+}
+
+static struct MHD_Response *json_text_response(char *text)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    return resp;
+}
+
+void mb_http__respond_close(mb_http_req *req, const char *msg)
+{
+    struct MHD_Response *resp = json_text_response(detail_text(msg));
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    queue(req, 400, resp);
+}
+
+static void queue_json_text(mb_http_req *req, unsigned status, char *text)
+{
+    struct MHD_Response *resp = json_text_response(text);
+    if (status == 401) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    queue(req, status, resp);
+}
+
 void mb_http_respond_json(mb_http_req *req, unsigned status, json_t *body)
 {
-    char *text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+    /* A body that could not be built (json_pack refuses invalid UTF-8 and
+     * returns NULL) is an error answer, never a crash. */
+    char *text = body ? json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     json_decref(body);
-    size_t len = strlen(text);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    queue(req, status, resp);
+    if (!text) {
+        mb_warn("http: %s %s: the answer could not be encoded", req->method, req->path);
+        queue_json_text(req, 500, detail_text("Internal error: the answer could not be encoded"));
+        return;
+    }
+    queue_json_text(req, status, text);
 }
 
 void mb_http_respond_detail(mb_http_req *req, unsigned status, const char *fmt, ...)
@@ -48,9 +86,9 @@ void mb_http_respond_detail(mb_http_req *req, unsigned status, const char *fmt, 
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    mb_text_vformat(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    mb_http_respond_json(req, status, json_pack("{s:s}", "detail", msg));
+    queue_json_text(req, status, detail_text(msg));
 }
 
 unsigned mb_http_status_for(int code)
@@ -76,14 +114,7 @@ void mb_http_respond_err(mb_http_req *req, const mb_err *err)
     unsigned status = mb_http_status_for(err->code);
     const char *msg = err->msg[0] ? err->msg : mb_code_name(err->code);
     if (status >= 500) mb_warn("%s %s: %s", req->method, req->path, msg);
-    json_t *body = json_pack("{s:s}", "detail", msg);
-    char *text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    if (status == 401) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-    queue(req, status, resp);
+    queue_json_text(req, status, detail_text(msg));
 }
 
 void mb_http_respond_fd(mb_http_req *req, unsigned status, int fd, uint64_t size,

@@ -3,7 +3,7 @@
  * limits, and the three-step request flow described in http.h.
  */
 #define _GNU_SOURCE
-#include "http/http.h"
+#include "http/http_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,6 +85,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         req->body_fd = -1;
         req->started_ms = mb_mono_ms();
         *con_cls = req;
+        const char *framing = mb_http__framing_error(conn);
+        if (framing) {
+            mb_http__respond_close(req, framing);
+            return MHD_YES;
+        }
         srv->app.begin(srv->app.ctx, req);
         if (req->raw)
             return req->raw(req->raw_ctx, conn, method, upload_data, upload_data_size,

@@ -353,17 +353,10 @@ char *mb_js_date_string(double epoch_seconds);
 /* A copy of n bytes plus a NUL, embedded NULs kept (mb_strndup stops at
  * the first NUL). Caller frees. */
 char *mb_memdup0(const void *p, size_t n);
-/* Decodes bytes as UTF-8 the way Node's TextDecoder/Buffer#toString does,
- * replacing each maximal invalid subpart by U+FFFD. Result NUL-terminated,
- * *out_len (optional) without the NUL. Caller frees. */
-char *mb_utf8_repair(const char *s, size_t len, size_t *out_len);
-int mb_utf8_valid(const char *s, size_t len);
+/* UTF-8 decoding, validation and repair (Node's TextDecoder rules) are in
+ * util.h: mb_utf8_repair, mb_utf8_valid, mb_utf8_next, mb_utf8_put. */
 /* Length in UTF-16 code units (JavaScript's String#length). */
 size_t mb_utf16_len(const char *s, size_t len);
-/* Decodes one code point at s[*i] (valid UTF-8 assumed) and advances *i. */
-unsigned mb_utf8_next(const char *s, size_t len, size_t *i);
-/* Appends the UTF-8 encoding of code point cp. */
-void mb_utf8_put(mb_buf *b, unsigned cp);
 /* JavaScript's \s / String#trim whitespace set. */
 int mb_js_is_space(unsigned cp);
 /* Byte length of the JS-whitespace prefix / suffix of s[0..len). */

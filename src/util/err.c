@@ -13,7 +13,7 @@ int mb_err_set(mb_err *err, int code, const char *fmt, ...)
         va_list ap;
         va_start(ap, fmt);
         err->code = code;
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        mb_text_vformat(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
     }
     return code;
@@ -24,14 +24,30 @@ int mb_err_sys(mb_err *err, int errno_value, const char *fmt, ...)
     if (err) {
         va_list ap;
         va_start(ap, fmt);
-        int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        size_t n = mb_text_vformat(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
-        if (n >= 0 && (size_t)n < sizeof err->msg)
-            snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s", strerror(errno_value));
+        mb_text_format(err->msg + n, sizeof err->msg - n, ": %s", strerror(errno_value));
         err->code = errno_value == ENOSPC || errno_value == EDQUOT ? MB_ENOSPACE : MB_EIO;
         return err->code;
     }
     return errno_value == ENOSPC || errno_value == EDQUOT ? MB_ENOSPACE : MB_EIO;
+}
+
+int mb_err_wrap(mb_err *err, int code, const char *fmt, ...)
+{
+    if (!err) return code;
+    char old[sizeof err->msg];
+    memcpy(old, err->msg, sizeof old);
+    old[sizeof old - 1] = '\0';
+    char head[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    mb_text_vformat(head, sizeof head, fmt, ap);
+    va_end(ap);
+    if (code) err->code = code;
+    if (old[0]) mb_text_format(err->msg, sizeof err->msg, "%s: %s", head, old);
+    else mb_text_format(err->msg, sizeof err->msg, "%s", head);
+    return err->code;
 }
 
 void mb_err_clear(mb_err *err)

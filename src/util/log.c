@@ -39,10 +39,13 @@ void mb_log(mb_log_level level, const char *fmt, ...)
                      tm.tm_sec, ts.tv_nsec / 1000000, names[level]);
     va_list ap;
     va_start(ap, fmt);
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    /* Log lines are valid UTF-8 whatever a client sent (the text may hold
+     * ids, paths and headers), cut on a character boundary. */
+    size_t m = mb_text_vformat(line + n, sizeof line - (size_t)n - 1, fmt, ap);
     va_end(ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-    if (len > sizeof line - 2) len = sizeof line - 2;
+    size_t len = (size_t)n + m;
+    for (size_t i = (size_t)n; i < len; i++) /* one record, one line */
+        if ((unsigned char)line[i] < 0x20 && line[i] != '\t') line[i] = ' ';
     line[len++] = '\n';
     fwrite(line, 1, len, stderr);
 }

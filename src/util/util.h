@@ -43,11 +43,19 @@ typedef struct mb_err {
 } mb_err;
 
 /* Records `code` and a printf-style message in `err` (which may be NULL) and
- * returns `code`, so that `return mb_err_set(err, MB_EINVAL, "...")` reads well. */
+ * returns `code`, so that `return mb_err_set(err, MB_EINVAL, "...")` reads well.
+ * The message is always valid UTF-8 (see mb_text_vformat), so it can go into
+ * JSON or a log as it is. */
 int mb_err_set(mb_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Like mb_err_set, appending ": strerror(errno_value)". */
 int mb_err_sys(mb_err *err, int errno_value, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Wraps the message already in `err` in a new one: "NEW: OLD". The old
+ * message is read before anything is written, so it is safe to pass; the
+ * code is kept unless `code` is non-zero. Returns err's code. Use it instead
+ * of formatting err->msg into itself. */
+int mb_err_wrap(mb_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void mb_err_clear(mb_err *err);
 /* Short name of a code ("invalid", "not found", ...). */
@@ -158,5 +166,41 @@ int mb_str_has_prefix(const char *s, const char *prefix);
 int mb_str_has_suffix(const char *s, const char *suffix);
 /* Parses a size like "4G", "512M", "100k" or "1234" into bytes. */
 int mb_parse_size(const char *s, uint64_t *out);
+
+/* ------------------------------------------------------------------ UTF-8 */
+
+/* Every string that crosses a boundary is untrusted. These are the only
+ * UTF-8 rules in mcpbox: RFC 3629 (no overlongs, surrogates, or code points
+ * past U+10FFFF); repair replaces each maximal invalid subpart by U+FFFD
+ * (WHATWG, as Node and Python's errors="replace" do). */
+
+/* Length (1..4) of the valid sequence at s[0..n), or 0; then *bad (optional)
+ * is the length of the maximal invalid subpart to replace. */
+size_t mb_utf8_seq(const char *s, size_t n, size_t *bad);
+/* Decodes one code point; returns its length or 0 for an invalid sequence. */
+size_t mb_utf8_decode(const unsigned char *s, size_t n, unsigned *cp);
+int mb_utf8_valid(const char *s, size_t len);
+/* Length of the longest valid prefix. */
+size_t mb_utf8_valid_prefix(const char *s, size_t len);
+/* Repaired copy, NUL-terminated, *out_len (optional) without the NUL. */
+char *mb_utf8_repair(const char *s, size_t len, size_t *out_len);
+void mb_utf8_append_repaired(mb_buf *b, const char *s, size_t len);
+/* Decodes one code point at s[*i] (valid UTF-8 assumed) and advances *i. */
+unsigned mb_utf8_next(const char *s, size_t len, size_t *i);
+/* Appends the UTF-8 encoding of code point cp. */
+void mb_utf8_put(mb_buf *b, unsigned cp);
+/* Number of code points (invalid bytes count one each). */
+size_t mb_utf8_length(const char *s, size_t n);
+/* The largest length <= max that does not split a character of s[0..len). */
+size_t mb_utf8_cut(const char *s, size_t len, size_t max);
+/* Copies src[0..len) repaired into dst (cap bytes incl. the NUL), cut on a
+ * character boundary; returns the bytes written without the NUL. */
+size_t mb_utf8_copy(char *dst, size_t cap, const char *src, size_t len);
+/* vsnprintf into dst whose result is always valid UTF-8 and never ends in a
+ * split character; the arguments may point into dst. Every message bound for
+ * JSON or a log is made with this. */
+size_t mb_text_vformat(char *dst, size_t cap, const char *fmt, va_list ap);
+size_t mb_text_format(char *dst, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif /* MB_UTIL_H */

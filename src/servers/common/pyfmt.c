@@ -8,72 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the sequence starting with lead byte b and the valid range of its
- * second byte (the first continuation), per RFC 3629 as CPython checks it. */
-static int utf8_shape(unsigned char b, unsigned char *lo, unsigned char *hi)
-{
-    *lo = 0x80, *hi = 0xBF;
-    if (b < 0x80) return 1;
-    if (b < 0xC2) return 0;
-    if (b < 0xE0) return 2;
-    if (b < 0xF0) {
-        if (b == 0xE0) *lo = 0xA0;
-        if (b == 0xED) *hi = 0x9F;
-        return 3;
-    }
-    if (b < 0xF5) {
-        if (b == 0xF0) *lo = 0x90;
-        if (b == 0xF4) *hi = 0x8F;
-        return 4;
-    }
-    return 0;
-}
-
-size_t mb_utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
-{
-    if (!n) return 0;
-    unsigned char lo, hi;
-    int len = utf8_shape(s[0], &lo, &hi);
-    if (len == 0 || (size_t)len > n) return 0;
-    if (len == 1) {
-        *cp = s[0];
-        return 1;
-    }
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (int i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF) return 0;
-    unsigned v = s[0] & (0xFF >> (len + 1));
-    for (int i = 1; i < len; i++) v = (v << 6) | (s[i] & 0x3F);
-    *cp = v;
-    return (size_t)len;
-}
-
-size_t mb_utf8_length(const char *s, size_t n)
-{
-    size_t count = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < n; count++) {
-        unsigned cp;
-        size_t k = mb_utf8_decode(p + i, n - i, &cp);
-        i += k ? k : 1;
-    }
-    return count;
-}
-
-static void put_utf8(mb_buf *b, unsigned cp)
-{
-    char t[4];
-    size_t n;
-    if (cp < 0x80) t[0] = (char)cp, n = 1;
-    else if (cp < 0x800) t[0] = (char)(0xC0 | cp >> 6), t[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
-    else if (cp < 0x10000)
-        t[0] = (char)(0xE0 | cp >> 12), t[1] = (char)(0x80 | ((cp >> 6) & 0x3F)),
-        t[2] = (char)(0x80 | (cp & 0x3F)), n = 3;
-    else
-        t[0] = (char)(0xF0 | cp >> 18), t[1] = (char)(0x80 | ((cp >> 12) & 0x3F)),
-        t[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), t[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
-    mb_buf_append(b, t, n);
-}
 
 /* str.isprintable() for one code point, from the Unicode categories Python
  * treats as non-printable (Cc, Cf, Cs, Co, Cn, Zl, Zp, Zs except space). The
@@ -126,7 +60,7 @@ void mb_py_repr_str(mb_buf *out, const char *s, size_t n)
         } else if (k == 1 && p[i] < 0x80) {
             mb_buf_putc(out, (char)c);
         } else {
-            put_utf8(out, c);
+            mb_utf8_put(out, c);
         }
         i += k;
     }
@@ -196,21 +130,16 @@ long mb_py_utf8_error(mb_buf *out, const char *s, size_t n)
             i += k;
             continue;
         }
-        unsigned char lo, hi;
-        int len = utf8_shape(p[i], &lo, &hi);
-        if (len == 0) {
+        if (p[i] < 0xC2 || p[i] >= 0xF5) {
             mb_buf_printf(out, "'utf-8' codec can't decode byte 0x%02x in position %zu: invalid start byte",
                           p[i], i);
             return (long)i;
         }
-        /* count the valid continuation bytes after the lead */
-        size_t good = 0;
-        for (size_t j = 1; j < (size_t)len && i + j < n; j++) {
-            unsigned char a = j == 1 ? lo : 0x80, z = j == 1 ? hi : 0xBF;
-            if (p[i + j] < a || p[i + j] > z) break;
-            good++;
-        }
-        const char *why = (i + good + 1 >= n && good + 1 < (size_t)len)
+        /* the lead and its valid continuation bytes: the maximal subpart */
+        size_t bad = 1;
+        mb_utf8_seq(s + i, n - i, &bad);
+        size_t good = bad - 1;
+        const char *why = i + bad >= n
                               ? "unexpected end of data"
                               : "invalid continuation byte";
         if (good == 0)

@@ -42,11 +42,5 @@ size_t mb_py_universal_newlines(char *s, size_t n);
  * handled: ASCII whitespace and \x1c-\x1f only). Returns the new length. */
 size_t mb_py_rstrip(const char *s, size_t n);
 
-/* Decodes one UTF-8 code point at s (n bytes available). Returns its length
- * (1..4) and stores the code point, or returns 0 for an invalid sequence. */
-size_t mb_utf8_decode(const unsigned char *s, size_t n, unsigned *cp);
-
-/* Number of code points in valid UTF-8 (invalid bytes count one each). */
-size_t mb_utf8_length(const char *s, size_t n);
 
 #endif /* MB_SERVERS_PYFMT_H */
