@@ -211,6 +211,19 @@ int mb_gw_scan(const char *s, size_t n, const char *const *keys, size_t nkeys, m
 char *mb_gw_splice(const char *s, size_t n, mb_gw_span at, const char *with, size_t with_len,
                    size_t *out_len);
 
+/* Spans of the elements of the JSON array text s[0..n) (at most max).
+ * Returns their number, or -1 if s is not an array or has more than max. */
+int mb_gw_array_items(const char *s, size_t n, mb_gw_span *items, size_t max);
+
+/* The text of top-level member `key` of raw[0..raw_len) exactly as the
+ * client wrote it (ids come back byte for byte), or v printed by jansson when
+ * there is no raw text. Caller frees. */
+char *mb_gw_member_text(const char *raw, size_t raw_len, const char *key, const json_t *v);
+
+/* text (a JSON object with an "id" member, freed) with its id replaced by
+ * id_text; NULL id_text leaves it unchanged. */
+char *mb_gw_with_id(char *text, const char *id_text);
+
 /* Parses the JSON value at s[sp] (jansson, any type). NULL if it is not. */
 json_t *mb_gw_span_json(const char *s, mb_gw_span sp);
 

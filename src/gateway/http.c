@@ -301,14 +301,15 @@ static mb_gw_session *need_session(const ctx *c, mb_gw_backend *b, enum MHD_Resu
 
 /* ------------------------------------------------------------ initialize */
 
-static enum MHD_Result do_initialize(const ctx *c, mb_gw_backend *b, json_t *j, int acc_json)
+static enum MHD_Result do_initialize(const ctx *c, mb_gw_backend *b, json_t *j, const char *raw,
+                                     size_t raw_len, int acc_json)
 {
     mb_gateway *gw = c->gw;
     json_t *id = json_object_get(j, "id");
     if (!json_is_string(id) && !json_is_number(id))
         return send_error(c, MHD_HTTP_BAD_REQUEST, MB_GW_EINVALID,
                           "initialize must be a request with a string or number id");
-    char *id_text = mb_gw_json_text(id);
+    char *id_text = mb_gw_member_text(raw, raw_len, "id", id);
     json_t *params = json_object_get(j, "params");
     const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
     if (!asked) {
@@ -337,7 +338,7 @@ static enum MHD_Result do_initialize(const ctx *c, mb_gw_backend *b, json_t *j, 
     if (!result) result = json_object();
     json_object_set_new(result, "protocolVersion", json_string(version));
     json_t *resp = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
-    char *text = mb_gw_json_text(resp);
+    char *text = mb_gw_with_id(mb_gw_json_text(resp), id_text);
     json_decref(resp);
     free(id_text);
     enum MHD_Result ret;
@@ -463,7 +464,7 @@ static enum MHD_Result do_post(const ctx *c, mb_gw_backend *b)
                 return send_error(c, MHD_HTTP_BAD_REQUEST, MB_GW_EINVALID,
                                   "initialize must not be part of a JSON-RPC batch");
             }
-            ret = do_initialize(c, b, j, acc_json);
+            ret = do_initialize(c, b, j, r->body.data, r->body.len, acc_json);
             json_decref(j);
             return ret;
         }
@@ -505,10 +506,17 @@ static enum MHD_Result do_post(const ctx *c, mb_gw_backend *b)
                           "Session not found: it ended; start a new one with initialize");
     }
     char *refused = NULL;
+    /* Each message of a batch keeps its own text, so ids go back byte for byte. */
+    mb_gw_span items[MB_GW_MAX_BATCH];
+    int raw_items = batch && mb_gw_array_items(r->body.data, r->body.len, items,
+                                               MB_GW_MAX_BATCH) == (int)count;
     for (size_t i = 0; i < count; i++) {
         mb_gw_cmsg cm = {batch ? json_array_get(j, i) : j, r->body.data, r->body.len};
         char *dump = NULL;
-        if (batch) {
+        if (raw_items) {
+            cm.raw = r->body.data + items[i].off;
+            cm.raw_len = items[i].len;
+        } else if (batch) {
             dump = mb_gw_json_text(cm.j);
             cm.raw = dump;
             cm.raw_len = strlen(dump);

@@ -126,6 +126,48 @@ char *mb_gw_splice(const char *s, size_t n, mb_gw_span at, const char *with, siz
     return out;
 }
 
+int mb_gw_array_items(const char *s, size_t n, mb_gw_span *items, size_t max)
+{
+    size_t i = skip_ws(s, 0, n), count = 0;
+    if (i >= n || s[i] != '[') return -1;
+    i = skip_ws(s, i + 1, n);
+    if (i < n && s[i] == ']') return skip_ws(s, i + 1, n) == n ? 0 : -1;
+    for (;;) {
+        size_t start = i;
+        i = skip_value(s, i, n);
+        if (i > n) return -1;
+        if (count < max) items[count].off = start, items[count].len = i - start;
+        count++;
+        i = skip_ws(s, i, n);
+        if (i < n && s[i] == ',') {
+            i = skip_ws(s, i + 1, n);
+            continue;
+        }
+        if (i < n && s[i] == ']') break;
+        return -1;
+    }
+    return skip_ws(s, i + 1, n) == n && count <= max ? (int)count : -1;
+}
+
+char *mb_gw_member_text(const char *raw, size_t raw_len, const char *key, const json_t *v)
+{
+    const char *keys[1] = {key};
+    mb_gw_span sp;
+    if (raw && mb_gw_scan(raw, raw_len, keys, 1, &sp) >= 0 && sp.len)
+        return mb_strndup(raw + sp.off, sp.len);
+    return mb_gw_json_text(v);
+}
+
+char *mb_gw_with_id(char *text, const char *id_text)
+{
+    static const char *const keys[1] = {"id"};
+    mb_gw_span sp;
+    if (!id_text || mb_gw_scan(text, strlen(text), keys, 1, &sp) < 0 || !sp.len) return text;
+    char *t = mb_gw_splice(text, strlen(text), sp, id_text, strlen(id_text), NULL);
+    free(text);
+    return t;
+}
+
 json_t *mb_gw_span_json(const char *s, mb_gw_span sp)
 {
     if (!sp.len) return NULL;
@@ -231,19 +273,17 @@ char *mb_gw_error_text(const char *id_text, int code, const char *fmt, ...)
     va_start(ap, fmt);
     mb_text_vformat(msg, sizeof msg, fmt, ap); /* valid UTF-8 whatever the client sent */
     va_end(ap);
-    json_t *id = NULL;
-    if (id_text) {
-        json_error_t e;
-        id = json_loads(id_text, JSON_DECODE_ANY, &e);
-    }
-    json_t *o = json_pack("{s:s, s:o, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-                          id ? id : json_null(), "error", "code", code, "message", msg);
+    /* The id goes back as the client wrote it (12345678901234567890123,
+     * 0.1, 1e2 unchanged): the body is built with a null id and the id's
+     * text spliced in. */
+    json_t *o = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
+                          code, "message", msg);
     if (!o)
         return mb_asprintf("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":%d,"
                            "\"message\":\"Internal error\"}}", MB_GW_EINTERNAL);
     char *t = mb_gw_json_text(o);
     json_decref(o);
-    return t;
+    return mb_gw_with_id(t, id_text);
 }
 
 /* ------------------------------------------------------------- versions */

@@ -255,8 +255,8 @@ static void server_request(mb_gw_backend *b, uint64_t gen, const char *line, siz
 {
     json_t *idv = mb_gw_span_json(line, sp[K_ID]);
     if (!idv) return;
-    char *id_text = mb_gw_json_text(idv);
     json_decref(idv);
+    char *id_text = mb_strndup(line + sp[K_ID].off, sp[K_ID].len); /* as the server wrote it */
     pthread_mutex_lock(&b->lock);
     if (gen != b->gen) goto out;
     if (!strcmp(method, "ping")) {
@@ -532,7 +532,7 @@ static int client_request(mb_gw_stream *x, const mb_gw_cmsg *m, const char *meth
 {
     mb_gw_session *s = x->s;
     mb_gw_backend *b = s->b;
-    char *id_text = mb_gw_json_text(id);
+    char *id_text = mb_gw_member_text(m->raw, m->raw_len, "id", id);
     if (!strcmp(method, "initialize")) {
         push_error_locked(x, id_text, MB_GW_EINVALID,
                           "this session is already initialized; to start another, POST "
@@ -603,7 +603,10 @@ static int client_notification(mb_gw_stream *x, const mb_gw_cmsg *m, const char 
     if (!strcmp(method, "notifications/cancelled")) {
         json_t *rid = json_object_get(json_object_get(m->j, "params"), "requestId");
         if (!rid) return 0;
-        char *text = mb_gw_json_text(rid);
+        mb_gw_span sp[K_N];
+        int raw = mb_gw_scan(m->raw, m->raw_len, msg_keys, K_N, sp) >= 0 && sp[K_PARAMS].len;
+        char *text = mb_gw_member_text(raw ? m->raw + sp[K_PARAMS].off : NULL,
+                                       raw ? sp[K_PARAMS].len : 0, "requestId", rid);
         for (mb_gw_link *l = s->calls.next; l != &s->calls; l = l->next) {
             mb_gw_pending *p = MB_GW_CONTAINER(l, mb_gw_pending, s_link);
             if (strcmp(p->orig_id, text)) continue;

@@ -235,3 +235,48 @@ def test_bridge_refuses_a_missing_command():
                         "/nonexistent/mcp-server"], capture_output=True, timeout=60)
     assert r.returncode == 1
     assert b"cannot run '/nonexistent/mcp-server'" in r.stderr
+
+
+RAW_IDS = ["12345678901234567890123", "0.1", "1e2", "-0", "1E+2", "-12.50",
+           '"\\u00e9t\\u00e9"', '"a\\"b"', "9007199254740993"]
+
+
+def raw_id_of(text, rid):
+    """The id member of a JSON-RPC response as written on the wire."""
+    m = re.search(r'"id":\s*(' + re.escape(rid) + r')\s*[,}]', text)
+    return m.group(1) if m else None
+
+
+@pytest.mark.parametrize("rid", RAW_IDS)
+def test_ids_come_back_byte_for_byte(mock, rid):
+    """Issue 12 item 15: the client's id text is what it gets back, for
+    results, for errors the gateway makes, in batches and for initialize."""
+    s = h.Session(mock.url)
+    body = '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"echo",' \
+           '"arguments":{"text":"x"}}}' % rid
+    r = s.post(None, raw=body)
+    assert r.status_code == 200
+    assert raw_id_of(r.text, rid) == rid, r.text
+    # an error the server makes, and one the gateway makes (duplicate method
+    # name unknown to the server)
+    r = s.post(None, raw='{"jsonrpc":"2.0","id":%s,"method":"no/such"}' % rid)
+    assert raw_id_of(r.text, rid) == rid, r.text
+    r = s.post(None, raw='{"jsonrpc":"2.0","id":%s,"method":"initialize","params":{}}' % rid)
+    assert raw_id_of(r.text, rid) == rid, r.text
+    s.close()
+    # initialize itself, on a new session
+    init = ('{"jsonrpc":"2.0","id":%s,"method":"initialize","params":{"protocolVersion":'
+            '"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' % rid)
+    r = httpx.post(mock.url, content=init, headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    assert r.status_code == 200
+    assert raw_id_of(r.text, rid) == rid, r.text
+    # a batch (2025-03-26 allows them): each element keeps its id text
+    sid = r.headers["mcp-session-id"]
+    batch = '[{"jsonrpc":"2.0","id":%s,"method":"ping"}, {"jsonrpc":"2.0","id":"b","method":"ping"}]' % rid
+    r = httpx.post(mock.url, content=batch, headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-03-26"})
+    assert r.status_code == 200, r.text
+    assert raw_id_of(r.text, rid) == rid, r.text
+    httpx.delete(mock.url, headers={"Mcp-Session-Id": sid})
