@@ -17,9 +17,18 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 REL_DIR  := build/rel
 ASAN_DIR := build/asan
 REL_CFLAGS  := $(CSTD) $(WARN) -O2 -g -D_FORTIFY_SOURCE=2 -fstack-protector-strong -Isrc
-ASAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer \
+ASAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -DMB_ASSERTS \
                -fsanitize=address,undefined -fno-sanitize-recover=undefined -Isrc
 ASAN_LDFLAGS := -fsanitize=address,undefined
+# ThreadSanitizer build: the threaded layers' unit tests and the gateway and
+# daemon integration tests run against it in `make test` (tests/run --tsan).
+TSAN_DIR := build/tsan
+TSAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -DMB_ASSERTS -fsanitize=thread -Isrc
+TSAN_LDFLAGS := -fsanitize=thread
+TSAN_OBJS := $(patsubst src/%.c,$(TSAN_DIR)/%.o,$(SRCS))
+TSAN_LIB_OBJS := $(patsubst src/%.c,$(TSAN_DIR)/%.o,$(LIB_SRCS))
+TSAN_UNITS := test_gateway test_store test_util test_sandbox_lifecycle test_mcp
+TSAN_BINS := $(patsubst %,$(TSAN_DIR)/tests/%,$(TSAN_UNITS))
 
 REL_OBJS  := $(patsubst src/%.c,$(REL_DIR)/%.o,$(SRCS))
 ASAN_OBJS := $(patsubst src/%.c,$(ASAN_DIR)/%.o,$(SRCS))
@@ -29,7 +38,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN_DIR)/tests/%,$(UNIT_SRCS))
 DATA_DIR ?= ./var
 LISTEN   ?= 127.0.0.1:8080
 
-.PHONY: all deps test-deps run test unit integration bench soak clean asan
+.PHONY: all deps test-deps run test unit integration bench soak clean asan tsan
 
 all: build/mcpbox
 
@@ -59,6 +68,22 @@ $(ASAN_DIR)/%.o: src/%.c $(HDRS)
 	@echo "  CC asan $<"
 	@$(CC) $(ASAN_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
+$(TSAN_DIR)/mcpbox: $(TSAN_OBJS)
+	@echo "  LD tsan $@"
+	@$(CC) $(TSAN_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(TSAN_DIR)/%.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  CC tsan $<"
+	@$(CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(TSAN_DIR)/tests/%: tests/unit/%.c $(TSAN_LIB_OBJS) $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  TEST    $@"
+	@$(CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(TSAN_LIB_OBJS) $(TSAN_LDFLAGS) $(PKG_LIBS) -lcmocka
+
+tsan: $(TSAN_DIR)/mcpbox $(TSAN_BINS)
+
 $(ASAN_DIR)/tests/%: tests/unit/%.c $(ASAN_LIB_OBJS) $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
@@ -74,7 +99,8 @@ run:
 test:
 	@scripts/install-deps --test
 	@scripts/install-node-tools
-	@$(MAKE) --no-print-directory build/mcpbox $(ASAN_DIR)/mcpbox $(UNIT_BINS)
+	@$(MAKE) --no-print-directory build/mcpbox $(ASAN_DIR)/mcpbox $(UNIT_BINS) \
+	    $(TSAN_DIR)/mcpbox $(TSAN_BINS)
 	@tests/run
 
 unit: $(UNIT_BINS)

@@ -49,6 +49,26 @@ static void raise_fd_limit(void)
     }
 }
 
+typedef struct bound_ctx {
+    mb_core *core;
+    const mb_config *cfg;
+} bound_ctx;
+
+/* The public URL derived from the listen address, set once the port is
+ * known and before any request thread reads it. */
+static void on_bound(void *ctx, unsigned port)
+{
+    bound_ctx *bc = ctx;
+    if (bc->cfg->public_url) return;
+    char host[256];
+    snprintf(host, sizeof host, "%s", bc->cfg->listen);
+    char *colon = strrchr(host, ':');
+    if (colon) *colon = '\0';
+    char *url = mb_asprintf("http://%s:%u", host, port);
+    mb_core_set_public_url(bc->core, url);
+    free(url);
+}
+
 int mb_cmd_serve(int argc, char **argv)
 {
     mb_config cfg;
@@ -82,6 +102,9 @@ int mb_cmd_serve(int argc, char **argv)
         .idle_timeout_s = cfg.idle_timeout_s,
         .file_body_limit = cfg.max_upload_bytes,
     };
+    bound_ctx bc = {core, &cfg};
+    hopts.on_bound = on_bound;
+    hopts.on_bound_ctx = &bc;
     mb_http_server *http = NULL;
     if (mb_http_start(&hopts, &app, &http, &err) != MB_OK) {
         fprintf(stderr, "mcpbox serve: %s\n", err.msg);
@@ -89,15 +112,6 @@ int mb_cmd_serve(int argc, char **argv)
         mb_core_close(core);
         mb_config_free(&cfg);
         return 1;
-    }
-    if (!cfg.public_url) {
-        char host[256];
-        snprintf(host, sizeof host, "%s", cfg.listen);
-        char *colon = strrchr(host, ':');
-        if (colon) *colon = '\0';
-        char *url = mb_asprintf("http://%s:%u", host, mb_http_port(http));
-        mb_core_set_public_url(core, url);
-        free(url);
     }
     printf("mcpbox: serving on %s (data dir %s)\n", mb_core_public_url(core), cfg.data_dir);
     fflush(stdout);

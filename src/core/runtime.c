@@ -590,8 +590,7 @@ int mb_core__seed(mb_core *core, const mb_sandbox_rec *rec, mb_err *err)
     if (!seed) return MB_OK;
     char *ws = mb_core_workspace(core, rec->id);
     int rc = mb_copy_tree(seed, ws, (uid_t)rec->uid_base, (gid_t)rec->uid_base, err);
-    if (rc) mb_err_set(err, rc, "cannot preload /data from the %s seed %s: %s", rec->benchmark,
-                       seed, err->msg);
+    if (rc) mb_err_wrap(err, rc, "cannot preload /data from the %s seed %s", rec->benchmark, seed);
     free(ws);
     return rc;
 }
@@ -622,7 +621,7 @@ int mb_core__sandbox_up(mb_core *core, mb_sandbox_rec *rec, mb_err *err)
         sb_opts(core, rec->id, rec->uid_base, p, &o, &paths);
         rc = mb_sandbox_create(&o, &sb, err);
         sb_paths_free(&paths);
-        if (rc) mb_err_set(err, rc, "cannot create the sandbox: %s", err->msg);
+        if (rc) mb_err_wrap(err, rc, "cannot create the sandbox");
     }
     if (!rc && !pooled) rc = mb_core__seed(core, rec, err);
     if (rc) {

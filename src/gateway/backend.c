@@ -71,7 +71,9 @@ mb_gw_backend *mb_gw_backend_new(mb_gateway *gw, const char *sandbox_id, const c
     mb_gw_list_init(&b->calls);
     mb_gw_list_init(&b->sreqs);
     mb_gw_list_init(&b->sessions);
+    pthread_mutex_lock(&b->lock); /* not shared yet; taken for the contract */
     mb_gw_backend_set_spec_locked(b, spec);
+    pthread_mutex_unlock(&b->lock);
     return b;
 }
 
@@ -96,6 +98,7 @@ void mb_gw_backend_unref(mb_gw_backend *b)
 
 void mb_gw_backend_set_spec_locked(mb_gw_backend *b, const mb_backend_spec *spec)
 {
+    mb_assert_held(&b->lock);
     free_strv(b->argv);
     free_strv(b->envp);
     free(b->cwd);
@@ -121,6 +124,7 @@ const char *mb_gw_state_name(int state)
  * stderr_tail callback, once the process is in trouble. */
 static void fetch_tail_locked(mb_gw_backend *b)
 {
+    mb_assert_held(&b->lock);
     mb_gateway *gw = b->gw;
     if (!b->have_proc || b->proc.err_fd >= 0 || !gw->opts.stderr_tail) return;
     size_t n = gw->opts.stderr_tail(gw->opts.ctx, b->sandbox_id, b->server, b->proc.handle,
@@ -133,6 +137,7 @@ static void set_error_locked(mb_gw_backend *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void set_error_locked(mb_gw_backend *b, const char *fmt, ...)
 {
+    mb_assert_held(&b->lock);
     fetch_tail_locked(b);
     va_list ap;
     va_start(ap, fmt);
@@ -171,6 +176,7 @@ typedef struct taken {
  * outside the lock. */
 static void take_process_locked(mb_gw_backend *b, const char *why, taken *t)
 {
+    mb_assert_held(&b->lock);
     while (!mb_gw_list_empty(&b->calls)) {
         mb_gw_pending *p = MB_GW_CONTAINER(b->calls.next, mb_gw_pending, b_link);
         mb_gw_pending_fail_locked(p, MB_GW_ESERVER, 0, why);
@@ -227,6 +233,7 @@ void mb_gw_backend_stop(mb_gw_backend *b, const char *why, int remove)
 /* The process is gone or unusable: CRASHED, with a restart after backoff. */
 static void crash_locked(mb_gw_backend *b, const char *call_msg, taken *t)
 {
+    mb_assert_held(&b->lock);
     int64_t now = mb_gw_now();
     take_process_locked(b, call_msg, t);
     b->state = b->removed ? MB_GW_STOPPED : MB_GW_CRASHED;
@@ -274,6 +281,7 @@ static void set_nonblock(int fd)
  * STOPPED or CRASHED; drops the lock around the spawn callback. */
 static int start_locked(mb_gw_backend *b, mb_err *err)
 {
+    mb_assert_held(&b->lock);
     mb_gateway *gw = b->gw;
     uint64_t gen = ++b->gen;
     b->state = MB_GW_STARTING;
@@ -443,6 +451,7 @@ int mb_gw_backend_ready_tools(mb_gw_backend *b, int64_t deadline_ms, mb_err *err
 
 int mb_gw_backend_send_locked(mb_gw_backend *b, const char *data, size_t len, mb_err *err)
 {
+    mb_assert_held(&b->lock);
     if (b->in_fd < 0 || !b->have_proc)
         return mb_err_set(err, MB_EIO, "the MCP server '%s' is not running", b->server);
     size_t queued = b->inq.len - b->inq_off;

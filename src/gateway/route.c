@@ -45,6 +45,7 @@ static const char *const msg_keys[K_N] = {"id", "method", "result", "error", "pa
 
 static void send_quiet_locked(mb_gw_backend *b, const char *text)
 {
+    mb_assert_held(&b->lock);
     mb_err e;
     if (mb_gw_backend_send_locked(b, text, strlen(text), &e))
         mb_debug("gateway: [%s/%s] %s", b->sandbox_id, b->server, e.msg);
@@ -52,6 +53,7 @@ static void send_quiet_locked(mb_gw_backend *b, const char *text)
 
 static mb_gw_pending *find_locked(mb_gw_backend *b, int64_t id)
 {
+    mb_assert_held(&b->lock);
     mb_gw_hnode *n = mb_gw_table_find(&b->pending, (uint64_t)id);
     return n ? MB_GW_CONTAINER(n, mb_gw_pending, node) : NULL;
 }
@@ -81,6 +83,7 @@ static mb_gw_span member(const char *s, mb_gw_span outer, const char *key)
 
 void mb_gw_route_send_initialize_locked(mb_gw_backend *b)
 {
+    mb_assert_held(&b->lock);
     mb_gw_pending *p = mb_gw_pending_new_locked(b, MB_GW_PEND_INIT, "initialize");
     json_t *m = json_pack(
         "{s:s, s:I, s:s, s:{s:s, s:{s:{s:b}, s:{}, s:{}}, s:{s:s, s:s}}}", "jsonrpc", "2.0", "id",
@@ -95,6 +98,7 @@ void mb_gw_route_send_initialize_locked(mb_gw_backend *b)
 
 void mb_gw_route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text)
 {
+    mb_assert_held(&b->lock);
     mb_gw_pending *p = mb_gw_pending_new_locked(b, MB_GW_PEND_TOOLS, "tools/list");
     char *t = mb_asprintf("{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"tools/list\","
                           "\"params\":{%s%s}}",
@@ -114,6 +118,7 @@ void mb_gw_route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text)
 /* Returns 0, or -1 when the server refused initialize (the caller kills it). */
 static int init_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_span *sp)
 {
+    mb_assert_held(&b->lock);
     json_t *result = mb_gw_span_json(line, sp[K_RESULT]);
     if (!json_is_object(result)) {
         json_t *e = mb_gw_span_json(line, sp[K_ERROR]);
@@ -148,6 +153,7 @@ static int init_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_sp
 
 static void tools_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_span *sp)
 {
+    mb_assert_held(&b->lock);
     json_t *result = mb_gw_span_json(line, sp[K_RESULT]);
     json_t *tools = json_object_get(result, "tools");
     if (json_is_array(tools) && b->tools_acc) json_array_extend(b->tools_acc, tools);
@@ -228,6 +234,7 @@ static int session_can(const mb_gw_session *s, const char *cap)
 /* Where a server request goes (see the top of the file). */
 static mb_gw_stream *pick_target_locked(mb_gw_backend *b, const char *cap, mb_gw_session **out)
 {
+    mb_assert_held(&b->lock);
     for (mb_gw_link *l = b->calls.prev; l != &b->calls; l = l->prev) {
         mb_gw_pending *p = MB_GW_CONTAINER(l, mb_gw_pending, b_link);
         if (!p->s || p->s->ended || !session_can(p->s, cap)) continue;
@@ -307,6 +314,7 @@ out:
 
 static void broadcast_locked(mb_gw_backend *b, const char *text, size_t len, const char *uri)
 {
+    mb_assert_held(&b->lock);
     for (mb_gw_link *l = b->sessions.next; l != &b->sessions; l = l->next) {
         mb_gw_session *s = MB_GW_CONTAINER(l, mb_gw_session, b_link);
         if (uri && !json_object_get(s->subs, uri)) continue;
@@ -318,6 +326,7 @@ static void broadcast_locked(mb_gw_backend *b, const char *text, size_t len, con
 /* The newest call in flight whose exchange can carry a notification. */
 static mb_gw_stream *newest_sse_call_locked(mb_gw_backend *b)
 {
+    mb_assert_held(&b->lock);
     for (mb_gw_link *l = b->calls.prev; l != &b->calls; l = l->prev) {
         mb_gw_pending *p = MB_GW_CONTAINER(l, mb_gw_pending, b_link);
         if (p->x && p->x->accepts_sse && !p->x->closed && !p->x->abandoned) return p->x;
@@ -472,6 +481,7 @@ void mb_gw_route_oversize(mb_gw_backend *b, uint64_t gen, size_t len, const char
 
 static int other_session_subscribed_locked(mb_gw_session *s, const char *uri)
 {
+    mb_assert_held(&s->b->lock);
     mb_gw_backend *b = s->b;
     for (mb_gw_link *l = b->sessions.next; l != &b->sessions; l = l->next) {
         mb_gw_session *o = MB_GW_CONTAINER(l, mb_gw_session, b_link);
@@ -482,6 +492,7 @@ static int other_session_subscribed_locked(mb_gw_session *s, const char *uri)
 
 static void push_error_locked(mb_gw_stream *x, const char *id_text, int code, const char *msg)
 {
+    mb_assert_held(&x->b->lock);
     char *t = mb_gw_error_text(id_text, code, "%s", msg);
     mb_gw_stream_push_locked(x, t, strlen(t), 1);
     free(t);
@@ -668,6 +679,7 @@ static int client_response(mb_gw_stream *x, const mb_gw_cmsg *m, char **errtext)
 
 int mb_gw_route_from_client_locked(mb_gw_stream *x, const mb_gw_cmsg *m, char **errtext)
 {
+    mb_assert_held(&x->b->lock);
     json_t *j = m->j;
     *errtext = NULL;
     json_t *id = json_object_get(j, "id");

@@ -67,6 +67,7 @@ void mb_gw_session_unref(mb_gw_session *s)
 
 void mb_gw_session_end_locked(mb_gw_session *s, const char *why)
 {
+    mb_assert_held(&s->b->lock);
     mb_gw_backend *b = s->b;
     if (s->ended) return;
     s->ended = 1;
@@ -97,6 +98,7 @@ void mb_gw_session_end_locked(mb_gw_session *s, const char *why)
 
 mb_gw_stream *mb_gw_session_stream_locked(mb_gw_session *s)
 {
+    mb_assert_held(&s->b->lock);
     if (s->ended || mb_gw_list_empty(&s->streams)) return NULL;
     mb_gw_stream *st = MB_GW_CONTAINER(s->streams.prev, mb_gw_stream, s_link);
     return st->closed ? NULL : st;
@@ -121,6 +123,7 @@ static int session_key(const char *id, uint64_t *key)
 
 static void table_take_locked(mb_gateway *gw, mb_gw_session *s)
 {
+    mb_assert_wrheld(&gw->lock);
     mb_gw_table_remove(&gw->sessions, &s->node);
     gw->nsessions--;
     s->in_table = 0;
@@ -305,6 +308,7 @@ void mb_gw_stream_unref(mb_gw_stream *st)
 
 int mb_gw_stream_push_locked(mb_gw_stream *st, const char *data, size_t len, int is_response)
 {
+    mb_assert_held(&st->b->lock);
     if (st->closed || (!is_response && st->queued_bytes + len > MB_GW_STREAM_MAX_QUEUED)) {
         if (!is_response && st->dropped++ == 0)
             mb_warn("gateway: [%s/%s] a client is not reading its stream; dropping messages",
@@ -327,12 +331,14 @@ int mb_gw_stream_push_locked(mb_gw_stream *st, const char *data, size_t len, int
 
 void mb_gw_stream_close_locked(mb_gw_stream *st)
 {
+    mb_assert_held(&st->b->lock);
     st->closed = 1;
     pthread_cond_broadcast(&st->cond);
 }
 
 mb_gw_msg *mb_gw_stream_take_locked(mb_gw_stream *st)
 {
+    mb_assert_held(&st->b->lock);
     mb_gw_msg *m = st->head;
     st->head = st->tail = NULL;
     st->queued_bytes = 0;
@@ -343,6 +349,7 @@ mb_gw_msg *mb_gw_stream_take_locked(mb_gw_stream *st)
 
 mb_gw_pending *mb_gw_pending_new_locked(mb_gw_backend *b, int kind, const char *method)
 {
+    mb_assert_held(&b->lock);
     mb_gw_pending *p = mb_calloc(1, sizeof *p);
     p->kind = kind;
     p->b = b;
@@ -360,6 +367,7 @@ mb_gw_pending *mb_gw_pending_new_locked(mb_gw_backend *b, int kind, const char *
 
 void mb_gw_pending_free_locked(mb_gw_pending *p)
 {
+    mb_assert_held(&p->b->lock);
     if (p->in_table) mb_gw_table_remove(&p->b->pending, &p->node);
     if (p->kind == MB_GW_PEND_CALL && p->s && p->s_link.next != &p->s_link) {
         p->s->ncalls--;
@@ -379,11 +387,13 @@ void mb_gw_pending_free_locked(mb_gw_pending *p)
 
 void mb_gw_pending_answer_locked(mb_gw_pending *p, const char *text, size_t len)
 {
+    mb_assert_held(&p->b->lock);
     if (p->x) mb_gw_stream_push_locked(p->x, text, len, 1);
 }
 
 void mb_gw_pending_fail_locked(mb_gw_pending *p, int code, int cancel, const char *msg)
 {
+    mb_assert_held(&p->b->lock);
     mb_gw_backend *b = p->b;
     mb_gw_table_remove(&b->pending, &p->node);
     p->in_table = 0;
@@ -404,6 +414,7 @@ void mb_gw_pending_fail_locked(mb_gw_pending *p, int code, int cancel, const cha
 
 int64_t mb_gw_expire_locked(mb_gw_backend *b, mb_gw_stream *x, int64_t now)
 {
+    mb_assert_held(&b->lock);
     int64_t earliest = INT64_MAX;
     mb_gw_link *head = x ? &x->calls : &b->calls;
     mb_gw_link *l = head->next;

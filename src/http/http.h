@@ -79,6 +79,11 @@ typedef struct mb_http_opts {
     unsigned idle_timeout_s;     /* default 300 */
     uint64_t json_body_limit;    /* default 1 MiB */
     uint64_t file_body_limit;    /* default 4 GiB */
+    /* Called once the socket is bound (with the port, useful for port 0)
+     * and before any request is served: what it sets up is seen by every
+     * request thread without further locking. */
+    void (*on_bound)(void *ctx, unsigned port);
+    void *on_bound_ctx;
 } mb_http_opts;
 
 int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_server **out,

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,12 +201,31 @@ int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_serv
     if (!srv->opts.file_body_limit) srv->opts.file_body_limit = 4ULL << 30;
 
     struct sockaddr_storage ss;
-    socklen_t sslen;
+    socklen_t sslen = 0;
     int rc = parse_listen(opts->listen, &ss, &sslen, err);
     if (rc) {
         free(srv);
         return rc;
     }
+    /* Bound here rather than by MHD so that the port is known (on_bound)
+     * before the first request thread runs. No SO_REUSEPORT: a second
+     * daemon on the same port must fail, not share it. */
+    int lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(lfd, (struct sockaddr *)&ss, sslen) != 0 || listen(lfd, 1024) != 0) {
+        int e = errno;
+        if (lfd >= 0) close(lfd);
+        free(srv);
+        return mb_err_sys(err, e, "cannot listen on %s", opts->listen);
+    }
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof bound;
+    if (getsockname(lfd, (struct sockaddr *)&bound, &blen) == 0)
+        srv->port = ntohs(bound.ss_family == AF_INET6
+                              ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                              : ((struct sockaddr_in *)&bound)->sin_port);
+    if (opts->on_bound) opts->on_bound(opts->on_bound_ctx, srv->port);
     unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                      MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
@@ -214,7 +234,7 @@ int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_serv
     size_t pool = srv->opts.header_limit + 16 * 1024;
     srv->mhd = MHD_start_daemon(
         flags, 0, NULL, NULL, on_access, srv,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_LISTEN_SOCKET, lfd,
         MHD_OPTION_CONNECTION_LIMIT, srv->opts.max_connections,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
         MHD_OPTION_CONNECTION_TIMEOUT, srv->opts.idle_timeout_s,
@@ -223,12 +243,10 @@ int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_serv
         MHD_OPTION_EXTERNAL_LOGGER, on_log, srv,
         MHD_OPTION_END);
     if (!srv->mhd) {
+        close(lfd);
         free(srv);
-        return mb_err_set(err, MB_EIO, "cannot listen on %s (address in use, or not permitted)",
-                          opts->listen);
+        return mb_err_set(err, MB_EIO, "cannot serve on %s", opts->listen);
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
-    srv->port = info ? info->port : 0;
     *out = srv;
     return MB_OK;
 }

@@ -27,6 +27,7 @@ static json_t *column_json(sqlite3_stmt *s, int col)
 /* Inserts recs[0..n) with the store lock held. */
 static int insert_locked(mb_store *st, const mb_server_rec *recs, size_t n, mb_err *err)
 {
+    mb_assert_held(&st->lock);
     sqlite3_stmt *s = NULL;
     int rc = mb_store__prepare(st,
         "INSERT INTO servers(id, sandbox_id, name, status, updated_at, metadata, auth_data, tags, seq)"

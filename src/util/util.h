@@ -12,10 +12,30 @@
 #define MB_UTIL_H
 
 #include <stdarg.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* ---------------------------------------------------------------- asserts */
+
+/* Internal contracts: checked when built with -DMB_ASSERTS (the test, TSan
+ * and fuzz builds), compiled out of release builds. Never for conditions a
+ * client or an agent can cause: those are errors, handled. */
+void mb__assert_fail(const char *expr, const char *file, int line, const char *func)
+    __attribute__((noreturn));
+#ifdef MB_ASSERTS
+#define mb_assert(cond) ((cond) ? (void)0 : mb__assert_fail(#cond, __FILE__, __LINE__, __func__))
+#else
+#define mb_assert(cond) ((void)0)
+#endif
+/* Lock contracts of *_locked functions: the calling thread holds m / holds
+ * l for writing (glibc records the owner). */
+int mb_mutex_held(const pthread_mutex_t *m);
+int mb_rwlock_wrheld(const pthread_rwlock_t *l);
+#define mb_assert_held(m) mb_assert(mb_mutex_held(m))
+#define mb_assert_wrheld(l) mb_assert(mb_rwlock_wrheld(l))
 
 /* ---------------------------------------------------------------- errors */
 

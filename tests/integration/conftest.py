@@ -76,6 +76,19 @@ class Daemon:
             self.proc.kill()
             raise AssertionError("daemon did not stop on SIGTERM")
         assert rc == 0, "daemon exited %d:\n%s" % (rc, self.log()[-4000:])
+        assert "ThreadSanitizer" not in self.log(), self.log()[-8000:]
+
+
+# The suites that drive the daemon's threads hardest (gateway sessions and streams,
+# concurrent acquire/release, restarts) run a second time under ThreadSanitizer.
+TSAN_SUITES = {"test_gateway_hostile.py", "test_gateway_sdk.py", "test_gateway_transport.py",
+               "test_daemon_sandboxes.py", "test_api_lifecycle.py", "test_hostile_http.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if os.path.basename(str(item.fspath)) in TSAN_SUITES:
+            item.add_marker(pytest.mark.tsan)
 
 
 def sweep_sandboxes(root):

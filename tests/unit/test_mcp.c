@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdatomic.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -511,7 +512,7 @@ static void test_validation_texts(void **state)
 
 typedef struct feeder {
     int fd;
-    volatile int saw_cancel;
+    atomic_int saw_cancel; /* written by the handler, read by the feeder thread */
 } feeder;
 
 static int t_slow(mb_mcp_call *call, json_t *args, mb_mcp_result *res)

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdatomic.h>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -401,12 +402,18 @@ static void sigterm_from_outside_is_forwarded(void **state)
 typedef struct worker {
     mb_sandbox *sb;
     int runs, oks, errs;
+    int long_rc;               /* the exec that destroy cut short */
+    atomic_int *in_long;       /* workers inside their last exec */
 } worker;
 
+/* Quick execs, then one long one that is in flight when the sandbox is
+ * destroyed. A worker never calls again after that: mb_sandbox_destroy
+ * frees the handle, so no call may start after it (the daemon guarantees
+ * this with core/live.c's references). */
 static void *worker_main(void *arg)
 {
     worker *w = arg;
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 20; i++) {
         mb_exec_result r;
         const char *argv[] = {"/bin/sh", "-c", "echo $$", NULL};
         mb_exec_spec spec = {.argv = argv, .timeout_ms = 10000};
@@ -416,8 +423,15 @@ static void *worker_main(void *arg)
         if (rc == 0 && r.exit_code == 0) w->oks++;
         else w->errs++;
         mb_exec_result_free(&r);
-        if (rc == MB_ECONFLICT) break; /* destroyed */
     }
+    mb_exec_result r;
+    const char *argv[] = {"/bin/sleep", "30", NULL};
+    mb_exec_spec spec = {.argv = argv, .timeout_ms = 60000};
+    mb_err err;
+    atomic_fetch_add(w->in_long, 1);
+    w->long_rc = mb_sandbox_exec(w->sb, &spec, &r, &err);
+    if (w->long_rc == 0 && r.exit_code == 0) w->long_rc = 1; /* it was not cut short */
+    mb_exec_result_free(&r);
     return NULL;
 }
 
@@ -428,18 +442,23 @@ static void concurrent_execs_then_destroy(void **state)
     assert_int_equal(sbt_box_create(&b, &env, "conc", NULL), 0);
     worker w[4];
     pthread_t t[4];
+    atomic_int in_long = 0;
     for (int i = 0; i < 4; i++) {
-        w[i] = (worker){.sb = b.sb};
+        w[i] = (worker){.sb = b.sb, .in_long = &in_long};
         assert_int_equal(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
     }
-    usleep(300000);
+    while (atomic_load(&in_long) < 4) usleep(10000);
+    usleep(300000); /* every long exec has taken its reference */
+    int64_t t0 = mb_mono_ms();
     mb_err err;
     assert_int_equal(mb_sandbox_destroy(b.sb, &err), 0);
     int oks = 0;
     for (int i = 0; i < 4; i++) {
         pthread_join(t[i], NULL);
         oks += w[i].oks;
+        assert_true(w[i].long_rc != 1); /* in flight at destroy: it failed */
     }
+    assert_true(mb_mono_ms() - t0 < 10000); /* promptly, not after the 30 s sleep */
     assert_true(oks >= 4);
     assert_int_equal(cgroup_exists(&b), 0);
     assert_false(is_mounted(b.workspace));
