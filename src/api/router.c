@@ -87,6 +87,8 @@ static int is_mcp_path(const char *path, char *server, size_t cap)
 
 typedef struct mcp_raw {
     mb_api *api;
+    mb_http_req *req;
+    int started;
     char server[64];
     char sandbox_id[64];
 } mcp_raw;
@@ -96,8 +98,15 @@ static enum MHD_Result mcp_raw_handle(void *ctx, struct MHD_Connection *conn, co
                                       void **state)
 {
     mcp_raw *r = ctx;
-    return r->api->mcp.handle(r->api->mcp.ctx, conn, r->server, r->sandbox_id, method,
-                              upload_data, upload_data_size, state);
+    enum MHD_Result ret = r->api->mcp.handle(r->api->mcp.ctx, conn, r->server, r->sandbox_id,
+                                             method, upload_data, upload_data_size, state);
+    if (!r->started) {
+        r->started = 1;
+        /* The sandbox id is the MCP URL's capability: a request that named a
+         * live route counts as authenticated for the connection limits. */
+        if (r->api->mcp.routed && r->api->mcp.routed(*state)) r->req->authenticated = 1;
+    }
+    return ret;
 }
 
 static void mcp_raw_done(void *ctx, void *state)
@@ -114,6 +123,7 @@ static void begin_mcp(mb_api *api, mb_http_req *req, const char *server)
     }
     mcp_raw *r = mb_calloc(1, sizeof *r);
     r->api = api;
+    r->req = req;
     snprintf(r->server, sizeof r->server, "%s", server);
     const char *id = mb_http_query(req, "local_sandbox_id");
     snprintf(r->sandbox_id, sizeof r->sandbox_id, "%s", id ? id : "");
@@ -138,6 +148,7 @@ static int authenticate(mb_api *api, mb_call *call)
                                 &err);
     }
     if (rc) mb_http_respond_err(req, &err);
+    else if (call->route->auth != MB_AUTH_NONE) req->authenticated = 1;
     return rc;
 }
 

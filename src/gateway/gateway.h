@@ -195,6 +195,11 @@ enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
  * gateway set (non-NULL). Frees the per-request state. */
 void mb_gateway_request_done(mb_gateway *gw, void *req_cls);
 
+/* After the first call of a request: 1 if its headers named a live (sandbox,
+ * server) pair, which the HTTP layer counts as an authenticated request (the
+ * sandbox id is the MCP URL's capability); 0 if it was refused. */
+int mb_gateway_request_routed(const void *req_cls);
+
 /* ------------------------------------------------- plain local processes */
 
 /* A spawn callback that runs spec->argv with posix_spawnp in its own process

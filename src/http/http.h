@@ -52,6 +52,9 @@ struct mb_http_req {
     mb_http_raw_fn raw;       /* non-NULL: hand every call to this handler */
     mb_http_raw_done_fn raw_done;
     void *raw_ctx;
+    int authenticated;        /* begin() (or the raw handler's first call) found
+                                 valid credentials: the connection leaves the
+                                 unauthenticated budget (mb_http_opts) */
     void *app;                /* the application's per-request state */
     void (*app_free)(void *app);
 
