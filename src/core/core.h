@@ -57,6 +57,19 @@ typedef struct mb_config {
     int call_timeout_s;           /* MCP call timeout; default 120 */
     uint64_t max_message_bytes;   /* per JSON-RPC message through the gateway; 64 MiB */
     int start_timeout_s;          /* server start + initialize; default 30 */
+    /* Limits (docs/CONFIG.md "Limits"); 0 = unlimited where it says so. */
+    int dump_timeout_s;           /* a dump stops after this; default 300 */
+    unsigned max_connections;     /* HTTP connections at once; default 4096 */
+    unsigned max_conn_per_ip;     /* per client address; default 512, 0 = off */
+    unsigned max_anon_conns;      /* not (yet) authenticated; default 2048 */
+    unsigned header_timeout_s;    /* request line + headers; default 30 */
+    uint64_t min_body_rate;       /* bytes/s a body must average; default 8K */
+    uint64_t max_sessions;        /* MCP sessions in all; default 10000 */
+    uint64_t max_sessions_sandbox;/* per sandbox; default 1000 */
+    uint64_t max_sessions_key;    /* per key owner; default 5000 */
+    uint64_t key_max_sandboxes;   /* live sandboxes per key owner; default 1000 */
+    uint64_t key_max_acquiring;   /* acquires in progress per key owner; default 128 */
+    uint64_t key_max_upload;      /* upload bytes in flight per key owner; default 16G */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;

@@ -112,3 +112,53 @@ def test_mcp_bodies_to_wrong_urls_are_not_held(daemon, api):
                                     "clientInfo": {"name": "t", "version": "1"}}},
                    headers={"Accept": "application/json, text/event-stream"}, timeout=30)
     assert r.status_code == 200, r.text
+
+
+# ------------------------------------------------------------------ item 3
+
+def workspace(daemon, sid):
+    return os.path.join(daemon.data_dir, "workspaces", sid, "data")
+
+
+def test_sparse_dumps_are_bounded_and_hold_no_shared_lock(daemon, api):
+    """A sparse file costs no quota but a dump reads it in full: dumps are
+    bounded by the workspace quota (1G here) measured as apparent size, and
+    refused at once (507) beyond it. A long dump holds only its own
+    sandbox's lock: another sandbox's dump and release go ahead meanwhile."""
+    a, b, c = (acquire(api, ["filesystem"])["local_sandbox_id"] for _ in range(3))
+    sparse = os.path.join(workspace(daemon, a), "sparse")
+    with open(sparse, "wb") as f:
+        f.truncate(6 << 30)
+    for size in (6 << 30, (1 << 63) - 1):  # 6 GiB, then the largest file size there is
+        os.truncate(sparse, size)
+        t0 = time.time()
+        r = api.get("/local-sandbox/%s/dump" % a)
+        took = time.time() - t0
+        assert r.status_code == 507, r.text
+        assert "apparent size" in r.json()["detail"] and "quota" in r.json()["detail"]
+        assert took < 2, "refusing took %.1f s" % took
+    assert not os.path.exists(os.path.join(daemon.data_dir, "blobs", a, "dump.tar.gz.part"))
+
+    # Within the quota a dump of zeros runs a while; meanwhile the others
+    # must not wait for it.
+    os.truncate(sparse, 1000 << 20)
+    res = {}
+
+    def dump_a():
+        res["a"] = api.get("/local-sandbox/%s/dump" % a, timeout=120)
+        res["a_end"] = time.time()
+
+    t = threading.Thread(target=dump_a)
+    t.start()
+    time.sleep(0.3)
+    with daemon.client() as other:
+        t0 = time.time()
+        rb = other.get("/local-sandbox/%s/dump" % b)
+        rc = other.delete("/local-sandbox/%s" % c)
+        others_end = time.time()
+    t.join(120)
+    assert rb.status_code == 200, rb.text
+    assert rc.status_code == 200, rc.text
+    assert res["a"].status_code == 200, res["a"].text
+    assert others_end - t0 < 2, "the others took %.1f s" % (others_end - t0)
+    assert others_end < res["a_end"], "A's dump ended first: nothing was shown"
