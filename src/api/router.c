@@ -6,6 +6,8 @@
 #include "api/api_int.h"
 #include "auth/auth.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +69,9 @@ fail:
 static void call_free(void *p)
 {
     mb_call *call = p;
+    if (call->upload_held)
+        mb_core_upload_end(call->api->core, call->args[0], call->upload_owner,
+                           call->upload_bytes);
     for (int i = 0; i < MB_ROUTE_MAX_ARGS; i++) free(call->args[i]);
     free(call);
 }
@@ -152,6 +157,35 @@ static int authenticate(mb_api *api, mb_call *call)
     return rc;
 }
 
+/* One upload per sandbox at a time, within its owner's upload budget. The
+ * reservation is the declared length (or the upload limit for a chunked
+ * body). A refused upload's body is read and dropped, then answered (409 or
+ * 429): clients expect an answer after their body, not a reset. */
+static int begin_upload(mb_api *api, mb_call *call, const mb_sandbox_rec *rec)
+{
+    mb_http_req *req = call->req;
+    uint64_t bytes = req->body_limit;
+    const char *cl = mb_http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl) {
+        char *end;
+        unsigned long long n = strtoull(cl, &end, 10);
+        if (end != cl && n < bytes) bytes = n;
+    }
+    unsigned retry = 0;
+    if (mb_core_upload_begin(api->core, call->args[0], rec->owner, bytes, &retry,
+                             &call->refusal) != MB_OK) {
+        call->refused = 1;
+        req->retry_after_s = retry;
+        req->body_mode = MB_BODY_NONE;
+        req->body_limit = UINT64_MAX;
+        return call->refusal.code;
+    }
+    call->upload_held = 1;
+    call->upload_bytes = bytes;
+    snprintf(call->upload_owner, sizeof call->upload_owner, "%s", rec->owner);
+    return MB_OK;
+}
+
 static void on_begin(void *ctx, mb_http_req *req)
 {
     mb_api *api = ctx;
@@ -171,13 +205,14 @@ static void on_begin(void *ctx, mb_http_req *req)
         }
         mb_call *call = mb_calloc(1, sizeof *call);
         call->req = req;
+        call->api = api;
         call->route = r;
         memcpy(call->args, args, sizeof args);
         req->app = call;
         req->app_free = call_free;
         if (authenticate(api, call) != MB_OK) return;
+        mb_sandbox_rec rec;
         if (r->auth == MB_AUTH_SIGNED) {
-            mb_sandbox_rec rec;
             mb_err err;
             if (mb_core_live(api->core, call->args[0], &rec, &err) != MB_OK) {
                 mb_http_respond_err(req, &err);
@@ -187,7 +222,8 @@ static void on_begin(void *ctx, mb_http_req *req)
         req->body_mode = r->body;
         if (r->body == MB_BODY_FILE) {
             req->body_limit = mb_core_config(api->core)->max_upload_bytes;
-            req->body_path = mb_core_upload_tmp_path(api->core, call->args[0]);
+            if (begin_upload(api, call, &rec) == MB_OK)
+                req->body_path = mb_core_upload_tmp_path(api->core, call->args[0]);
         }
         return;
     }
@@ -198,7 +234,8 @@ static void on_begin(void *ctx, mb_http_req *req)
 static void on_handle(void *ctx, mb_http_req *req)
 {
     mb_call *call = req->app;
-    call->route->fn(ctx, call);
+    if (call->refused) mb_http_respond_err(req, &call->refusal);
+    else call->route->fn(ctx, call);
 }
 
 mb_api *mb_api_create(mb_core *core, const mb_api_mcp_hook *mcp)

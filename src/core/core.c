@@ -63,6 +63,7 @@ int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err)
     mb_core *core = mb_calloc(1, sizeof *core);
     core->cfg = *cfg;
     pthread_mutex_init(&core->locks_lock, NULL);
+    pthread_mutex_init(&core->quota_lock, NULL);
     pthread_mutex_init(&core->reaper_lock, NULL);
     pthread_cond_init(&core->wake, NULL);
     pthread_mutex_init(&core->alloc_lock, NULL);
@@ -117,6 +118,8 @@ void mb_core_close(mb_core *core)
     if (core->runtime_open) mb_core__runtime_close(core);
     mb_store_close(core->store);
     pthread_mutex_destroy(&core->locks_lock);
+    mb_core__quota_free(core);
+    pthread_mutex_destroy(&core->quota_lock);
     pthread_mutex_destroy(&core->reaper_lock);
     pthread_cond_destroy(&core->wake);
     pthread_mutex_destroy(&core->alloc_lock);

@@ -114,6 +114,19 @@ int mb_core_get(mb_core *core, const char *owner, const char *id, mb_sandbox_rec
 int mb_core_release(mb_core *core, const char *owner, const char *id, int is_ttl, mb_err *err);
 int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err);
 
+/* Per-key budgets (quota.c; limits in mb_config). Keys of one owner share
+ * them. A refusal is MB_ELIMIT (429) with *retry_after set in seconds.
+ * acquire_begin counts an acquire in progress for `owner` (checks the
+ * acquires in progress and the live sandboxes); acquire_end ends it. */
+int mb_core_acquire_begin(mb_core *core, const char *owner, unsigned *retry_after, mb_err *err);
+void mb_core_acquire_end(mb_core *core, const char *owner);
+/* One upload per sandbox at a time (MB_ECONFLICT otherwise), `bytes`
+ * counted against the owner's upload bytes in flight. upload_end, with the
+ * same arguments, ends it. */
+int mb_core_upload_begin(mb_core *core, const char *id, const char *owner, uint64_t bytes,
+                         unsigned *retry_after, mb_err *err);
+void mb_core_upload_end(mb_core *core, const char *id, const char *owner, uint64_t bytes);
+
 /* Upload: where a PUT for this sandbox writes, and how it is committed. */
 char *mb_core_upload_tmp_path(mb_core *core, const char *id);
 int mb_core_upload_commit(mb_core *core, const char *id, const char *tmp_path, uint64_t size,

@@ -45,6 +45,10 @@ struct mb_core {
     pthread_mutex_t locks_lock;
     struct mb_sblock *locks[MB_LOCK_BUCKETS];
 
+    /* Per-owner budgets and uploads in progress (quota.c). */
+    pthread_mutex_t quota_lock;
+    struct mb_quota_ent *quota_owners, *quota_uploads;
+
     /* Runtime (runtime.c): this binary's path (bound into every sandbox),
      * the loaded profiles, the gateway serving every MCP URL, the warm pool
      * and the table of running sandboxes. */
@@ -77,6 +81,9 @@ mb_sblock *mb_core__lock(mb_core *core, const char *id);
 void mb_core__unlock(mb_core *core, mb_sblock *l);
 /* Entries in the table (held or waited on), for tests. */
 size_t mb_core__locks_in_use(mb_core *core);
+typedef struct mb_quota_ent mb_quota_ent;
+/* quota.c: frees the counters (at close). */
+void mb_core__quota_free(mb_core *core);
 int mb_core__start_reaper(mb_core *core, mb_err *err);
 void mb_core__stop_reaper(mb_core *core);
 /* Release without owner checks (the reaper, start-up expiry). */

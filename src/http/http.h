@@ -55,6 +55,7 @@ struct mb_http_req {
     int authenticated;        /* begin() (or the raw handler's first call) found
                                  valid credentials: the connection leaves the
                                  unauthenticated budget (mb_http_opts) */
+    unsigned retry_after_s;   /* Retry-After of a 429 (mb_http_respond_err); 0 = 1 */
     void *app;                /* the application's per-request state */
     void (*app_free)(void *app);
 

@@ -67,6 +67,7 @@ unsigned mb_http_status_for(int code)
     case MB_EBUSY: return 503;
     case MB_ETIMEOUT: return 504;
     case MB_ENOSPACE: return 507;
+    case MB_ELIMIT: return 429;
     default: return 500;
     }
 }
@@ -83,6 +84,11 @@ void mb_http_respond_err(mb_http_req *req, const mb_err *err)
         MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     if (status == 401) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (status == 429) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%u", req->retry_after_s ? req->retry_after_s : 1);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
     queue(req, status, resp);
 }
 

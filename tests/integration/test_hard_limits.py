@@ -162,3 +162,136 @@ def test_sparse_dumps_are_bounded_and_hold_no_shared_lock(daemon, api):
     assert res["a"].status_code == 200, res["a"].text
     assert others_end - t0 < 2, "the others took %.1f s" % (others_end - t0)
     assert others_end < res["a_end"], "A's dump ended first: nothing was shown"
+
+
+# ------------------------------------------------------------------ item 7
+
+def start_put(daemon, url, length, first=1 << 20):
+    """Opens a PUT of `length` bytes to the signed URL and sends `first` of
+    them; returns the socket (the rest is sent by finish_put)."""
+    path = url.split(daemon.url, 1)[1]
+    s = socket.create_connection(host_port(daemon), timeout=30)
+    s.sendall(("PUT %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/gzip\r\n"
+               "Content-Length: %d\r\n\r\n" % (path, length)).encode())
+    s.sendall(b"\0" * first)
+    return s
+
+
+def finish_put(s, left):
+    chunk = b"\0" * (1 << 20)
+    while left > 0:
+        n = min(left, len(chunk))
+        s.sendall(chunk[:n])
+        left -= n
+    data = b""
+    while b"\r\n\r\n" not in data:
+        got = s.recv(65536)
+        if not got:
+            break
+        data += got
+    s.close()
+    return int(data.split(b" ", 2)[1])
+
+
+def part_files(daemon, sid):
+    d = os.path.join(daemon.data_dir, "blobs", sid)
+    return [n for n in os.listdir(d) if ".part" in n] if os.path.isdir(d) else []
+
+
+def test_one_upload_per_sandbox_at_a_time(daemon, api):
+    sid = acquire(api, ["filesystem"])["local_sandbox_id"]
+    url = api.post("/local-sandbox/%s/upload-url" % sid).json()["upload_url"]
+    size = 48 << 20
+    first = start_put(daemon, url, size)
+    deadline = time.time() + 10
+    while not part_files(daemon, sid) and time.time() < deadline:
+        time.sleep(0.05)
+    assert len(part_files(daemon, sid)) == 1
+    # 5 more PUTs to the same URL while the first is in flight: each is
+    # refused with 409, none writes a file
+    for _ in range(5):
+        r = httpx.put(url, content=b"\0" * (4 << 20), timeout=30)
+        assert r.status_code == 409, r.text
+        assert "one upload per sandbox at a time" in r.json()["detail"]
+        assert len(part_files(daemon, sid)) == 1
+    assert finish_put(first, size - (1 << 20)) == 200
+    assert part_files(daemon, sid) == []
+    # once it is done, the next upload is taken
+    r = httpx.put(url, content=b"\0" * 1024, timeout=30)
+    assert r.status_code == 200, r.text
+
+
+# ------------------------------------------------------------------ item 8
+
+def new_key(daemon, owner):
+    out = __import__("subprocess").run(
+        [daemon_bin(), "keys", "create", "--owner", owner, "--data-dir", daemon.data_dir],
+        capture_output=True, check=True)
+    return out.stdout.decode().strip()
+
+
+def daemon_bin():
+    from conftest import MCPBOX_BIN
+    return MCPBOX_BIN
+
+
+@pytest.fixture
+def quota_daemon(tmp_root):
+    d = Daemon(os.path.join(tmp_root, "var"),
+               ["--key-max-sandboxes", "2", "--key-max-acquiring", "1",
+                "--key-max-upload", "10M"]).start()
+    yield d
+    d.stop()
+
+
+def test_per_key_quotas(quota_daemon):
+    d = quota_daemon
+    other_key = new_key(d, "other-tenant")
+    with d.client() as api, d.client(other_key) as other:
+        # live sandboxes: 2 per owner, then 429 with Retry-After
+        sids = [acquire(api, ["filesystem"])["local_sandbox_id"] for _ in range(2)]
+        r = api.post("/local-sandbox", json={"server_names": ["filesystem"]})
+        assert r.status_code == 429, r.text
+        assert int(r.headers["Retry-After"]) >= 1
+        assert "live sandboxes" in r.json()["detail"]
+        # another owner is not affected
+        osid = acquire(other, ["filesystem"])["local_sandbox_id"]
+
+        # upload bytes in flight: 6M + 6M > 10M for one owner
+        u1 = api.post("/local-sandbox/%s/upload-url" % sids[0]).json()["upload_url"]
+        u2 = api.post("/local-sandbox/%s/upload-url" % sids[1]).json()["upload_url"]
+        uo = other.post("/local-sandbox/%s/upload-url" % osid).json()["upload_url"]
+        s = start_put(d, u1, 6 << 20)
+        time.sleep(0.2)
+        r = httpx.put(u2, content=b"\0" * (6 << 20), timeout=30)
+        assert r.status_code == 429, r.text
+        assert "Retry-After" in r.headers and "upload" in r.json()["detail"].lower()
+        r = httpx.put(uo, content=b"\0" * (6 << 20), timeout=30)
+        assert r.status_code == 200, r.text
+        assert finish_put(s, 5 << 20) == 200
+        r = httpx.put(u2, content=b"\0" * (6 << 20), timeout=30)
+        assert r.status_code == 200, r.text
+
+        # after a release there is room again
+        assert api.delete("/local-sandbox/%s" % sids.pop()).status_code == 200
+        sids.append(acquire(api, ["filesystem"])["local_sandbox_id"])
+        assert api.delete("/local-sandbox/%s" % sids.pop()).status_code == 200
+
+        # acquires in progress: 1 per owner; of 4 at once, the extra ones get 429
+        codes = []
+
+        def one():
+            with d.client() as c:
+                r = c.post("/local-sandbox", json={"server_names": ["filesystem"]})
+                codes.append((r.status_code, r.headers.get("Retry-After"), r.text))
+                if r.status_code == 201:
+                    c.delete("/local-sandbox/%s" % r.json()["local_sandbox_id"])
+
+        ts = [threading.Thread(target=one) for _ in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+        assert any(c == 201 for c, _, _ in codes), codes
+        busy = [c for c in codes if c[0] == 429]
+        assert busy and all(ra == "1" and "in progress" in t for _, ra, t in busy), codes
