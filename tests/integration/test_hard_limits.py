@@ -295,3 +295,67 @@ def test_per_key_quotas(quota_daemon):
         assert any(c == 201 for c, _, _ in codes), codes
         busy = [c for c in codes if c[0] == 429]
         assert busy and all(ra == "1" and "in progress" in t for _, ra, t in busy), codes
+
+
+# ------------------------------------------------------------------ item 6
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def open_session(mcp_url):
+    r = httpx.post(mcp_url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                             "clientInfo": {"name": "t", "version": "1"}}},
+                   headers=MCP_HEADERS, timeout=30)
+    assert r.status_code == 200, r.text
+    return r.headers["Mcp-Session-Id"]
+
+
+def session_alive(mcp_url, sid):
+    r = httpx.post(mcp_url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                   headers=dict(MCP_HEADERS, **{"Mcp-Session-Id": sid,
+                                                "MCP-Protocol-Version": "2025-06-18"}),
+                   timeout=30)
+    assert r.status_code in (200, 404), r.text
+    return r.status_code == 200
+
+
+@pytest.fixture
+def session_daemon(tmp_root):
+    d = Daemon(os.path.join(tmp_root, "var"),
+               ["--max-sessions", "7", "--max-sessions-per-sandbox", "3",
+                "--max-sessions-per-key", "4"]).start()
+    yield d
+    d.stop()
+
+
+def test_sessions_capped_per_sandbox_and_key_never_evicting_other_tenants(session_daemon):
+    d = session_daemon
+    key_b = new_key(d, "tenant-b")
+    with d.client() as a, d.client(key_b) as b:
+        a1 = acquire(a, ["filesystem"])["servers"][0]["mcp_server_url"]
+        a2 = acquire(a, ["filesystem"])["servers"][0]["mcp_server_url"]
+        b1 = acquire(b, ["filesystem"])["servers"][0]["mcp_server_url"]
+        b2 = acquire(b, ["filesystem"])["servers"][0]["mcp_server_url"]
+    tenant_b = [(b1, open_session(b1)), (b1, open_session(b1)), (b2, open_session(b2))]
+
+    # per sandbox: a 4th session of a1 evicts a1's least recently used one
+    s_a1 = [open_session(a1) for _ in range(3)]
+    session_alive(a1, s_a1[0])  # now s_a1[1] is the least recently used
+    s_a1.append(open_session(a1))
+    assert [session_alive(a1, s) for s in s_a1] == [True, False, True, True]
+
+    # per key: tenant a has 3; a2's 2nd session makes 5 > 4, so a's least
+    # recently used goes (one of a1's), never one of tenant b's
+    s_a2 = [open_session(a2), open_session(a2)]
+    alive_a = [session_alive(a1, s) for s in s_a1 if s != s_a1[1]] + \
+              [session_alive(a2, s) for s in s_a2]
+    assert alive_a.count(True) == 4, alive_a
+    assert all(session_alive(u, s) for u, s in tenant_b)
+
+    # in all (7): b has 3, a has 4; b's next session takes one of b's own
+    new_b = open_session(b2)
+    alive_b = [session_alive(u, s) for u, s in tenant_b] + [session_alive(b2, new_b)]
+    assert alive_b.count(True) == 3 and alive_b[-1], alive_b
+    assert [session_alive(a2, s) for s in s_a2] == [True, True]
+    assert sum(session_alive(a1, s) for s in s_a1) == 2
