@@ -22,6 +22,9 @@ typedef struct mb_api_mcp_hook {
                               const char *sandbox_id, const char *method,
                               const char *upload_data, size_t *upload_data_size, void **state);
     void (*done)(void *ctx, void *state);
+    /* After the first call: whether the request named a live route (the
+     * connection then counts as authenticated). May be NULL. */
+    int (*routed)(const void *state);
 } mb_api_mcp_hook;
 
 mb_api *mb_api_create(mb_core *core, const mb_api_mcp_hook *mcp);

@@ -6,6 +6,8 @@
 #include "api/api_int.h"
 #include "auth/auth.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +69,9 @@ fail:
 static void call_free(void *p)
 {
     mb_call *call = p;
+    if (call->upload_held)
+        mb_core_upload_end(call->api->core, call->args[0], call->upload_owner,
+                           call->upload_bytes);
     for (int i = 0; i < MB_ROUTE_MAX_ARGS; i++) free(call->args[i]);
     free(call);
 }
@@ -87,6 +92,8 @@ static int is_mcp_path(const char *path, char *server, size_t cap)
 
 typedef struct mcp_raw {
     mb_api *api;
+    mb_http_req *req;
+    int started;
     char server[64];
     char sandbox_id[64];
 } mcp_raw;
@@ -96,8 +103,15 @@ static enum MHD_Result mcp_raw_handle(void *ctx, struct MHD_Connection *conn, co
                                       void **state)
 {
     mcp_raw *r = ctx;
-    return r->api->mcp.handle(r->api->mcp.ctx, conn, r->server, r->sandbox_id, method,
-                              upload_data, upload_data_size, state);
+    enum MHD_Result ret = r->api->mcp.handle(r->api->mcp.ctx, conn, r->server, r->sandbox_id,
+                                             method, upload_data, upload_data_size, state);
+    if (!r->started) {
+        r->started = 1;
+        /* The sandbox id is the MCP URL's capability: a request that named a
+         * live route counts as authenticated for the connection limits. */
+        if (r->api->mcp.routed && r->api->mcp.routed(*state)) r->req->authenticated = 1;
+    }
+    return ret;
 }
 
 static void mcp_raw_done(void *ctx, void *state)
@@ -114,6 +128,7 @@ static void begin_mcp(mb_api *api, mb_http_req *req, const char *server)
     }
     mcp_raw *r = mb_calloc(1, sizeof *r);
     r->api = api;
+    r->req = req;
     snprintf(r->server, sizeof r->server, "%s", server);
     const char *id = mb_http_query(req, "local_sandbox_id");
     snprintf(r->sandbox_id, sizeof r->sandbox_id, "%s", id ? id : "");
@@ -138,7 +153,37 @@ static int authenticate(mb_api *api, mb_call *call)
                                 &err);
     }
     if (rc) mb_http_respond_err(req, &err);
+    else if (call->route->auth != MB_AUTH_NONE) req->authenticated = 1;
     return rc;
+}
+
+/* One upload per sandbox at a time, within its owner's upload budget. The
+ * reservation is the declared length (or the upload limit for a chunked
+ * body). A refused upload's body is read and dropped, then answered (409 or
+ * 429): clients expect an answer after their body, not a reset. */
+static int begin_upload(mb_api *api, mb_call *call, const mb_sandbox_rec *rec)
+{
+    mb_http_req *req = call->req;
+    uint64_t bytes = req->body_limit;
+    const char *cl = mb_http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl) {
+        char *end;
+        unsigned long long n = strtoull(cl, &end, 10);
+        if (end != cl && n < bytes) bytes = n;
+    }
+    unsigned retry = 0;
+    if (mb_core_upload_begin(api->core, call->args[0], rec->owner, bytes, &retry,
+                             &call->refusal) != MB_OK) {
+        call->refused = 1;
+        req->retry_after_s = retry;
+        req->body_mode = MB_BODY_NONE;
+        req->body_limit = UINT64_MAX;
+        return call->refusal.code;
+    }
+    call->upload_held = 1;
+    call->upload_bytes = bytes;
+    snprintf(call->upload_owner, sizeof call->upload_owner, "%s", rec->owner);
+    return MB_OK;
 }
 
 static void on_begin(void *ctx, mb_http_req *req)
@@ -160,13 +205,14 @@ static void on_begin(void *ctx, mb_http_req *req)
         }
         mb_call *call = mb_calloc(1, sizeof *call);
         call->req = req;
+        call->api = api;
         call->route = r;
         memcpy(call->args, args, sizeof args);
         req->app = call;
         req->app_free = call_free;
         if (authenticate(api, call) != MB_OK) return;
+        mb_sandbox_rec rec;
         if (r->auth == MB_AUTH_SIGNED) {
-            mb_sandbox_rec rec;
             mb_err err;
             if (mb_core_live(api->core, call->args[0], &rec, &err) != MB_OK) {
                 mb_http_respond_err(req, &err);
@@ -176,7 +222,8 @@ static void on_begin(void *ctx, mb_http_req *req)
         req->body_mode = r->body;
         if (r->body == MB_BODY_FILE) {
             req->body_limit = mb_core_config(api->core)->max_upload_bytes;
-            req->body_path = mb_core_upload_tmp_path(api->core, call->args[0]);
+            if (begin_upload(api, call, &rec) == MB_OK)
+                req->body_path = mb_core_upload_tmp_path(api->core, call->args[0]);
         }
         return;
     }
@@ -187,7 +234,8 @@ static void on_begin(void *ctx, mb_http_req *req)
 static void on_handle(void *ctx, mb_http_req *req)
 {
     mb_call *call = req->app;
-    call->route->fn(ctx, call);
+    if (call->refused) mb_http_respond_err(req, &call->refusal);
+    else call->route->fn(ctx, call);
 }
 
 mb_api *mb_api_create(mb_core *core, const mb_api_mcp_hook *mcp)

@@ -27,7 +27,14 @@ int mb_api__acquire_body(mb_api *api, mb_call *call, int local_dev, mb_acquire_b
         .ttl_seconds = body->ttl_seconds,
     };
     mb_err err;
-    int rc = mb_core_acquire(api->core, &req, rec, &err);
+    unsigned retry = 0;
+    int rc = mb_core_acquire_begin(api->core, call->key.owner, &retry, &err);
+    if (!rc) {
+        rc = mb_core_acquire(api->core, &req, rec, &err);
+        mb_core_acquire_end(api->core, call->key.owner);
+    } else {
+        call->req->retry_after_s = retry;
+    }
     if (rc) {
         mb_acquire_body_free(body);
         mb_http_respond_err(call->req, &err);

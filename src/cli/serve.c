@@ -28,6 +28,8 @@ static enum MHD_Result mcp_handle(void *ctx, struct MHD_Connection *conn, const 
 
 static void mcp_done(void *ctx, void *state) { mb_gateway_request_done(ctx, state); }
 
+static int mcp_routed(const void *state) { return mb_gateway_request_routed(state); }
+
 /* Every live sandbox holds a few descriptors (its init's pidfd, each server's
  * pipes and supervision fd), so thousands of sandboxes need far more than the
  * usual 1024 or 20000: raise the limit as far as the host allows. */
@@ -93,7 +95,7 @@ int mb_cmd_serve(int argc, char **argv)
         mb_config_free(&cfg);
         return 1;
     }
-    mb_api_mcp_hook hook = {mb_core_gateway(core), mcp_handle, mcp_done};
+    mb_api_mcp_hook hook = {mb_core_gateway(core), mcp_handle, mcp_done, mcp_routed};
     mb_api *api = mb_api_create(core, &hook);
     mb_http_app app = mb_api_http_app(api);
     mb_http_opts hopts = {

@@ -35,6 +35,21 @@ static void usage(FILE *f)
         "  --allowed-origin ORIGIN   an Origin MCP clients may send (repeatable)\n"
         "  --header-limit SIZE       request line + headers (default 32K)\n"
         "  --idle-timeout SECONDS    close idle connections after (default 300)\n"
+        "limits (0 = unlimited where marked *):\n"
+        "  --max-connections N       HTTP connections at once (default 4096)\n"
+        "  --max-connections-per-ip N  *per client address (default 512)\n"
+        "  --max-anon-connections N  connections without a valid key or MCP URL so far;\n"
+        "                            the rest is kept for authenticated clients (default 2048)\n"
+        "  --header-timeout SECONDS  request line and headers must arrive within (default 30)\n"
+        "  --min-body-rate SIZE      bytes per second a request body must average after\n"
+        "                            --header-timeout seconds (default 8K)\n"
+        "  --dump-timeout SECONDS    a dump is stopped after (default 300)\n"
+        "  --max-sessions N          MCP sessions in all (default 10000)\n"
+        "  --max-sessions-per-sandbox N  (default 1000)\n"
+        "  --max-sessions-per-key N  per key owner (default 5000)\n"
+        "  --key-max-sandboxes N     *live sandboxes per key owner (default 1000)\n"
+        "  --key-max-acquiring N     *acquires in progress per key owner (default 128)\n"
+        "  --key-max-upload SIZE     *upload bytes in flight per key owner (default 16G)\n"
         "\n"
         "MCPBOX_API_KEY=KEY adds that API key at start (owner MCPBOX_API_KEY_OWNER or\n"
         "'default'); otherwise manage keys with `mcpbox keys`.\n");
@@ -129,7 +144,19 @@ enum {
     OPT_LISTEN = 256, OPT_DATA, OPT_PUBLIC, OPT_SEED, OPT_PROFILES, OPT_MAX_UPLOAD,
     OPT_MAX_EXPANDED, OPT_MAX_ENTRIES, OPT_URL_TTL, OPT_DEFAULT_TTL, OPT_ORIGIN,
     OPT_HEADER_LIMIT, OPT_IDLE, OPT_POOL, OPT_CALL_TIMEOUT, OPT_START_TIMEOUT, OPT_MAX_MESSAGE,
+    OPT_DUMP_TIMEOUT, OPT_MAX_CONN, OPT_CONN_PER_IP, OPT_ANON_CONN, OPT_HEADER_TIMEOUT,
+    OPT_BODY_RATE, OPT_MAX_SESSIONS, OPT_SESSIONS_SANDBOX, OPT_SESSIONS_KEY, OPT_KEY_SANDBOXES,
+    OPT_KEY_ACQUIRING, OPT_KEY_UPLOAD,
 };
+
+/* A count that may be 0 (= unlimited) when `zero_ok`. */
+static int count_opt(const char *name, const char *v, int zero_ok, uint64_t *out)
+{
+    long n;
+    int rc = int_opt(name, v, zero_ok ? 0 : 1, 1L << 30, &n);
+    if (!rc) *out = (uint64_t)n;
+    return rc;
+}
 
 /* Applies one setting, from a flag or from the environment. */
 static int apply(mb_config *cfg, int opt, const char *v)
@@ -185,6 +212,54 @@ static int apply(mb_config *cfg, int opt, const char *v)
             }
         }
         break;
+    case OPT_DUMP_TIMEOUT:
+        if (!(rc = int_opt("--dump-timeout", v, 1, 86400, &n))) cfg->dump_timeout_s = (int)n;
+        break;
+    case OPT_MAX_CONN:
+        if (!(rc = int_opt("--max-connections", v, 16, 1000000, &n)))
+            cfg->max_connections = (unsigned)n;
+        break;
+    case OPT_CONN_PER_IP:
+        if (!(rc = int_opt("--max-connections-per-ip", v, 0, 1000000, &n)))
+            cfg->max_conn_per_ip = (unsigned)n;
+        break;
+    case OPT_ANON_CONN:
+        if (!(rc = int_opt("--max-anon-connections", v, 1, 1000000, &n)))
+            cfg->max_anon_conns = (unsigned)n;
+        break;
+    case OPT_HEADER_TIMEOUT:
+        if (!(rc = int_opt("--header-timeout", v, 1, 3600, &n)))
+            cfg->header_timeout_s = (unsigned)n;
+        break;
+    case OPT_BODY_RATE:
+        if (mb_parse_size(v, &size) != MB_OK) {
+            fprintf(stderr, "mcpbox serve: --min-body-rate wants a size like 8K or 0, got "
+                    "'%s'\n", v);
+            return 2;
+        }
+        cfg->min_body_rate = size;
+        break;
+    case OPT_MAX_SESSIONS: rc = count_opt("--max-sessions", v, 0, &cfg->max_sessions); break;
+    case OPT_SESSIONS_SANDBOX:
+        rc = count_opt("--max-sessions-per-sandbox", v, 0, &cfg->max_sessions_sandbox);
+        break;
+    case OPT_SESSIONS_KEY:
+        rc = count_opt("--max-sessions-per-key", v, 0, &cfg->max_sessions_key);
+        break;
+    case OPT_KEY_SANDBOXES:
+        rc = count_opt("--key-max-sandboxes", v, 1, &cfg->key_max_sandboxes);
+        break;
+    case OPT_KEY_ACQUIRING:
+        rc = count_opt("--key-max-acquiring", v, 1, &cfg->key_max_acquiring);
+        break;
+    case OPT_KEY_UPLOAD:
+        if (mb_parse_size(v, &size) != MB_OK) {
+            fprintf(stderr, "mcpbox serve: --key-max-upload wants a size like 16G or 0, got "
+                    "'%s'\n", v);
+            return 2;
+        }
+        cfg->key_max_upload = size;
+        break;
     case OPT_IDLE:
         if (!(rc = int_opt("--idle-timeout", v, 1, 86400, &n))) cfg->idle_timeout_s = (unsigned)n;
         break;
@@ -208,6 +283,18 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
     cfg->call_timeout_s = 120;
     cfg->start_timeout_s = 30;
     cfg->max_message_bytes = 64ULL << 20;
+    cfg->dump_timeout_s = 300;
+    cfg->max_connections = 4096;
+    cfg->max_conn_per_ip = 512;
+    cfg->max_anon_conns = 2048;
+    cfg->header_timeout_s = 30;
+    cfg->min_body_rate = 8 << 10;
+    cfg->max_sessions = 10000;
+    cfg->max_sessions_sandbox = 1000;
+    cfg->max_sessions_key = 5000;
+    cfg->key_max_sandboxes = 1000;
+    cfg->key_max_acquiring = 128;
+    cfg->key_max_upload = 16ULL << 30;
 
     static const struct { const char *env; int opt; } envs[] = {
         {"MCPBOX_LISTEN", OPT_LISTEN}, {"MCPBOX_DATA_DIR", OPT_DATA},
@@ -216,6 +303,16 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"MCPBOX_MAX_ENTRIES", OPT_MAX_ENTRIES}, {"MCPBOX_URL_TTL_MINUTES", OPT_URL_TTL},
         {"MCPBOX_DEFAULT_TTL", OPT_DEFAULT_TTL}, {"MCPBOX_CALL_TIMEOUT", OPT_CALL_TIMEOUT},
         {"MCPBOX_START_TIMEOUT", OPT_START_TIMEOUT}, {"MCPBOX_MAX_MESSAGE", OPT_MAX_MESSAGE},
+        {"MCPBOX_DUMP_TIMEOUT", OPT_DUMP_TIMEOUT}, {"MCPBOX_MAX_CONNECTIONS", OPT_MAX_CONN},
+        {"MCPBOX_MAX_CONNECTIONS_PER_IP", OPT_CONN_PER_IP},
+        {"MCPBOX_MAX_ANON_CONNECTIONS", OPT_ANON_CONN},
+        {"MCPBOX_HEADER_TIMEOUT", OPT_HEADER_TIMEOUT}, {"MCPBOX_MIN_BODY_RATE", OPT_BODY_RATE},
+        {"MCPBOX_MAX_SESSIONS", OPT_MAX_SESSIONS},
+        {"MCPBOX_MAX_SESSIONS_PER_SANDBOX", OPT_SESSIONS_SANDBOX},
+        {"MCPBOX_MAX_SESSIONS_PER_KEY", OPT_SESSIONS_KEY},
+        {"MCPBOX_KEY_MAX_SANDBOXES", OPT_KEY_SANDBOXES},
+        {"MCPBOX_KEY_MAX_ACQUIRING", OPT_KEY_ACQUIRING},
+        {"MCPBOX_KEY_MAX_UPLOAD", OPT_KEY_UPLOAD},
     };
     for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
         const char *v = getenv(envs[i].env);
@@ -266,6 +363,18 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
         {"start-timeout", required_argument, NULL, OPT_START_TIMEOUT},
         {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
+        {"dump-timeout", required_argument, NULL, OPT_DUMP_TIMEOUT},
+        {"max-connections", required_argument, NULL, OPT_MAX_CONN},
+        {"max-connections-per-ip", required_argument, NULL, OPT_CONN_PER_IP},
+        {"max-anon-connections", required_argument, NULL, OPT_ANON_CONN},
+        {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+        {"min-body-rate", required_argument, NULL, OPT_BODY_RATE},
+        {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
+        {"max-sessions-per-sandbox", required_argument, NULL, OPT_SESSIONS_SANDBOX},
+        {"max-sessions-per-key", required_argument, NULL, OPT_SESSIONS_KEY},
+        {"key-max-sandboxes", required_argument, NULL, OPT_KEY_SANDBOXES},
+        {"key-max-acquiring", required_argument, NULL, OPT_KEY_ACQUIRING},
+        {"key-max-upload", required_argument, NULL, OPT_KEY_UPLOAD},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };

@@ -13,13 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-pthread_mutex_t *mb_core__stripe(mb_core *core, const char *id)
-{
-    unsigned h = 2166136261u;
-    for (const char *p = id; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
-    return &core->stripes[h % MB_CORE_STRIPES];
-}
-
 char *mb_core_workspace(mb_core *core, const char *id)
 {
     return mb_asprintf("%s/workspaces/%s/" MB_DATA_SUBDIR, core->cfg.data_dir, id);
@@ -69,7 +62,8 @@ int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err)
 {
     mb_core *core = mb_calloc(1, sizeof *core);
     core->cfg = *cfg;
-    for (int i = 0; i < MB_CORE_STRIPES; i++) pthread_mutex_init(&core->stripes[i], NULL);
+    pthread_mutex_init(&core->locks_lock, NULL);
+    pthread_mutex_init(&core->quota_lock, NULL);
     pthread_mutex_init(&core->reaper_lock, NULL);
     pthread_cond_init(&core->wake, NULL);
     pthread_mutex_init(&core->alloc_lock, NULL);
@@ -123,7 +117,9 @@ void mb_core_close(mb_core *core)
     mb_core__stop_reaper(core);
     if (core->runtime_open) mb_core__runtime_close(core);
     mb_store_close(core->store);
-    for (int i = 0; i < MB_CORE_STRIPES; i++) pthread_mutex_destroy(&core->stripes[i]);
+    pthread_mutex_destroy(&core->locks_lock);
+    mb_core__quota_free(core);
+    pthread_mutex_destroy(&core->quota_lock);
     pthread_mutex_destroy(&core->reaper_lock);
     pthread_cond_destroy(&core->wake);
     pthread_mutex_destroy(&core->alloc_lock);
@@ -226,8 +222,7 @@ int mb_core_live(mb_core *core, const char *id, mb_sandbox_rec *out, mb_err *err
 
 int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
 {
-    pthread_mutex_t *lock = mb_core__stripe(core, id);
-    pthread_mutex_lock(lock);
+    mb_sblock *lock = mb_core__lock(core, id);
     mb_sandbox_rec rec;
     int rc = mb_store_sandbox_get(core->store, id, &rec, err);
     if (!rc && strcmp(rec.status, "released") != 0) {
@@ -245,7 +240,7 @@ int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
         free(blobs);
         if (!rc) mb_info("released %s%s", id, is_ttl ? " (TTL expired)" : "");
     }
-    pthread_mutex_unlock(lock);
+    mb_core__unlock(core, lock);
     return rc;
 }
 

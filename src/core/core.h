@@ -57,6 +57,19 @@ typedef struct mb_config {
     int call_timeout_s;           /* MCP call timeout; default 120 */
     uint64_t max_message_bytes;   /* per JSON-RPC message through the gateway; 64 MiB */
     int start_timeout_s;          /* server start + initialize; default 30 */
+    /* Limits (docs/CONFIG.md "Limits"); 0 = unlimited where it says so. */
+    int dump_timeout_s;           /* a dump stops after this; default 300 */
+    unsigned max_connections;     /* HTTP connections at once; default 4096 */
+    unsigned max_conn_per_ip;     /* per client address; default 512, 0 = off */
+    unsigned max_anon_conns;      /* not (yet) authenticated; default 2048 */
+    unsigned header_timeout_s;    /* request line + headers; default 30 */
+    uint64_t min_body_rate;       /* bytes/s a body must average; default 8K */
+    uint64_t max_sessions;        /* MCP sessions in all; default 10000 */
+    uint64_t max_sessions_sandbox;/* per sandbox; default 1000 */
+    uint64_t max_sessions_key;    /* per key owner; default 5000 */
+    uint64_t key_max_sandboxes;   /* live sandboxes per key owner; default 1000 */
+    uint64_t key_max_acquiring;   /* acquires in progress per key owner; default 128 */
+    uint64_t key_max_upload;      /* upload bytes in flight per key owner; default 16G */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;
@@ -100,6 +113,19 @@ int mb_core_get(mb_core *core, const char *owner, const char *id, mb_sandbox_rec
 /* Releases; a sandbox already released is success (idempotent for its owner). */
 int mb_core_release(mb_core *core, const char *owner, const char *id, int is_ttl, mb_err *err);
 int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err);
+
+/* Per-key budgets (quota.c; limits in mb_config). Keys of one owner share
+ * them. A refusal is MB_ELIMIT (429) with *retry_after set in seconds.
+ * acquire_begin counts an acquire in progress for `owner` (checks the
+ * acquires in progress and the live sandboxes); acquire_end ends it. */
+int mb_core_acquire_begin(mb_core *core, const char *owner, unsigned *retry_after, mb_err *err);
+void mb_core_acquire_end(mb_core *core, const char *owner);
+/* One upload per sandbox at a time (MB_ECONFLICT otherwise), `bytes`
+ * counted against the owner's upload bytes in flight. upload_end, with the
+ * same arguments, ends it. */
+int mb_core_upload_begin(mb_core *core, const char *id, const char *owner, uint64_t bytes,
+                         unsigned *retry_after, mb_err *err);
+void mb_core_upload_end(mb_core *core, const char *id, const char *owner, uint64_t bytes);
 
 /* Upload: where a PUT for this sandbox writes, and how it is committed. */
 char *mb_core_upload_tmp_path(mb_core *core, const char *id);

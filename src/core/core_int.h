@@ -13,7 +13,7 @@
 
 #include <pthread.h>
 
-#define MB_CORE_STRIPES 64
+#define MB_LOCK_BUCKETS 256
 #define MB_UID_FIRST 0x10000000LL   /* first host uid handed to sandboxes */
 #define MB_UID_STRIDE 65536LL       /* uids per sandbox */
 #define MB_LIVE_BUCKETS 256
@@ -40,9 +40,14 @@ struct mb_core {
     char *data_dir;                  /* absolute; cfg.data_dir points here */
     int runtime_open;
 
-    /* Operations on one sandbox (initialize, dump, reset, release) are
-     * serialised by the stripe its id hashes to. */
-    pthread_mutex_t stripes[MB_CORE_STRIPES];
+    /* Operations on one sandbox (initialize, dump, reset, release, upload
+     * commit) are serialised by that sandbox's own lock (locks.c). */
+    pthread_mutex_t locks_lock;
+    struct mb_sblock *locks[MB_LOCK_BUCKETS];
+
+    /* Per-owner budgets and uploads in progress (quota.c). */
+    pthread_mutex_t quota_lock;
+    struct mb_quota_ent *quota_owners, *quota_uploads;
 
     /* Runtime (runtime.c): this binary's path (bound into every sandbox),
      * the loaded profiles, the gateway serving every MCP URL, the warm pool
@@ -68,7 +73,17 @@ struct mb_core {
     int stopping;
 };
 
-pthread_mutex_t *mb_core__stripe(mb_core *core, const char *id);
+/* locks.c: the lock of one sandbox id (created on demand, freed when the
+ * last holder or waiter leaves). Never held while waiting on another
+ * sandbox's lock. */
+typedef struct mb_sblock mb_sblock;
+mb_sblock *mb_core__lock(mb_core *core, const char *id);
+void mb_core__unlock(mb_core *core, mb_sblock *l);
+/* Entries in the table (held or waited on), for tests. */
+size_t mb_core__locks_in_use(mb_core *core);
+typedef struct mb_quota_ent mb_quota_ent;
+/* quota.c: frees the counters (at close). */
+void mb_core__quota_free(mb_core *core);
 int mb_core__start_reaper(mb_core *core, mb_err *err);
 void mb_core__stop_reaper(mb_core *core);
 /* Release without owner checks (the reaper, start-up expiry). */

@@ -288,6 +288,17 @@ static void host_of(const char *s, char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* The gateway's tenant of a sandbox: the owner of its key. */
+static int sandbox_owner(void *ctx, const char *sandbox_id, char *buf, size_t cap)
+{
+    mb_core *core = ctx;
+    mb_sandbox_rec rec;
+    if (mb_store_sandbox_get(core->store, sandbox_id, &rec, NULL) != MB_OK || !rec.owner[0])
+        return -1;
+    snprintf(buf, cap, "%s", rec.owner);
+    return 0;
+}
+
 static int open_gateway(mb_core *core, mb_err *err)
 {
     char listen_host[256], public_host[256];
@@ -306,6 +317,10 @@ static int open_gateway(mb_core *core, mb_err *err)
         .call_timeout_ms = core->cfg.call_timeout_s * 1000,
         .init_timeout_ms = core->cfg.start_timeout_s * 1000,
         .max_message_bytes = (size_t)core->cfg.max_message_bytes,
+        .max_sessions = (size_t)core->cfg.max_sessions,
+        .max_sessions_per_sandbox = (size_t)core->cfg.max_sessions_sandbox,
+        .max_sessions_per_tenant = (size_t)core->cfg.max_sessions_key,
+        .tenant_of = sandbox_owner,
         .allowed_origins = origins,
         .allowed_hosts = hosts,
     };

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 static char *blob_path(mb_core *core, const char *id, const char *name)
@@ -44,8 +45,7 @@ char *mb_core_upload_tmp_path(mb_core *core, const char *id)
 int mb_core_upload_commit(mb_core *core, const char *id, const char *tmp_path, uint64_t size,
                           mb_err *err)
 {
-    pthread_mutex_t *lock = mb_core__stripe(core, id);
-    pthread_mutex_lock(lock);
+    mb_sblock *lock = mb_core__lock(core, id);
     mb_sandbox_rec rec;
     int rc = mb_core_live(core, id, &rec, err);
     char *final = blob_path(core, id, "upload.tar.gz");
@@ -66,7 +66,7 @@ int mb_core_upload_commit(mb_core *core, const char *id, const char *tmp_path, u
     }
     if (rc) unlink(tmp_path);
     free(final);
-    pthread_mutex_unlock(lock);
+    mb_core__unlock(core, lock);
     return rc;
 }
 
@@ -99,8 +99,7 @@ int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err 
     mb_sandbox_rec rec;
     int rc = mb_core_get(core, owner, id, &rec, err);
     if (rc) return rc;
-    pthread_mutex_t *lock = mb_core__stripe(core, id);
-    pthread_mutex_lock(lock);
+    mb_sblock *lock = mb_core__lock(core, id);
     char *upload = blob_path(core, id, "upload.tar.gz");
     char *baseline = blob_path(core, id, "baseline.tar.gz");
     const char *source = NULL;
@@ -136,8 +135,22 @@ int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err 
     }
     free(upload);
     free(baseline);
-    pthread_mutex_unlock(lock);
+    mb_core__unlock(core, lock);
     return rc;
+}
+
+/* A dump is bounded by the workspace quota, counted as the tar would count
+ * it (apparent sizes: a sparse file in full), and by --dump-timeout, so that
+ * a few sparse gigabytes cannot buy minutes of the daemon's CPU. */
+static void dump_bounds(mb_core *core, const char *id, mb_archive_write_opts *wo)
+{
+    char *volume = mb_core__volume(core, id);
+    struct statvfs vfs;
+    if (statvfs(volume, &vfs) == 0 && vfs.f_blocks)
+        wo->max_bytes = (uint64_t)vfs.f_blocks * (uint64_t)vfs.f_frsize;
+    free(volume);
+    if (core->cfg.dump_timeout_s > 0)
+        wo->deadline_ms = mb_mono_ms() + (int64_t)core->cfg.dump_timeout_s * 1000;
 }
 
 int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
@@ -145,19 +158,26 @@ int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
     mb_sandbox_rec rec;
     int rc = mb_core_get(core, owner, id, &rec, err);
     if (rc) return rc;
-    pthread_mutex_t *lock = mb_core__stripe(core, id);
-    pthread_mutex_lock(lock);
+    mb_sblock *lock = mb_core__lock(core, id);
     char *dir = mb_core__blob_dir(core, id);
     mb_mkdir_p(dir, 0700, NULL);
     char *tmp = blob_path(core, id, "dump.tar.gz.part");
     char *final = blob_path(core, id, "dump.tar.gz");
     char *ws = mb_core_workspace(core, id);
     mb_archive_stats stats = {0};
+    mb_archive_write_opts wo = MB_ARCHIVE_WRITE_OPTS_INIT;
+    dump_bounds(core, id, &wo);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         rc = mb_err_sys(err, errno, "cannot write the dump");
     } else {
-        rc = mb_archive_write_dir(ws, fd, NULL, &stats, err);
+        rc = mb_archive_write_dir(ws, fd, &wo, &stats, err);
+        if (rc == MB_ENOSPACE && strstr(err->msg, "apparent size"))
+            rc = mb_err_set(err, MB_ENOSPACE, "Cannot dump /data: %s (the workspace quota); "
+                            "remove or shrink files first", err->msg);
+        else if (rc == MB_ETIMEOUT)
+            rc = mb_err_set(err, MB_ETIMEOUT, "Cannot dump /data: %s (--dump-timeout %d s)",
+                            err->msg, core->cfg.dump_timeout_s);
         if (!rc && fsync(fd) != 0) rc = mb_err_sys(err, errno, "cannot write the dump");
         close(fd);
     }
@@ -177,7 +197,7 @@ int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
     free(tmp);
     free(final);
     free(ws);
-    pthread_mutex_unlock(lock);
+    mb_core__unlock(core, lock);
     return rc;
 }
 
@@ -200,14 +220,13 @@ int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err)
     mb_sandbox_rec rec;
     int rc = mb_core_get(core, owner, id, &rec, err);
     if (rc) return rc;
-    pthread_mutex_t *lock = mb_core__stripe(core, id);
-    pthread_mutex_lock(lock);
+    mb_sblock *lock = mb_core__lock(core, id);
     rc = mb_core__sandbox_reset(core, &rec, err);
     if (!rc && mb_core_live(core, id, &rec, NULL) == MB_OK) {
         rec.updated_at = mb_now();
         rc = mb_store_sandbox_update(core->store, &rec, err);
     }
     if (!rc) mb_info("reset %s", id);
-    pthread_mutex_unlock(lock);
+    mb_core__unlock(core, lock);
     return rc;
 }

@@ -322,6 +322,8 @@ int mb_gateway_create(const mb_gateway_opts *opts, mb_gateway **out, mb_err *err
     pthread_rwlockattr_destroy(&ra);
     mb_gw_table_init(&gw->sandboxes);
     mb_gw_table_init(&gw->sessions);
+    mb_gw_table_init(&gw->tally_sandbox);
+    mb_gw_table_init(&gw->tally_tenant);
     atomic_init(&gw->closing, 0);
     atomic_init(&gw->next_stream_no, 0);
     signal(SIGPIPE, SIG_IGN);
@@ -390,6 +392,8 @@ void mb_gateway_destroy(mb_gateway *gw)
     }
     mb_gw_table_dispose(&gw->sandboxes);
     mb_gw_table_dispose(&gw->sessions);
+    mb_gw_table_dispose(&gw->tally_sandbox);
+    mb_gw_table_dispose(&gw->tally_tenant);
     pthread_rwlock_destroy(&gw->lock);
     free_list(gw->origins);
     free_list(gw->hosts);

@@ -94,8 +94,18 @@ typedef struct mb_gateway_opts {
                                  for this long is forgotten; 0 = 1 hour */
     size_t max_message_bytes; /* per JSON-RPC message, both directions;
                                  0 = 16 MiB */
-    size_t max_sessions;      /* across the gateway; the least recently used
-                                 idle session makes room; 0 = 10000 */
+    size_t max_sessions;      /* across the gateway; 0 = 10000 */
+    size_t max_sessions_per_sandbox; /* 0 = no cap of its own */
+    size_t max_sessions_per_tenant;  /* 0 = no cap of its own */
+    /* At a cap, the least recently used idle session of the same scope makes
+     * room: of the same sandbox for the sandbox cap, of the same tenant for
+     * the tenant cap and the global one (of the same sandbox when there is
+     * no tenant). Another tenant's session is never evicted; with none of
+     * its own idle, initialize gets 503. tenant_of (optional; called outside
+     * the gateway's locks, once per initialize) writes the tenant (the key
+     * owner) of a sandbox into buf and returns 0, or returns non-zero when
+     * there is none. */
+    int (*tenant_of)(void *ctx, const char *sandbox_id, char *buf, size_t cap);
     /* Origin allow list (DNS-rebinding and cross-site protection). An Origin
      * is allowed when its host is one of the allowed hosts (a "*" there does
      * not count) or it matches an entry here: a full origin
@@ -194,6 +204,11 @@ enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
 /* From MHD_OPTION_NOTIFY_COMPLETED, for every request whose *req_cls the
  * gateway set (non-NULL). Frees the per-request state. */
 void mb_gateway_request_done(mb_gateway *gw, void *req_cls);
+
+/* After the first call of a request: 1 if its headers named a live (sandbox,
+ * server) pair, which the HTTP layer counts as an authenticated request (the
+ * sandbox id is the MCP URL's capability); 0 if it was refused. */
+int mb_gateway_request_routed(const void *req_cls);
 
 /* ------------------------------------------------- plain local processes */
 

@@ -324,6 +324,14 @@ struct mb_gw_pending {
     mb_gw_link x_link; /* CALL: x->calls */
 };
 
+/* How many sessions in the table belong to one sandbox or one tenant
+ * (under gw->lock; freed when it drops to 0). */
+typedef struct mb_gw_tally {
+    mb_gw_hnode node;  /* in gw->tally_sandbox or gw->tally_tenant */
+    char *name;
+    size_t n;
+} mb_gw_tally;
+
 struct mb_gw_session {
     atomic_int refs;
     mb_gw_hnode node;  /* in gw->sessions, key = first 16 hex digits */
@@ -334,6 +342,8 @@ struct mb_gw_session {
     atomic_llong last_used_ms;
     atomic_int active; /* open GET streams + calls in flight: not idle */
     int in_table;      /* under gw->lock */
+    mb_gw_tally *t_sandbox, *t_tenant; /* counted in these while in_table
+                                          (t_tenant NULL: no tenant known) */
     /* under b->lock */
     int ended;
     mb_gw_link b_link; /* in b->sessions */
@@ -409,6 +419,7 @@ struct mb_gateway {
     mb_gw_table sandboxes;
     mb_gw_table sessions;
     size_t nsessions;
+    mb_gw_table tally_sandbox, tally_tenant;
     atomic_int closing;
     atomic_ullong next_stream_no;
     mb_gw_reactor *reactor;

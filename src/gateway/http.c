@@ -5,6 +5,10 @@
  * REQUEST FLOW
  *   Every request: Host and Origin checked (403), then the route's backend
  *   looked up (404 for an unknown sandbox or a server it did not acquire).
+ *   These checks, and for POST the Content-Type (415) and a declared
+ *   Content-Length over max_message_bytes (413), run as soon as the headers
+ *   are in: a refused request is answered before its body is read (MHD
+ *   then closes the connection), so a wrong URL never costs memory.
  *   POST  body gathered (bounded by max_message_bytes: 413), parsed (400
  *         -32700), then either `initialize` (a new session, answered from the
  *         backend's remembered InitializeResult) or messages of an existing
@@ -40,6 +44,8 @@ typedef struct mb_gw_req {
     mb_buf body;
     size_t body_seen;
     int too_big;
+    int routed;   /* the headers named a live (sandbox, server) */
+    int answered; /* answered from the headers; the body is not read */
     mb_gw_stream *st; /* reference: the POST exchange or GET stream */
 } mb_gw_req;
 
@@ -620,12 +626,105 @@ static enum MHD_Result do_options(const ctx *c)
 
 /* ----------------------------------------------------------- entry point */
 
+/* The checks that need only the headers: Host and Origin, the method, the
+ * route (sandbox and server), and for POST the declared Content-Type and
+ * length. Returns the route's backend (a reference), or NULL with an answer
+ * queued in *ret. Runs before any body byte is accepted, and again once the
+ * body is in (the sandbox may have gone meanwhile). */
+static mb_gw_backend *front(ctx *c, const char *server, const char *sandbox_id,
+                            enum MHD_Result *ret)
+{
+    mb_gateway *gw = c->gw;
+    struct MHD_Connection *conn = c->conn;
+    mb_gw_req *r = c->r;
+    const char *origin = header(conn, "Origin");
+    if (!host_allowed(gw, header(conn, "Host"))) {
+        *ret = send_error(c, MHD_HTTP_FORBIDDEN, MB_GW_ESERVER,
+                          "Forbidden: Host '%.100s' is not allowed (DNS rebinding protection)",
+                          header(conn, "Host"));
+        return NULL;
+    }
+    if (origin && !origin_allowed(gw, origin)) {
+        *ret = send_error(c, MHD_HTTP_FORBIDDEN, MB_GW_ESERVER,
+                          "Forbidden: Origin '%.100s' is not allowed", origin);
+        return NULL;
+    }
+    c->origin = origin;
+    if (r->method == M_OPTIONS) {
+        *ret = do_options(c);
+        return NULL;
+    }
+    if (r->method == M_OTHER) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(
+            0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (!resp) {
+            *ret = MHD_NO;
+            return NULL;
+        }
+        MHD_add_response_header(resp, "Allow", "GET, POST, DELETE, OPTIONS");
+        *ret = MHD_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
+        MHD_destroy_response(resp);
+        return NULL;
+    }
+    if (atomic_load(&gw->closing)) {
+        *ret = send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, MB_GW_ESERVER,
+                          "the gateway is shutting down");
+        return NULL;
+    }
+    if (!sandbox_id || !*sandbox_id) {
+        *ret = send_error(c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
+                          "Not Found: an MCP URL needs ?local_sandbox_id=<id>");
+        return NULL;
+    }
+    int known = 0;
+    char servers[512];
+    mb_gw_backend *b = mb_gw_lookup(gw, sandbox_id, server, &known, servers, sizeof servers);
+    if (!b) {
+        if (!known)
+            *ret = send_error(c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
+                              "Not Found: no sandbox '%.64s' (it was released, expired, or "
+                              "never acquired)",
+                              sandbox_id);
+        else
+            *ret = send_error(c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
+                              "Not Found: sandbox '%.64s' did not acquire the server '%.64s' "
+                              "(it has: %s)",
+                              sandbox_id, server, servers);
+        return NULL;
+    }
+    return b;
+}
+
+/* A POST whose headers already say it cannot be taken: a wrong Content-Type
+ * is answered before the body is read (MHD then closes the connection
+ * instead of reading it); a declared length over the limit is discarded as
+ * it arrives. */
+static int refuse_post_early(const ctx *c, enum MHD_Result *ret)
+{
+    const char *ctype = header(c->conn, "Content-Type");
+    if (ctype && strncasecmp(ctype, "application/json", 16)) {
+        *ret = send_error(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, MB_GW_ESERVER,
+                          "Unsupported Media Type: Content-Type must be application/json");
+        return 1;
+    }
+    const char *cl = header(c->conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl) {
+        char *end;
+        unsigned long long n = strtoull(cl, &end, 10);
+        /* Read and dropped, never held, and answered 413 once it is in:
+         * clients expect the answer after sending their body. */
+        if (end != cl && n > c->gw->opts.max_message_bytes) c->r->too_big = 1;
+    }
+    return 0;
+}
+
 enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
                                   const char *server, const char *sandbox_id,
                                   const char *method, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls)
 {
     mb_gw_req *r = *req_cls;
+    enum MHD_Result ret;
     if (!r) {
         r = mb_calloc(1, sizeof *r);
         r->method = !strcmp(method, "POST")      ? M_POST
@@ -634,6 +733,24 @@ enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
                     : !strcmp(method, "OPTIONS") ? M_OPTIONS
                                                  : M_OTHER;
         *req_cls = r;
+        /* Route and check from the headers alone, so that a request to a
+         * wrong URL never makes the gateway hold its body. */
+        ctx c = {gw, conn, r, NULL};
+        mb_gw_backend *b = front(&c, server, sandbox_id, &ret);
+        if (!b) {
+            r->answered = 1;
+            return ret;
+        }
+        mb_gw_backend_unref(b);
+        r->routed = 1;
+        if (r->method == M_POST && refuse_post_early(&c, &ret)) {
+            r->answered = 1;
+            return ret;
+        }
+        return MHD_YES;
+    }
+    if (r->answered) {
+        *upload_data_size = 0;
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -652,46 +769,8 @@ enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
     }
 
     ctx c = {gw, conn, r, NULL};
-    const char *origin = header(conn, "Origin");
-    if (!host_allowed(gw, header(conn, "Host")))
-        return send_error(&c, MHD_HTTP_FORBIDDEN, MB_GW_ESERVER,
-                          "Forbidden: Host '%.100s' is not allowed (DNS rebinding protection)",
-                          header(conn, "Host"));
-    if (origin && !origin_allowed(gw, origin))
-        return send_error(&c, MHD_HTTP_FORBIDDEN, MB_GW_ESERVER,
-                          "Forbidden: Origin '%.100s' is not allowed", origin);
-    c.origin = origin;
-    if (r->method == M_OPTIONS) return do_options(&c);
-    if (r->method == M_OTHER) {
-        struct MHD_Response *resp = MHD_create_response_from_buffer(
-            0, (void *)"", MHD_RESPMEM_PERSISTENT);
-        if (!resp) return MHD_NO;
-        MHD_add_response_header(resp, "Allow", "GET, POST, DELETE, OPTIONS");
-        enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
-        MHD_destroy_response(resp);
-        return ret;
-    }
-    if (atomic_load(&gw->closing))
-        return send_error(&c, MHD_HTTP_SERVICE_UNAVAILABLE, MB_GW_ESERVER,
-                          "the gateway is shutting down");
-    if (!sandbox_id || !*sandbox_id)
-        return send_error(&c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
-                          "Not Found: an MCP URL needs ?local_sandbox_id=<id>");
-    int known = 0;
-    char servers[512];
-    mb_gw_backend *b = mb_gw_lookup(gw, sandbox_id, server, &known, servers, sizeof servers);
-    if (!b) {
-        if (!known)
-            return send_error(&c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
-                              "Not Found: no sandbox '%.64s' (it was released, expired, or "
-                              "never acquired)",
-                              sandbox_id);
-        return send_error(&c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
-                          "Not Found: sandbox '%.64s' did not acquire the server '%.64s' "
-                          "(it has: %s)",
-                          sandbox_id, server, servers);
-    }
-    enum MHD_Result ret;
+    mb_gw_backend *b = front(&c, server, sandbox_id, &ret);
+    if (!b) return ret;
     switch (r->method) {
     case M_POST: ret = do_post(&c, b); break;
     case M_GET: ret = do_get(&c, b); break;
@@ -699,6 +778,12 @@ enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
     }
     mb_gw_backend_unref(b);
     return ret;
+}
+
+int mb_gateway_request_routed(const void *req_cls)
+{
+    const mb_gw_req *r = req_cls;
+    return r && r->routed;
 }
 
 void mb_gateway_request_done(mb_gateway *gw, void *req_cls)

@@ -121,12 +121,52 @@ static int session_key(const char *id, uint64_t *key)
     return 0;
 }
 
+/* ---------------------------------------------------- tallies and caps */
+
+static mb_gw_tally *tally_find(mb_gw_table *t, const char *name)
+{
+    for (mb_gw_hnode *n = mb_gw_table_find(t, mb_gw_hash_str(name)); n; n = mb_gw_table_next(n)) {
+        mb_gw_tally *y = MB_GW_CONTAINER(n, mb_gw_tally, node);
+        if (!strcmp(y->name, name)) return y;
+    }
+    return NULL;
+}
+
+static mb_gw_tally *tally_add(mb_gw_table *t, const char *name)
+{
+    mb_gw_tally *y = tally_find(t, name);
+    if (!y) {
+        y = mb_calloc(1, sizeof *y);
+        y->name = mb_strdup(name);
+        mb_gw_table_insert(t, &y->node, mb_gw_hash_str(name));
+    }
+    y->n++;
+    return y;
+}
+
+static void tally_drop(mb_gw_table *t, mb_gw_tally *y)
+{
+    if (!y || --y->n) return;
+    mb_gw_table_remove(t, &y->node);
+    free(y->name);
+    free(y);
+}
+
+static size_t tally_of(mb_gw_table *t, const char *name)
+{
+    mb_gw_tally *y = name ? tally_find(t, name) : NULL;
+    return y ? y->n : 0;
+}
+
 static void table_take_locked(mb_gateway *gw, mb_gw_session *s)
 {
     mb_assert_wrheld(&gw->lock);
     mb_gw_table_remove(&gw->sessions, &s->node);
     gw->nsessions--;
     s->in_table = 0;
+    tally_drop(&gw->tally_sandbox, s->t_sandbox);
+    tally_drop(&gw->tally_tenant, s->t_tenant);
+    s->t_sandbox = s->t_tenant = NULL;
 }
 
 static void end_taken(mb_gw_session *s, const char *why)
@@ -137,21 +177,70 @@ static void end_taken(mb_gw_session *s, const char *why)
     mb_gw_session_unref(s); /* the table's reference */
 }
 
+enum { SCOPE_NONE, SCOPE_SANDBOX, SCOPE_TENANT };
+
+/* Which cap a new session of (sandbox, tenant) runs into, if any: its
+ * scope, the cap and how to name it. */
+static int full_scope(mb_gateway *gw, const char *sandbox, const char *tenant, size_t *cap,
+                      const char **label)
+{
+    const mb_gateway_opts *o = &gw->opts;
+    *cap = o->max_sessions_per_sandbox;
+    *label = "per sandbox";
+    if (*cap && tally_of(&gw->tally_sandbox, sandbox) >= *cap) return SCOPE_SANDBOX;
+    *cap = o->max_sessions_per_tenant;
+    *label = "per API key";
+    if (tenant && *cap && tally_of(&gw->tally_tenant, tenant) >= *cap) return SCOPE_TENANT;
+    *cap = o->max_sessions;
+    *label = "in all";
+    if (gw->nsessions >= *cap) return tenant ? SCOPE_TENANT : SCOPE_SANDBOX;
+    return SCOPE_NONE;
+}
+
+/* The least recently used session with nothing open within the scope. */
+static mb_gw_session *lru_idle(mb_gateway *gw, int scope, mb_gw_tally *within)
+{
+    mb_gw_session *victim = NULL;
+    size_t cur = 0;
+    mb_gw_hnode *n;
+    if (!within) return NULL;
+    while ((n = mb_gw_table_at(&gw->sessions, &cur))) {
+        mb_gw_session *c = MB_GW_CONTAINER(n, mb_gw_session, node);
+        if ((scope == SCOPE_SANDBOX ? c->t_sandbox : c->t_tenant) != within) continue;
+        if (atomic_load(&c->active)) continue;
+        if (!victim || atomic_load(&c->last_used_ms) < atomic_load(&victim->last_used_ms))
+            victim = c;
+    }
+    return victim;
+}
+
 int mb_gw_sessions_insert(mb_gateway *gw, mb_gw_session *s, mb_err *err)
 {
     uint64_t key;
     session_key(s->id, &key);
+    char tenant_buf[128];
+    const char *tenant = NULL;
+    if (gw->opts.tenant_of &&
+        gw->opts.tenant_of(gw->opts.ctx, s->b->sandbox_id, tenant_buf, sizeof tenant_buf) == 0 &&
+        tenant_buf[0])
+        tenant = tenant_buf;
+    const char *sandbox = s->b->sandbox_id;
     for (;;) {
         pthread_rwlock_wrlock(&gw->lock);
         if (atomic_load(&gw->closing)) {
             pthread_rwlock_unlock(&gw->lock);
             return mb_err_set(err, MB_EBUSY, "the gateway is shutting down");
         }
-        if (gw->nsessions < gw->opts.max_sessions) {
+        size_t cap;
+        const char *label;
+        int scope = full_scope(gw, sandbox, tenant, &cap, &label);
+        if (scope == SCOPE_NONE) {
             mb_gw_session_ref(s);
             mb_gw_table_insert(&gw->sessions, &s->node, key);
             gw->nsessions++;
             s->in_table = 1;
+            s->t_sandbox = tally_add(&gw->tally_sandbox, sandbox);
+            s->t_tenant = tenant ? tally_add(&gw->tally_tenant, tenant) : NULL;
             pthread_rwlock_unlock(&gw->lock);
             pthread_mutex_lock(&s->b->lock);
             if (s->b->removed) {
@@ -164,27 +253,23 @@ int mb_gw_sessions_insert(mb_gateway *gw, mb_gw_session *s, mb_err *err)
             pthread_mutex_unlock(&s->b->lock);
             return MB_OK;
         }
-        /* Full: the least recently used session with nothing open goes. */
-        mb_gw_session *victim = NULL;
-        size_t cur = 0;
-        mb_gw_hnode *n;
-        while ((n = mb_gw_table_at(&gw->sessions, &cur))) {
-            mb_gw_session *c = MB_GW_CONTAINER(n, mb_gw_session, node);
-            if (atomic_load(&c->active)) continue;
-            if (!victim || atomic_load(&c->last_used_ms) < atomic_load(&victim->last_used_ms))
-                victim = c;
-        }
+        /* Full: the least recently used idle session of the same sandbox
+         * or tenant makes room; never one of another tenant. */
+        mb_gw_tally *within = scope == SCOPE_SANDBOX ? tally_find(&gw->tally_sandbox, sandbox)
+                                                     : tally_find(&gw->tally_tenant, tenant);
+        mb_gw_session *victim = lru_idle(gw, scope, within);
         if (!victim) {
             pthread_rwlock_unlock(&gw->lock);
             return mb_err_set(err, MB_EBUSY,
-                              "too many MCP sessions are open (%zu) and all are busy; "
-                              "close sessions with DELETE or retry later",
-                              gw->opts.max_sessions);
+                              "too many MCP sessions are open (the limit is %zu %s) and none "
+                              "of this %s's is idle; close sessions with DELETE or retry later",
+                              cap, label, scope == SCOPE_SANDBOX ? "sandbox" : "API key");
         }
         table_take_locked(gw, victim);
         pthread_rwlock_unlock(&gw->lock);
         mb_debug("gateway: session %s evicted to make room", victim->id);
-        end_taken(victim, "the session was evicted to make room for newer ones");
+        end_taken(victim, "the session was evicted to make room for newer ones of the same "
+                          "sandbox or API key");
     }
 }
 

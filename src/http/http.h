@@ -52,6 +52,10 @@ struct mb_http_req {
     mb_http_raw_fn raw;       /* non-NULL: hand every call to this handler */
     mb_http_raw_done_fn raw_done;
     void *raw_ctx;
+    int authenticated;        /* begin() (or the raw handler's first call) found
+                                 valid credentials: the connection leaves the
+                                 unauthenticated budget (mb_http_opts) */
+    unsigned retry_after_s;   /* Retry-After of a 429 (mb_http_respond_err); 0 = 1 */
     void *app;                /* the application's per-request state */
     void (*app_free)(void *app);
 

@@ -64,6 +64,11 @@ static void queue_json_text(mb_http_req *req, unsigned status, char *text)
 {
     struct MHD_Response *resp = json_text_response(text);
     if (status == 401) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (status == 429) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%u", req->retry_after_s ? req->retry_after_s : 1);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
     queue(req, status, resp);
 }
 
@@ -105,6 +110,7 @@ unsigned mb_http_status_for(int code)
     case MB_EBUSY: return 503;
     case MB_ETIMEOUT: return 504;
     case MB_ENOSPACE: return 507;
+    case MB_ELIMIT: return 429;
     default: return 500;
     }
 }

@@ -53,6 +53,7 @@ typedef enum mb_code {
     MB_ETIMEOUT = -10,  /* took too long (504) */
     MB_EUNAUTH = -11,   /* no credentials (401) */
     MB_ENOSPACE = -12,  /* workspace quota exhausted (507) */
+    MB_ELIMIT = -13,    /* over a per-key quota; retry later (429) */
 } mb_code;
 
 #define MB_ERR_MSG_MAX 512
