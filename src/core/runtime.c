@@ -671,6 +671,7 @@ static int reset_between(void *ctx, mb_err *err)
     reset_ctx *r = ctx;
     r->ran = 1;
     int rc = mb_sandbox_reset(r->live->sb, err);
+    mb_core__clean_leftovers(r->core, r->rec->id, 0);
     char *ws = mb_core_workspace(r->core, r->rec->id);
     if (!rc) {
         int fd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -730,6 +731,7 @@ static void adopt_all(mb_core *core)
         int idle = !strcmp(rec->status, "idle"); /* pool sandboxes are rebuilt, not kept */
         int rc = idle ? MB_ENOTFOUND : mb_sandbox_adopt(&o, &sb, &err);
         if (rc == MB_OK && p) {
+            mb_core__clean_leftovers(core, rec->id, 1);
             mb_live_add(core, rec->id, sb, p);
             mb_server_rec *srv;
             size_t ns;
@@ -747,6 +749,7 @@ static void adopt_all(mb_core *core)
             mb_err e2;
             if (sb) mb_sandbox_close(sb);
             (void)mb_sandbox_destroy_by_opts(&o, &e2);
+            mb_core__clean_leftovers(core, rec->id, 1);
             if (idle) {
                 snprintf(rec->status, sizeof rec->status, "released");
             } else {
