@@ -23,6 +23,8 @@ static void usage(FILE *f)
         "  --profiles-dir DIR        benchmark presets (MCPBOX_PROFILES_DIR)\n"
         "  --pool N | PROFILE=N      keep N idle sandboxes ready (for every profile, or for\n"
         "                            one; repeatable; MCPBOX_POOL='N' or 'P=N;P2=N')\n"
+        "  --release-on-exit         release every sandbox on SIGTERM/SIGINT before exiting\n"
+        "                            (default: they keep running and are adopted at the next start)\n"
         "  --call-timeout SECONDS    an MCP call unanswered this long fails (default 120)\n"
         "  --start-timeout SECONDS   a server not ready this long after start fails (default 30)\n"
         "  --max-message SIZE        largest JSON-RPC message between a client and a server,\n"
@@ -129,6 +131,7 @@ enum {
     OPT_LISTEN = 256, OPT_DATA, OPT_PUBLIC, OPT_SEED, OPT_PROFILES, OPT_MAX_UPLOAD,
     OPT_MAX_EXPANDED, OPT_MAX_ENTRIES, OPT_URL_TTL, OPT_DEFAULT_TTL, OPT_ORIGIN,
     OPT_HEADER_LIMIT, OPT_IDLE, OPT_POOL, OPT_CALL_TIMEOUT, OPT_START_TIMEOUT, OPT_MAX_MESSAGE,
+    OPT_RELEASE_ON_EXIT = 400,
 };
 
 /* Applies one setting, from a flag or from the environment. */
@@ -169,6 +172,7 @@ static int apply(mb_config *cfg, int opt, const char *v)
         if (!(rc = size_opt("--header-limit", v, &size))) cfg->header_limit = (unsigned)size;
         break;
     case OPT_POOL: rc = add_pool(cfg, v); break;
+    case OPT_RELEASE_ON_EXIT: cfg->release_on_exit = 1; break;
     case OPT_CALL_TIMEOUT:
         if (!(rc = int_opt("--call-timeout", v, 1, 86400, &n))) cfg->call_timeout_s = (int)n;
         break;
@@ -263,6 +267,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"header-limit", required_argument, NULL, OPT_HEADER_LIMIT},
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
         {"pool", required_argument, NULL, OPT_POOL},
+        {"release-on-exit", no_argument, NULL, OPT_RELEASE_ON_EXIT},
         {"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
         {"start-timeout", required_argument, NULL, OPT_START_TIMEOUT},
         {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},

@@ -57,6 +57,7 @@ typedef struct mb_config {
     int call_timeout_s;           /* MCP call timeout; default 120 */
     uint64_t max_message_bytes;   /* per JSON-RPC message through the gateway; 64 MiB */
     int start_timeout_s;          /* server start + initialize; default 30 */
+    int release_on_exit;          /* --release-on-exit: release every sandbox at shutdown */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;
@@ -81,6 +82,9 @@ int mb_is_benchmark_name(const char *name);
 
 int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err);
 void mb_core_close(mb_core *core);
+/* Releases every sandbox that is not released yet (as DELETE does), for
+ * `serve --release-on-exit`; returns how many. Call with no requests coming. */
+size_t mb_core_release_all(mb_core *core);
 mb_store *mb_core_store(mb_core *core);
 const mb_config *mb_core_config(mb_core *core);
 

@@ -772,6 +772,21 @@ static void adopt_all(mb_core *core)
     free(run);
 }
 
+size_t mb_core_release_all(mb_core *core)
+{
+    mb_sandbox_rec *recs;
+    size_t n, done = 0;
+    if (mb_store_sandbox_list(core->store, NULL, &recs, &n, NULL) != MB_OK) return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(recs[i].status, "released")) continue;
+        mb_err err;
+        if (mb_core__release(core, recs[i].id, 0, &err) == MB_OK) done++;
+        else mb_warn("release %s at exit: %s", recs[i].id, err.msg);
+    }
+    free(recs);
+    return done;
+}
+
 int mb_core__runtime_open(mb_core *core, mb_err *err)
 {
     collect_server_env(core);

@@ -130,7 +130,12 @@ typedef struct mb__cg_layout {
  * sandboxes. */
 #define MB__SCOPE_LEN 16
 #define MB__NAME_MAX (MB__SCOPE_LEN + 1 + 36 + 1)
-/* Scope of a state root (an existing directory). */
+/* realpath() of a path whose last components may be gone (a data dir whose
+ * run/ was removed): the deepest existing ancestor resolved, the rest
+ * appended as written ("." dropped, ".." taken lexically). NULL if not even
+ * "/" or the working directory resolves. Freed by the caller. */
+char *mb__resolve_partly(const char *path);
+/* Scope of a state root (its absolute path, resolved even if it is gone). */
 void mb__scope_of_root(const char *state_root, char out[MB__SCOPE_LEN + 1]);
 /* Scope and name of a sandbox from its state dir and id. */
 void mb__sb_name(const char *state_dir, const char *id, char out[MB__NAME_MAX]);
