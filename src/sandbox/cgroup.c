@@ -55,6 +55,12 @@ void mb__limits_resolve(const mb_sandbox_limits *in, mb_sandbox_limits *out)
     *out = l;
 }
 
+uint64_t mb__tmpfs_bytes(const mb_sandbox_limits *resolved)
+{
+    uint64_t b = resolved->memory_bytes / 4;
+    return b < (1u << 20) ? (1u << 20) : b;
+}
+
 /* ---------------------------------------------------------------- names */
 
 char *mb__resolve_partly(const char *path)

@@ -176,6 +176,11 @@ int mb__cg_stats(const char *name, mb_sandbox_stats *st, mb_err *err);
 int mb__cg_list(void (*fn)(void *ctx, const char *name), void *ctx, mb_err *err);
 /* Effective limits after defaults. */
 void mb__limits_resolve(const mb_sandbox_limits *in, mb_sandbox_limits *out);
+/* Size of /tmp and of /dev/shm (each): a quarter of memory_bytes, so that
+ * both full plus a full workspace leave half of memory_bytes for processes
+ * under the cgroup limit of memory_bytes + disk_bytes, and filling them ends
+ * in ENOSPC, not in an OOM kill. */
+uint64_t mb__tmpfs_bytes(const mb_sandbox_limits *resolved);
 
 /* ----------------------------------------------------------- workspace */
 
