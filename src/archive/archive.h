@@ -132,6 +132,13 @@ typedef struct mb_archive_extract_opts {
 int mb_archive_extract(int in_fd, const char *workspace, const mb_archive_extract_opts *opts,
                        mb_archive_stats *stats, mb_err *err);
 
+/* Removes every staging directory (".mcpbox-extract-*") that an extraction
+ * killed mid-way (kill -9 of the daemon) left in `staging_dir`, however deep
+ * its tree, with a constant number of fds. Only for directories no
+ * extraction is using now (the caller serialises). *removed (may be NULL)
+ * counts them. A missing staging_dir is not an error. */
+int mb_archive_stage_sweep(const char *staging_dir, unsigned *removed, mb_err *err);
+
 /* ---------------------------------------------------------------- creation */
 
 /* Receives the gzip bytes of a dump in order; returns 0, or non-zero to

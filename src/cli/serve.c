@@ -1,7 +1,7 @@
 /*
  * serve.c - `mcpbox serve`: opens the core, mounts the REST API (and the MCP
  * gateway) on the HTTP server, prints one line when ready, and runs until
- * SIGINT or SIGTERM.
+ * SIGINT or SIGTERM (then, with --release-on-exit, releases every sandbox).
  */
 #include "api/api.h"
 #include "cli/cli.h"
@@ -126,6 +126,10 @@ int mb_cmd_serve(int argc, char **argv)
     mb_gateway_shutdown(mb_core_gateway(core));
     mb_http_stop(http);
     mb_api_destroy(api);
+    if (cfg.release_on_exit) {
+        size_t n = mb_core_release_all(core);
+        mb_info("released %zu sandbox%s before exiting (--release-on-exit)", n, n == 1 ? "" : "es");
+    }
     mb_core_close(core);
     mb_config_free(&cfg);
     return 0;

@@ -23,6 +23,8 @@ static void usage(FILE *f)
         "  --profiles-dir DIR        benchmark presets (MCPBOX_PROFILES_DIR)\n"
         "  --pool N | PROFILE=N      keep N idle sandboxes ready (for every profile, or for\n"
         "                            one; repeatable; MCPBOX_POOL='N' or 'P=N;P2=N')\n"
+        "  --release-on-exit         release every sandbox on SIGTERM/SIGINT before exiting\n"
+        "                            (default: they keep running and are adopted at the next start)\n"
         "  --call-timeout SECONDS    an MCP call unanswered this long fails (default 120)\n"
         "  --start-timeout SECONDS   a server not ready this long after start fails (default 30)\n"
         "  --max-message SIZE        largest JSON-RPC message between a client and a server,\n"
@@ -147,6 +149,7 @@ enum {
     OPT_DUMP_TIMEOUT, OPT_MAX_CONN, OPT_CONN_PER_IP, OPT_ANON_CONN, OPT_HEADER_TIMEOUT,
     OPT_BODY_RATE, OPT_MAX_SESSIONS, OPT_SESSIONS_SANDBOX, OPT_SESSIONS_KEY, OPT_KEY_SANDBOXES,
     OPT_KEY_ACQUIRING, OPT_KEY_UPLOAD,
+    OPT_RELEASE_ON_EXIT,
 };
 
 /* A count that may be 0 (= unlimited) when `zero_ok`. */
@@ -196,6 +199,7 @@ static int apply(mb_config *cfg, int opt, const char *v)
         if (!(rc = size_opt("--header-limit", v, &size))) cfg->header_limit = (unsigned)size;
         break;
     case OPT_POOL: rc = add_pool(cfg, v); break;
+    case OPT_RELEASE_ON_EXIT: cfg->release_on_exit = 1; break;
     case OPT_CALL_TIMEOUT:
         if (!(rc = int_opt("--call-timeout", v, 1, 86400, &n))) cfg->call_timeout_s = (int)n;
         break;
@@ -360,6 +364,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"header-limit", required_argument, NULL, OPT_HEADER_LIMIT},
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
         {"pool", required_argument, NULL, OPT_POOL},
+        {"release-on-exit", no_argument, NULL, OPT_RELEASE_ON_EXIT},
         {"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
         {"start-timeout", required_argument, NULL, OPT_START_TIMEOUT},
         {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},

@@ -70,6 +70,7 @@ typedef struct mb_config {
     uint64_t key_max_sandboxes;   /* live sandboxes per key owner; default 1000 */
     uint64_t key_max_acquiring;   /* acquires in progress per key owner; default 128 */
     uint64_t key_max_upload;      /* upload bytes in flight per key owner; default 16G */
+    int release_on_exit;          /* --release-on-exit: release every sandbox at shutdown */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;
@@ -94,6 +95,9 @@ int mb_is_benchmark_name(const char *name);
 
 int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err);
 void mb_core_close(mb_core *core);
+/* Releases every sandbox that is not released yet (as DELETE does), for
+ * `serve --release-on-exit`; returns how many. Call with no requests coming. */
+size_t mb_core_release_all(mb_core *core);
 mb_store *mb_core_store(mb_core *core);
 const mb_config *mb_core_config(mb_core *core);
 

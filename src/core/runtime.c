@@ -685,6 +685,7 @@ static int reset_between(void *ctx, mb_err *err)
     reset_ctx *r = ctx;
     r->ran = 1;
     int rc = mb_sandbox_reset(r->live->sb, err);
+    mb_core__clean_leftovers(r->core, r->rec->id, 0);
     char *ws = mb_core_workspace(r->core, r->rec->id);
     if (!rc) {
         int fd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -744,6 +745,7 @@ static void adopt_all(mb_core *core)
         int idle = !strcmp(rec->status, "idle"); /* pool sandboxes are rebuilt, not kept */
         int rc = idle ? MB_ENOTFOUND : mb_sandbox_adopt(&o, &sb, &err);
         if (rc == MB_OK && p) {
+            mb_core__clean_leftovers(core, rec->id, 1);
             mb_live_add(core, rec->id, sb, p);
             mb_server_rec *srv;
             size_t ns;
@@ -761,6 +763,7 @@ static void adopt_all(mb_core *core)
             mb_err e2;
             if (sb) mb_sandbox_close(sb);
             (void)mb_sandbox_destroy_by_opts(&o, &e2);
+            mb_core__clean_leftovers(core, rec->id, 1);
             if (idle) {
                 snprintf(rec->status, sizeof rec->status, "released");
             } else {
@@ -781,6 +784,21 @@ static void adopt_all(mb_core *core)
     if (mb_sandbox_sweep(run, keep_live, core, &err) != MB_OK)
         mb_warn("sweeping leftover sandboxes: %s", err.msg);
     free(run);
+}
+
+size_t mb_core_release_all(mb_core *core)
+{
+    mb_sandbox_rec *recs;
+    size_t n, done = 0;
+    if (mb_store_sandbox_list(core->store, NULL, &recs, &n, NULL) != MB_OK) return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(recs[i].status, "released")) continue;
+        mb_err err;
+        if (mb_core__release(core, recs[i].id, 0, &err) == MB_OK) done++;
+        else mb_warn("release %s at exit: %s", recs[i].id, err.msg);
+    }
+    free(recs);
+    return done;
 }
 
 int mb_core__runtime_open(mb_core *core, mb_err *err)

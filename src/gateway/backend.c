@@ -10,8 +10,9 @@
  *   READY     initialize answered; client requests are forwarded. The
  *             tools/list that feeds the drift hash may still be in flight
  *             (tools_known = 0).
- *   CRASHED   the process died, refused initialize, or did not answer it in
- *             time. last_error says why. It is started again once
+ *   CRASHED   the process died, refused initialize, did not answer it in
+ *             time, or did not answer the ping sent after a cancelled
+ *             request within cancel_grace_ms (wedged: killed). last_error says why. It is started again once
  *             next_start_ms has passed: by the reactor's tick if it was
  *             wanted (want_running), or by the next request.
  *
@@ -193,6 +194,7 @@ static void take_process_locked(mb_gw_backend *b, const char *why, taken *t)
         mb_gw_pending_free_locked(MB_GW_CONTAINER(n, mb_gw_pending, node));
     }
     b->tools_fetching = 0;
+    b->probe_deadline_ms = 0;
     if (b->in_watched) mb_gw_reactor_watch_in(b->gw->reactor, b, 0);
     t->in_fd = b->in_fd;
     b->in_fd = -1;
@@ -550,6 +552,23 @@ void mb_gw_backend_stderr(mb_gw_backend *b, uint64_t gen, const char *line, size
     pthread_mutex_unlock(&b->lock);
 }
 
+/* ------------------------------------------------------------- probing */
+
+void mb_gw_backend_probe_locked(mb_gw_backend *b)
+{
+    if (b->state != MB_GW_READY || !b->have_proc || b->probe_deadline_ms) return;
+    mb_gw_pending *p = mb_gw_pending_new_locked(b, MB_GW_PEND_PROBE, "ping");
+    char t[96];
+    snprintf(t, sizeof t, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"ping\"}",
+             (long long)p->id);
+    b->probe_deadline_ms = mb_gw_now() + b->gw->opts.cancel_grace_ms;
+    mb_err e;
+    if (mb_gw_backend_send_locked(b, t, strlen(t), &e))
+        mb_debug("gateway: [%s/%s] ping not sent: %s", b->sandbox_id, b->server, e.msg);
+}
+
+void mb_gw_backend_probe_answered_locked(mb_gw_backend *b) { b->probe_deadline_ms = 0; }
+
 /* ---------------------------------------------------------------- tick */
 
 void mb_gw_backend_tick(mb_gw_backend *b, int64_t now)
@@ -564,6 +583,15 @@ void mb_gw_backend_tick(mb_gw_backend *b, int64_t now)
     if (b->state == MB_GW_STARTING && b->have_proc && now >= b->init_deadline_ms) {
         set_error_locked(b, "the MCP server '%s' did not answer initialize within %d ms",
                          b->server, b->gw->opts.init_timeout_ms);
+        mb_warn("gateway: [%s/%s] %s", b->sandbox_id, b->server, b->last_error);
+        crash_locked(b, b->last_error, &t);
+        crashed = 1;
+    } else if (b->state == MB_GW_READY && b->probe_deadline_ms && now >= b->probe_deadline_ms) {
+        /* A cancelled request, then silence: its reading thread is stuck (a
+         * blocking open of a FIFO, a busy loop). Only a new process helps. */
+        set_error_locked(b, "the MCP server '%s' did not answer a ping within %d ms after a "
+                         "request was cancelled; the gateway restarted it",
+                         b->server, b->gw->opts.cancel_grace_ms);
         mb_warn("gateway: [%s/%s] %s", b->sandbox_id, b->server, b->last_error);
         crash_locked(b, b->last_error, &t);
         crashed = 1;

@@ -304,6 +304,7 @@ int mb_gateway_create(const mb_gateway_opts *opts, mb_gateway **out, mb_err *err
     gw->opts = *opts;
     if (gw->opts.call_timeout_ms <= 0) gw->opts.call_timeout_ms = MB_GW_DEFAULT_CALL_TIMEOUT_MS;
     if (gw->opts.init_timeout_ms <= 0) gw->opts.init_timeout_ms = MB_GW_DEFAULT_INIT_TIMEOUT_MS;
+    if (gw->opts.cancel_grace_ms <= 0) gw->opts.cancel_grace_ms = MB_GW_DEFAULT_CANCEL_GRACE_MS;
     if (gw->opts.keepalive_ms <= 0) gw->opts.keepalive_ms = MB_GW_DEFAULT_KEEPALIVE_MS;
     if (gw->opts.session_idle_ms <= 0)
         gw->opts.session_idle_ms = MB_GW_DEFAULT_SESSION_IDLE_MS;

@@ -87,6 +87,11 @@ typedef struct mb_gateway_opts {
     int call_timeout_ms;      /* a request unanswered this long gets a JSON-RPC
                                  error and is cancelled upstream; 0 = 120000 */
     int init_timeout_ms;      /* start + initialize + tools/list; 0 = 30000 */
+    int cancel_grace_ms;      /* after a request is cancelled (by its client or
+                                 by call_timeout_ms) the gateway pings the
+                                 server; one that does not answer within this
+                                 is wedged, and is killed and restarted;
+                                 0 = 5000 */
     int keepalive_ms;         /* ": keepalive" comment on idle SSE streams, and
                                  a POST waiting this long switches to SSE so
                                  that its headers go out; 0 = 15000 */

@@ -55,6 +55,7 @@
 /* ---------------------------------------------------------------- limits */
 
 #define MB_GW_DEFAULT_CALL_TIMEOUT_MS 120000
+#define MB_GW_DEFAULT_CANCEL_GRACE_MS 5000
 #define MB_GW_DEFAULT_INIT_TIMEOUT_MS 30000
 #define MB_GW_DEFAULT_KEEPALIVE_MS 15000
 #define MB_GW_DEFAULT_SESSION_IDLE_MS (60 * 60 * 1000)
@@ -305,7 +306,7 @@ struct mb_gw_stream {
     int ended;
 };
 
-enum { MB_GW_PEND_CALL = 1, MB_GW_PEND_SREQ, MB_GW_PEND_INIT, MB_GW_PEND_TOOLS };
+enum { MB_GW_PEND_CALL = 1, MB_GW_PEND_SREQ, MB_GW_PEND_INIT, MB_GW_PEND_TOOLS, MB_GW_PEND_PROBE };
 
 struct mb_gw_pending {
     mb_gw_hnode node;  /* in b->pending, key = id */
@@ -397,6 +398,7 @@ struct mb_gw_backend {
     size_t tools_count;
     int want_running;   /* restart it when it dies */
     int64_t next_start_ms, spawned_ms, init_deadline_ms;
+    int64_t probe_deadline_ms; /* a liveness ping is in flight (0 = none) */
     int backoff_ms;
     unsigned restarts;  /* spawns after the first */
     uint64_t crashes;   /* deaths and failed starts */
@@ -480,6 +482,12 @@ void mb_gw_backend_died(mb_gw_backend *b, uint64_t gen, const char *why);
 /* One stderr line (already bounded). */
 void mb_gw_backend_stderr(mb_gw_backend *b, uint64_t gen, const char *line, size_t len);
 /* Once a second from the reactor: init deadline, restarts, expired calls. */
+/* After a request was cancelled: pings the server (once at a time) and
+ * arms the tick to kill and restart it if the ping is not answered within
+ * opts.cancel_grace_ms (a server whose only reading thread is stuck). */
+void mb_gw_backend_probe_locked(mb_gw_backend *b);
+/* The probe's answer arrived. */
+void mb_gw_backend_probe_answered_locked(mb_gw_backend *b);
 void mb_gw_backend_tick(mb_gw_backend *b, int64_t now);
 /* A new upstream/downstream id (under b->lock). */
 int64_t mb_gw_backend_next_id_locked(mb_gw_backend *b);

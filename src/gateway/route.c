@@ -212,6 +212,9 @@ static void server_response(mb_gw_backend *b, uint64_t gen, const char *line, si
     } else if (p->kind == MB_GW_PEND_TOOLS) {
         mb_gw_pending_free_locked(p);
         tools_answer_locked(b, line, sp);
+    } else if (p->kind == MB_GW_PEND_PROBE) {
+        mb_gw_pending_free_locked(p);
+        mb_gw_backend_probe_answered_locked(b);
     } else {
         if (p->x) {
             size_t n;
@@ -628,6 +631,7 @@ static int client_notification(mb_gw_stream *x, const mb_gw_cmsg *m, const char 
             send_quiet_locked(b, t);
             free(t);
             mb_gw_pending_fail_locked(p, MB_GW_ESERVER, 0, "the client cancelled this request");
+            mb_gw_backend_probe_locked(b);
             break;
         }
         free(text);

@@ -490,6 +490,7 @@ void mb_gw_pending_fail_locked(mb_gw_pending *p, int code, int cancel, const cha
         json_decref(n);
         mb_gw_backend_send_locked(b, t, strlen(t), NULL);
         free(t);
+        mb_gw_backend_probe_locked(b);
     }
     char *t = mb_gw_error_text(p->orig_id, code, "%s", msg);
     mb_gw_pending_answer_locked(p, t, strlen(t));

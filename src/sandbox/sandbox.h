@@ -110,9 +110,10 @@ pid_t mb_zygote_pid(const mb_zygote *z);
 
 typedef struct mb_sandbox_limits {
     /* Memory for the sandbox's processes and its /tmp and /dev/shm (tmpfs
-     * pages are charged to whoever writes them). The cgroup limit is
-     * memory_bytes + disk_bytes so that a full workspace written from inside
-     * ends in ENOSPC, not in an OOM kill. 0 = MB_SANDBOX_DEFAULT_MEMORY. */
+     * pages are charged to whoever writes them), which are sized at a
+     * quarter of it each. The cgroup limit is memory_bytes + disk_bytes so
+     * that a full workspace, /tmp and /dev/shm written from inside end in
+     * ENOSPC, not in an OOM kill. 0 = MB_SANDBOX_DEFAULT_MEMORY. */
     uint64_t memory_bytes;
     uint32_t pids_max;   /* processes and threads; 0 = default (512) */
     uint32_t cpu_millis; /* CPU quota in milli-cores; 0 = default (1000) */
