@@ -590,8 +590,14 @@ int mb_core__seed(mb_core *core, const mb_sandbox_rec *rec, mb_err *err)
     if (!seed) return MB_OK;
     char *ws = mb_core_workspace(core, rec->id);
     int rc = mb_copy_tree(seed, ws, (uid_t)rec->uid_base, (gid_t)rec->uid_base, err);
-    if (rc) mb_err_set(err, rc, "cannot preload /data from the %s seed %s: %s", rec->benchmark,
-                       seed, err->msg);
+    if (rc) {
+        /* The cause is copied first: err->msg is both the source and the
+         * destination of the new message. */
+        char cause[MB_ERR_MSG_MAX];
+        snprintf(cause, sizeof cause, "%s", err->msg);
+        mb_err_set(err, rc, "cannot preload /data from the %s seed %s: %s", rec->benchmark, seed,
+                   cause);
+    }
     free(ws);
     return rc;
 }
