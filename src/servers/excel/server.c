@@ -538,6 +538,7 @@ static const mb_mcp_info INFO = {
     .flavor = MB_MCP_PY_FASTMCP,
     .capabilities = "{\"experimental\": {}, \"prompts\": {\"listChanged\": false}, \"resources\": "
                     "{\"subscribe\": false, \"listChanged\": false}, \"tools\": {\"listChanged\": false}}",
+    .max_protocol = "2025-06-18", /* mcp 1.10.1's newest */
 };
 
 int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
