@@ -8,8 +8,8 @@
 
 const mb_server_entry mb_servers[] = {
     {"filesystem", mb_srv_filesystem_create,
-     "@modelcontextprotocol/server-filesystem 2026.7.10 (14 tools) / 2025.7.1 (12 tools)",
-     "mcpbox mcp filesystem [--upstream-version 2026.7.10|2025.7.1] [DIR...]\n"
+     "@modelcontextprotocol/server-filesystem 2026.7.10 / 2025.11.25 (14 tools) / 2025.7.1 (12 tools)",
+     "mcpbox mcp filesystem [--upstream-version 2026.7.10|2025.11.25|2025.7.1] [DIR...]\n"
      "  DIR  allowed directories (default: /data when it exists)\n"},
     {"localmemory", mb_srv_memory_create,
      "@modelcontextprotocol/server-memory 2025.8.4 / 2025.4.25",
