@@ -69,13 +69,47 @@ void mb_api_localdev_get(mb_api *api, mb_call *call);
 void mb_api_localdev_release(mb_api *api, mb_call *call);
 void mb_api_localdev_reset(mb_api *api, mb_call *call);
 void mb_api_localdev_initialize(mb_api *api, mb_call *call);
+/* The /sandbox/{server} family (services.c); args[0] is the server's name
+ * as the client wrote it, args[1] the sandbox id. */
+void mb_api_svc_list(mb_api *api, mb_call *call);
+void mb_api_svc_prepare(mb_api *api, mb_call *call);
+void mb_api_svc_acquire(mb_api *api, mb_call *call);
+void mb_api_svc_get(mb_api *api, mb_call *call);
+void mb_api_svc_release(mb_api *api, mb_call *call);
+void mb_api_svc_reset(mb_api *api, mb_call *call);
+void mb_api_svc_upload_url(mb_api *api, mb_call *call);
+void mb_api_svc_initialize(mb_api *api, mb_call *call);
+void mb_api_svc_dump(mb_api *api, mb_call *call);
 void mb_api_healthz(mb_api *api, mb_call *call);
 void mb_api_openapi_doc(mb_api *api, mb_call *call);
 
 /* Validates an acquire body and acquires (sandboxes.c). On failure the
  * error response is queued and nothing is left to free. */
-int mb_api__acquire_body(mb_api *api, mb_call *call, int local_dev, mb_acquire_body *body,
+int mb_api__acquire_body(mb_api *api, mb_call *call, int mode, mb_acquire_body *body,
                          mb_sandbox_rec *rec);
+/* The acquire half of it, for a body already parsed (and freed on failure). */
+int mb_api__acquire_parsed(mb_api *api, mb_call *call, mb_acquire_body *body,
+                           mb_sandbox_rec *rec);
+
+/* ?NAME= read as FastAPI reads a bool into *out (left alone when absent);
+ * a 422 is queued and MB_EINVAL returned for anything else. */
+int mb_api__query_bool(mb_call *call, const char *name, int *out);
+/* The sandbox and server a /sandbox/{server}/{id}/... request is about. */
+typedef struct mb_svc_target {
+    const char *server;    /* Klavis's local name (static storage) */
+    mb_sandbox_rec rec;
+    mb_server_rec srv;     /* its JSON fields owned */
+} mb_svc_target;
+
+/* Resolves args[0] (a server name or alias) and args[1] (a sandbox of the
+ * caller holding that server); on failure the 404 is queued. */
+int mb_api__svc_target(mb_api *api, mb_call *call, mb_svc_target *t);
+void mb_api__svc_target_free(mb_svc_target *t);
+/* SandboxInfo.auth_data of that server (svchooks.c); owned by the caller. */
+json_t *mb_api__svc_auth_data(mb_api *api, const mb_svc_target *t);
+
+/* BASE, plus the note on a missing seed of that benchmark, as a JSON string. */
+json_t *mb_api__acquire_message(mb_api *api, const char *benchmark, const char *base);
 
 /* JSON views of records (views.c). */
 json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec);

@@ -33,6 +33,19 @@ const mb_route mb_routes[] = {
     {"POST", "/sandbox/local_dev/{}/initialize", MB_AUTH_BEARER, MB_BODY_NONE,
      mb_api_localdev_initialize, 200, "InitializeSandboxResponse", "Extract the upload (older API)"},
     {"GET", "/sandbox/local_dev/{}/dump", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_dump, 200, "DumpUrlResponse", "Dump the workspace (older API)"},
+    /* The /sandbox/{server} family (services.c): after local_dev, which its
+     * patterns would match too. */
+    {"GET", "/sandbox", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_svc_list, 200, "ListSandboxesResponse", "List the caller's one-server sandboxes"},
+    {"POST", "/sandbox/prepare", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_svc_prepare, 200, NULL, "Warm capacity (nothing to do: sandboxes start on demand, see --pool)"},
+    {"POST", "/sandbox/{}", MB_AUTH_BEARER, MB_BODY_BUFFER, mb_api_svc_acquire, 201, "CreateSandboxResponse", "Acquire a sandbox holding one server"},
+    {"GET", "/sandbox/{}/{}", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_svc_get, 200, "SandboxInfo", "Get a one-server sandbox (auth_data, metadata)"},
+    {"DELETE", "/sandbox/{}/{}", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_svc_release, 200, "ReleaseSandboxResponse", "Release a one-server sandbox"},
+    {"POST", "/sandbox/{}/{}/reset", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_svc_reset, 200, "ReleaseSandboxResponse", "Reset a one-server sandbox to its initial state"},
+    {"POST", "/sandbox/{}/{}/upload-url", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_svc_upload_url, 200, "UploadUrlResponse", "Signed upload URL (workspace servers)"},
+    {"POST", "/sandbox/{}/{}/initialize", MB_AUTH_BEARER, MB_BODY_BUFFER, mb_api_svc_initialize, 200, "InitializeSandboxResponse", "Initialize the server's data (JSON body, per server)"},
+    {"GET", "/sandbox/{}/{}/dump", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_svc_dump, 200, "DumpSandboxResponse", "Dump the server's data (per server)"},
+    {"POST", "/local-sandbox/{}/{}/initialize", MB_AUTH_BEARER, MB_BODY_BUFFER, mb_api_svc_initialize, 200, "InitializeSandboxResponse", "Initialize one server of a local sandbox (JSON body, per server)"},
+    {"GET", "/local-sandbox/{}/{}/dump", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_svc_dump, 200, "DumpSandboxResponse", "Dump one server of a local sandbox (per server)"},
     {NULL, NULL, 0, 0, NULL, 0, NULL, NULL},
 };
 
@@ -227,8 +240,17 @@ static void on_begin(void *ctx, mb_http_req *req)
         }
         return;
     }
-    if (path_known) mb_http_respond_detail(req, 405, "Method Not Allowed");
-    else mb_http_respond_detail(req, 404, "Not Found");
+    /* The key comes first: without a valid one, nothing about which paths
+     * exist is told. */
+    mb_key_rec key;
+    mb_err err;
+    if (mb_auth_bearer(mb_core_store(api->core), mb_http_header(req, "Authorization"), &key,
+                       &err) != MB_OK)
+        mb_http_respond_err(req, &err);
+    else if (path_known)
+        mb_http_respond_detail(req, 405, "Method Not Allowed");
+    else
+        mb_http_respond_detail(req, 404, "Not Found");
 }
 
 static void on_handle(void *ctx, mb_http_req *req)

@@ -4,10 +4,13 @@
  */
 #include "core/core.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -68,6 +71,22 @@ static int add_seed(mb_config *cfg, const char *spec)
     if (!mb_is_benchmark_name(preset)) {
         fprintf(stderr, "mcpbox serve: --seed %s: unknown benchmark '%s' (MCP_Atlas, Toolathlon, "
                         "MCP_Mark)\n", spec, preset);
+        free(preset);
+        return 2;
+    }
+    /* Checked now rather than at the first acquire: a serve that starts
+     * with a seed it cannot read would fail every sandbox of that preset. */
+    struct stat st;
+    const char *dir = eq + 1, *why = NULL;
+    if (stat(dir, &st) != 0) why = strerror(errno);
+    else if (!S_ISDIR(st.st_mode)) why = "not a directory";
+    else if (access(dir, R_OK | X_OK) != 0) why = strerror(errno);
+    if (why) {
+        fprintf(stderr, "mcpbox serve: --seed %s: %s cannot be used as a seed directory: %s%s\n",
+                preset, dir, why,
+                !strcmp(preset, "MCP_Atlas")
+                    ? " (build the MCP_Atlas seed with scripts/build-atlas-seed DIR)"
+                    : "");
         free(preset);
         return 2;
     }

@@ -173,4 +173,24 @@ struct mb_gateway *mb_core_gateway(mb_core *core);
 int mb_core_server_state(mb_core *core, const char *sandbox_id, const char *server,
                          json_t **meta, int *ready);
 
+/* ---- what is hosted (hosted.c) ---- */
+
+/* Whether the profile of `benchmark` (NULL/"" = none) offers `server`. */
+int mb_core_offers(mb_core *core, const char *benchmark, const char *server);
+/* "a, b, c": the servers that profile offers, in its order; freed by the caller. */
+char *mb_core_offered(mb_core *core, const char *benchmark);
+/* The value of `key` in the environment the profile gives `server`, or NULL
+ * (borrowed; valid while the core is open). */
+const char *mb_core_server_env(mb_core *core, const char *benchmark, const char *server,
+                               const char *key);
+/* The profile's seed.when_missing text when no --seed serves that benchmark,
+ * else NULL; freed by the caller. */
+char *mb_core_seed_note(mb_core *core, const char *benchmark);
+/* Runs argv inside a live sandbox of this owner (as its servers run), with
+ * `in` on stdin; appends its stdout (at most out_cap bytes) to *out. A
+ * non-zero exit, a timeout or more output is an error. Serialised with the
+ * sandbox's other operations. */
+int mb_core_exec(mb_core *core, const char *owner, const char *id, const char *const *argv,
+                 const void *in, size_t in_len, size_t out_cap, mb_buf *out, mb_err *err);
+
 #endif /* MB_CORE_H */

@@ -45,6 +45,7 @@ void mb_profile_free(mb_profile *p)
     }
     free(p->binds);
     free(p->seed.description);
+    free(p->seed.when_missing);
     free(p->name);
     free(p->description);
     json_decref(p->root);
@@ -348,8 +349,11 @@ int mb_profile_load(const char *dir, const char *name, const mb_profile_vars *va
         p->seed.required = json_is_true(req);
         if ((rc = get_string(seed, "description", file, "seed", "", &p->seed.description, err)))
             goto out;
+        if ((rc = get_string(seed, "when_missing", file, "seed", "", &p->seed.when_missing, err)))
+            goto out;
     } else {
         p->seed.description = mb_strdup("");
+        p->seed.when_missing = mb_strdup("");
     }
 
     json_t *servers = json_object_get(root, "servers");

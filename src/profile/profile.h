@@ -61,6 +61,7 @@ typedef struct mb_profile_server {
 typedef struct mb_profile_seed {
     int required;     /* 1: acquiring without a configured seed dir is refused */
     char *description;/* what the seed holds / how to build it (may be "") */
+    char *when_missing; /* told to a client acquiring while no seed is served (may be "") */
 } mb_profile_seed;
 
 typedef struct mb_profile {

@@ -8,8 +8,8 @@
 
 const mb_server_entry mb_servers[] = {
     {"filesystem", mb_srv_filesystem_create,
-     "@modelcontextprotocol/server-filesystem 2026.7.10 (14 tools) / 2025.7.1 (12 tools)",
-     "mcpbox mcp filesystem [--upstream-version 2026.7.10|2025.7.1] [DIR...]\n"
+     "@modelcontextprotocol/server-filesystem 2026.7.10 / 2025.11.25 (14 tools) / 2025.7.1 (12 tools)",
+     "mcpbox mcp filesystem [--upstream-version 2026.7.10|2025.11.25|2025.7.1] [DIR...]\n"
      "  DIR  allowed directories (default: /data when it exists)\n"},
     {"localmemory", mb_srv_memory_create,
      "@modelcontextprotocol/server-memory 2025.8.4 / 2025.4.25",
@@ -52,8 +52,8 @@ const mb_server_entry mb_servers[] = {
      "  --timeout S           per pdfinfo/pdftotext/qpdf run (default 60)\n"
      "  --memory-limit SIZE   address-space cap of those programs (default 1G)\n"
      "  --max-text SIZE       cap of the text extracted by one run (default 64M)\n"},
-    {"excel", mb_srv_excel_create, "excel-mcp-server 0.1.7 (haris-musa)",
-     "mcpbox mcp excel [stdio] [--allowed-dir DIR]...\n"
+    {"excel", mb_srv_excel_create, "excel-mcp-server 0.1.7 (25 tools) / 0.1.4 (20 tools)",
+     "mcpbox mcp excel [stdio] [--upstream-version 0.1.7|0.1.4] [--allowed-dir DIR]...\n"
      "  --allowed-dir DIR  where filepath may point (repeatable; default /data)\n"},
     {NULL, NULL, NULL, NULL},
 };

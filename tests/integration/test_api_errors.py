@@ -44,6 +44,10 @@ def test_public_endpoints(daemon):
             assert r.status_code != 405, (method, path)
             if r.status_code == 404:
                 assert detail_of(r) != "Not Found", (method, path)
+        # the key is checked before the route is looked up (issue 13)
+        assert c.get("/nope").status_code == 401
+        assert c.put("/local-sandbox").status_code == 401
+    with daemon.client() as c:
         assert c.get("/nope").status_code == 404
         assert c.put("/local-sandbox").status_code == 405
 

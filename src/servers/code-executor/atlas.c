@@ -803,10 +803,11 @@ static void refresh_descriptions(atlas *a)
 
 static const mb_mcp_info ATLAS_INFO = {
     .name = "code-executor",
-    .version = "0.2.0",
+    .version = "0.3.0", /* what the published build's Server says (package.json: 0.2.x) */
     .flavor = MB_MCP_TS_SERVER,
     .capabilities = "{\"tools\":{}}",
     .unknown_tool = tool_unknown,
+    .max_protocol = "2024-11-05", /* TypeScript SDK 0.6.0's newest */
 };
 
 static char *env_or_null(const char *name)
