@@ -158,9 +158,11 @@ typedef struct mb_mcp_info {
      * "2024-11-05" for TypeScript SDK 1.0.1). initialize answers a newer
      * request with it, as that SDK would; NULL: MB_MCP_PROTOCOL_LATEST. */
     const char *max_protocol;
-    /* Optional: told the params of every initialize request (e.g. to keep
-     * the client's clientInfo, as desktop-commander reports it). Runs on the
-     * reading thread; the server's data is mb_mcp_server_data(srv). */
+    /* Optional: told the params of every initialize request, and of the
+     * gateway's notifications/mcpbox/client_initialized (a client session
+     * opened through mcpbox's gateway), e.g. to keep the client's clientInfo
+     * as desktop-commander reports it. Runs on the reading thread; the
+     * server's data is mb_mcp_server_data(srv). */
     void (*on_initialize)(mb_mcp_server *srv, const json_t *params);
 } mb_mcp_info;
 

@@ -379,6 +379,10 @@ static void on_notification(mb_mcp_server *srv, const char *method, json_t *para
      * no handler for. */
     if (!strcmp(method, "notifications/cancelled"))
         mb_mcp__workers_cancel(srv, json_object_get(params, "requestId"));
+    /* mcpbox's gateway: a client session opened with these initialize params */
+    else if (!strcmp(method, "notifications/mcpbox/client_initialized") &&
+             srv->info->on_initialize && json_is_object(params))
+        srv->info->on_initialize(srv, params);
 }
 
 json_t *mb_mcp__dispatch(mb_mcp_server *srv, json_t *msg)

@@ -57,8 +57,9 @@ const mb_server_entry mb_servers[] = {
      "  --allowed-dir DIR  where filepath may point (repeatable; default /data)\n"},
     {"desktop-commander", mb_srv_desktop_commander_create,
      "@wonderwhy-er/desktop-commander 0.2.7 (21 tools; telemetry never sent)",
-     "mcpbox mcp desktop-commander [--allowed-dir DIR]...\n"
+     "mcpbox mcp desktop-commander [--allowed-dir DIR]... [--state-dir DIR]\n"
      "  --allowed-dir DIR  allowedDirectories of a new config (default: [], everything)\n"
+     "  --state-dir DIR    keep .claude-server-commander{,-logs} in DIR, not in $HOME\n"
      "  State: $HOME/.claude-server-commander/config.json, as upstream keeps it.\n"},
     {NULL, NULL, NULL, NULL},
 };

@@ -10,7 +10,10 @@
  * telemetryEnabled is not false, a "clientId" UUID is added. mcpbox's one
  * addition: `--allowed-dir DIR` seeds allowedDirectories of a new config
  * (upstream's default is [], i.e. everything; MCP-Atlas's harness then sets
- * ["/data"] with set_config_value, and would get the same text either way).
+ * ["/data"] with set_config_value, and would get the same text either way),
+ * and `--state-dir DIR` keeps the two ~ folders (this config, the fuzzy-search
+ * log) under DIR instead of $HOME, while texts still name $HOME (a sandbox's
+ * HOME, /root, is read-only).
  *
  * Usage statistics (usageTracker.ts): after every tools/call the "usageStats"
  * object is updated - counters per category and per tool, first/last use,
@@ -72,11 +75,13 @@ static char *home_dir(void)
     return mb_strdup(pw && pw->pw_dir ? pw->pw_dir : "/");
 }
 
-int dc_config_init(dc_server *dc, char *const *allowed, size_t nallowed, mb_err *err)
+int dc_config_init(dc_server *dc, char *const *allowed, size_t nallowed, const char *state_dir,
+                   mb_err *err)
 {
     (void)err;
     dc->home = home_dir();
-    char *dir = mb_asprintf("%s/.claude-server-commander", dc->home);
+    dc->state = mb_strdup(state_dir ? state_dir : dc->home);
+    char *dir = mb_asprintf("%s/.claude-server-commander", dc->state);
     dc->config_path = mb_asprintf("%s/config.json", dir);
     mb_err e = {0};
     if (mb_mkdir_p(dir, 0755, &e)) {

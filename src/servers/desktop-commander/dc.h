@@ -40,7 +40,8 @@ typedef struct dc_server {
     pthread_mutex_t lock;   /* config, client, usage session */
     json_t *config;         /* upstream's config object, key order kept */
     char *config_path;      /* NULL: in memory only (the directory could not be made) */
-    char *home;             /* $HOME as upstream's os.homedir() sees it */
+    char *home;             /* $HOME as upstream's os.homedir() sees it (and shows) */
+    char *state;            /* where upstream's two ~ folders are kept: home, or --state-dir */
     char *client_name, *client_version; /* currentClient */
     int64_t session_last_ms; /* usage session: last activity (0 = none yet) */
     long session_cmds;
@@ -63,7 +64,9 @@ int dc_parse(const char *tool, json_t *args, mb_mcp_result *res);
 int dc_safe_parse(const char *tool, json_t *args, mb_mcp_result *res);
 
 /* ------------------------------------------------------------ config.c */
-int dc_config_init(dc_server *dc, char *const *allowed, size_t nallowed, mb_err *err);
+/* state_dir: NULL to keep upstream's folders under $HOME. */
+int dc_config_init(dc_server *dc, char *const *allowed, size_t nallowed, const char *state_dir,
+                   mb_err *err);
 /* A deep copy of the config (caller decrefs). */
 json_t *dc_config_copy(dc_server *dc);
 /* config[key] = value (stolen) and saved; -1 with *why when the file could

@@ -187,9 +187,11 @@ static void escape_tabs(mb_buf *b, const char *s, size_t n)
     }
 }
 
+/* The log file where it is kept (*why on failure); the texts name it under
+ * $HOME (shown_log_path). */
 static char *log_path(dc_server *dc, char **why)
 {
-    char *dir = mb_asprintf("%s/.claude-server-commander-logs", dc->home);
+    char *dir = mb_asprintf("%s/.claude-server-commander-logs", dc->state);
     char *path = mb_asprintf("%s/fuzzy-search.log", dir);
     mb_err e = {0};
     if (mb_mkdir_p(dir, 0755, &e)) {
@@ -211,6 +213,11 @@ static char *log_path(dc_server *dc, char **why)
         }
     }
     return path;
+}
+
+static char *shown_log_path(dc_server *dc)
+{
+    return mb_asprintf("%s/.claude-server-commander-logs/fuzzy-search.log", dc->home);
 }
 
 /* ------------------------------------------------------------- the tool */
@@ -306,6 +313,8 @@ static int fuzzy(dc_server *dc, const char *file_path, const char *content, size
         free(ignore);
         mb_buf_free(&line);
     }
+    free(lp);
+    lp = shown_log_path(dc);
     char *pct = mb_js_number(round(sim * 100)), *fixed = mb_js_to_fixed(ms, 2);
     if (sim >= 0.7) {
         mb_mcp_textf(res,

@@ -395,6 +395,7 @@ static void dc_free(void *p)
     json_decref(dc->config);
     free(dc->config_path);
     free(dc->home);
+    free(dc->state);
     free(dc->client_name);
     free(dc->client_version);
     pthread_mutex_destroy(&dc->lock);
@@ -405,16 +406,20 @@ int mb_srv_desktop_commander_create(int argc, char **argv, mb_mcp_server **out, 
 {
     static const struct option opts[] = {
         {"allowed-dir", required_argument, NULL, 'a'},
+        {"state-dir", required_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     char **allowed = mb_calloc((size_t)argc + 1, sizeof *allowed);
     size_t nallowed = 0;
+    const char *state_dir = NULL;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
         if (c == 'a') {
             allowed[nallowed++] = optarg;
+        } else if (c == 's') {
+            state_dir = optarg;
         } else {
             free(allowed);
             return mb_err_set(err, MB_EINVAL, "desktop-commander: unknown option");
@@ -437,7 +442,7 @@ int mb_srv_desktop_commander_create(int argc, char **argv, mb_mcp_server **out, 
     dc->client_version = mb_strdup("uninitialized");
     dc->procs = dc_procs_new();
     mb_mcp_server_set_data(srv, dc, dc_free);
-    rc = dc_config_init(dc, allowed, nallowed, err);
+    rc = dc_config_init(dc, allowed, nallowed, state_dir, err);
     free(allowed);
     if (!rc) rc = mb_mcp_add_tools(srv, dc_tools, err);
     if (rc) {
