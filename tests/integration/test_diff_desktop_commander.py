@@ -104,6 +104,11 @@ CALLS = [
     ("read_file", {"path": "@R/sub"}),
     ("read_file", {"path": "@R/notes.txt", "offset": "x"}),
     ("read_file", {}),
+    # URLs under .invalid never resolve: both sides fail the same way, network or not
+    ("read_file", {"path": "HTTP://Example.INVALID", "isUrl": True}),
+    ("read_file", {"path": "https://user@x.invalid:8443/a?b=1#c", "isUrl": True}),
+    ("read_file", {"path": "notaurl", "isUrl": True}),
+    ("read_file", {"path": "ftp://x.invalid/y", "isUrl": True}),
     ("read_multiple_files", {"paths": ["@R/notes.txt", "@R/missing.txt", "@R/pixel.png",
                                        "@R/unicode.txt"]}),
     ("read_multiple_files", {"paths": "@R/notes.txt"}),
@@ -202,6 +207,8 @@ def run(argv, root, home):
             blocks = [dict(b, text=normalise(b["text"], root, home, tool, args)) if "text" in b
                       else b for b in r.get("content", [])]
             out.append({"content": blocks, "isError": bool(r.get("isError"))})
+        if argv[0] == NODE:
+            c.proc.terminate()  # upstream keeps running after stdin ends
     return tools, out
 
 

@@ -472,17 +472,47 @@ done:
 
 /* ------------------------------------------------------------- tools */
 
+/* read_file with isUrl: nothing is fetched (a sandbox has no network), and
+ * the answer is what cross-fetch (node-fetch 2) says offline: its URL checks,
+ * then the name lookup that fails, with the URL as WHATWG URL writes it back
+ * (scheme and host in lower case, "/" for an empty path). */
+static int url_error(mb_mcp_result *res, const char *url)
+{
+    const char *p = url;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+           *p == '+' || *p == '-' || *p == '.')
+        p++;
+    size_t slen = (size_t)(p - url);
+    if (!slen || strncmp(p, "://", 3)) return dc_error(res, "Failed to fetch URL: Only absolute URLs are supported");
+    const char *auth = p + 3, *end = auth + strcspn(auth, "/?#");
+    const char *at = memrchr(auth, '@', (size_t)(end - auth));
+    const char *host = at ? at + 1 : auth;
+    const char *colon = memchr(host, ':', (size_t)(end - host));
+    size_t hlen = (size_t)((colon ? colon : end) - host);
+    if (!hlen) return dc_error(res, "Failed to fetch URL: Only absolute URLs are supported");
+    char *scheme = mb_js_lower(url, slen, &slen);
+    if (strcmp(scheme, "http") && strcmp(scheme, "https")) {
+        free(scheme);
+        return dc_error(res, "Failed to fetch URL: Only HTTP(S) protocols are supported");
+    }
+    size_t n;
+    char *lhost = mb_js_lower(host, hlen, &n);
+    char *lauth = mb_js_lower(auth, (size_t)(end - auth), &n);
+    int rc = dc_errorf(res, "Failed to fetch URL: request to %s://%s%s%s failed, reason: getaddrinfo ENOTFOUND %s",
+                       scheme, lauth, *end == '/' ? "" : "/", end, lhost);
+    free(scheme);
+    free(lhost);
+    free(lauth);
+    return rc;
+}
+
 int dc_read_file(dc_server *dc, mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 {
     (void)call;
     if (!args || json_is_null(args)) return dc_error(res, "No arguments provided for read_file command");
     if (dc_parse("read_file", args, res)) return 1;
     const char *path = json_string_value(json_object_get(args, "path"));
-    if (json_is_true(json_object_get(args, "isUrl"))) {
-        /* the sandbox has no network: cross-fetch fails as it does offline */
-        return dc_errorf(res, "Failed to fetch URL: request to %s failed, reason: getaddrinfo EAI_AGAIN",
-                         path);
-    }
+    if (json_is_true(json_object_get(args, "isUrl"))) return url_error(res, path);
     double offset = json_number_value(json_object_get(args, "offset"));
     double length = json_number_value(json_object_get(args, "length"));
     char *text, *why;
