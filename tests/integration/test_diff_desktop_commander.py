@@ -254,3 +254,65 @@ def test_same_results_as_npm_0_2_10(tmp_path):
             logs.append([line.split("\t")[1:3] for line in f.read().splitlines()])
     assert logs[0] == logs[1]
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+# The process tools whose 0.2.7 code 0.2.10 kept (start_process,
+# interact_with_process, read_process_output of a running session,
+# list_sessions, force_terminate, kill_process); "@P<n>" stands for the pid
+# the n-th start_process answered on each side.
+PROC_CALLS = [
+    ("start_process", {"command": "python3 -i", "timeout_ms": 10000}),
+    ("interact_with_process", {"pid": "@P1", "input": "x = 41"}),
+    ("interact_with_process", {"pid": "@P1", "input": "print(x + 1)"}),
+    ("interact_with_process", {"pid": "@P1", "input": "print('a\\nb')\n"}),
+    ("interact_with_process", {"pid": "@P1", "input": "1/0"}),
+    ("interact_with_process", {"pid": "@P1", "input": "y = 2", "wait_for_prompt": False}),
+    ("interact_with_process", {"pid": "@P1", "input": "print(x * y)"}),
+    ("list_sessions", {}),
+    ("start_process", {"command": "printf 'one\\ntwo\\n'", "timeout_ms": 5000}),
+    ("start_process", {"command": "sleep 5", "timeout_ms": 200}),
+    ("read_process_output", {"pid": "@P3", "timeout_ms": 300}),
+    ("force_terminate", {"pid": "@P3"}),
+    ("force_terminate", {"pid": 999999}),
+    ("kill_process", {"pid": 4194321}),
+    ("start_process", {"command": "sudo rm -rf /", "timeout_ms": 100}),
+    ("start_process", {"command": "echo ok && (reboot)", "timeout_ms": 100}),
+    ("start_process", {"command": "echo x"}),
+    ("interact_with_process", {"pid": 999999, "input": "x"}),
+    ("interact_with_process", {"pid": "@P1"}),
+    ("read_process_output", {"pid": "x"}),
+    ("force_terminate", {"pid": "@P1"}),
+]
+
+
+def run_procs(argv, root, home):
+    out, pids = [], {}
+    with start(argv, home, root) as c:
+        for tool, args in PROC_CALLS:
+            a = dict(args)
+            if isinstance(a.get("pid"), str) and a["pid"].startswith("@P"):
+                a["pid"] = pids[a["pid"]]
+            r = c.call(tool, a)
+            t = StdioClient.text(r)
+            m = re.match(r"Process started with PID (\d+) ", t)
+            if m:
+                pids["@P%d" % (len(pids) + 1)] = int(m.group(1))
+            for name, pid in pids.items():
+                t = re.sub(r"\b%d\b" % pid, name, t)
+            t = re.sub(r"Runtime: \d+s", "Runtime: @s", t)
+            out.append({"text": t, "isError": bool(r.get("isError"))})
+        if argv[0] == NODE:
+            c.proc.terminate()
+    return out
+
+
+def test_process_tools_as_npm_0_2_10(tmp_path):
+    res = {}
+    for side, argv in (("ours", [MCPBOX, "mcp", "desktop-commander"]), ("ref", [NODE, REF])):
+        root, home = tmp_path / side / "root", tmp_path / side / "home"
+        os.makedirs(root)
+        os.makedirs(home)
+        res[side] = run_procs(argv, str(root), str(home))
+    diffs = [(PROC_CALLS[i], o, r) for i, (o, r) in enumerate(zip(res["ours"], res["ref"])) if o != r]
+    assert not diffs, "\n\n".join(f"{c}\n ours: {json.dumps(o)}\n  ref: {json.dumps(r)}"
+                                  for c, o, r in diffs)

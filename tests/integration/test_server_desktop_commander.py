@@ -198,8 +198,7 @@ def test_process_texts(dirs):
         r = c.call("force_terminate", {"pid": 999999})
         assert text(r) == "No active session found for PID 999999"
         r = c.call("start_process", {"command": "true"})
-        assert r["isError"] and text(r).startswith(
-            "Error: Invalid arguments for start_process: ")
+        assert r["isError"] and text(r).startswith('Error: [\n  {\n    "code": "invalid_type"')
         # the shell argument, and the configured default
         pid, out = start(c, "echo $0", shell="/bin/bash")
         assert out.startswith("/bin/bash\n"), out

@@ -538,7 +538,7 @@ static void status_line(mb_buf *b, const dc_state *st, long pid)
 int dc_start_process(dc_server *dc, mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 {
     (void)call;
-    if (dc_safe_parse("start_process", args, res)) return 1;
+    if (dc_parse("start_process", args, res)) return 1;
     const char *command = json_string_value(json_object_get(args, "command"));
     double timeout = json_number_value(json_object_get(args, "timeout_ms"));
     const char *shell = json_string_value(json_object_get(args, "shell"));
@@ -643,7 +643,7 @@ static long pid_arg(json_t *args)
 int dc_read_process_output(dc_server *dc, mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 {
     (void)call;
-    if (dc_safe_parse("read_process_output", args, res)) return 1;
+    if (dc_parse("read_process_output", args, res)) return 1;
     long pid = pid_arg(args);
     json_t *jt = json_object_get(args, "timeout_ms");
     int64_t timeout = ms_arg(jt ? json_number_value(jt) : 5000, 5000);
@@ -762,6 +762,7 @@ int dc_read_process_output(dc_server *dc, mb_mcp_call *call, json_t *args, mb_mc
 int dc_interact_with_process(dc_server *dc, mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 {
     (void)call;
+    /* the one process tool whose handler does not parse first: safeParse's text */
     if (dc_safe_parse("interact_with_process", args, res)) return 1;
     long pid = pid_arg(args);
     const char *input = json_string_value(json_object_get(args, "input"));
@@ -894,7 +895,7 @@ int dc_interact_with_process(dc_server *dc, mb_mcp_call *call, json_t *args, mb_
 int dc_force_terminate(dc_server *dc, mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 {
     (void)call;
-    if (dc_safe_parse("force_terminate", args, res)) return 1;
+    if (dc_parse("force_terminate", args, res)) return 1;
     long pid = pid_arg(args);
     char *pidtxt = mb_js_number(json_number_value(json_object_get(args, "pid")));
     dc_procs *p = dc->procs;
@@ -1008,7 +1009,7 @@ int dc_kill_process(dc_server *dc, mb_mcp_call *call, json_t *args, mb_mcp_resul
 {
     (void)dc;
     (void)call;
-    if (dc_safe_parse("kill_process", args, res)) return 1;
+    if (dc_parse("kill_process", args, res)) return 1;
     double d = json_number_value(json_object_get(args, "pid"));
     char *txt = mb_js_number(d);
     int rc = 0;
