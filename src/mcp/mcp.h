@@ -6,6 +6,7 @@
  *   - JSON-RPC 2.0 over newline-delimited stdio (one message per line, batches
  *     tolerated), with the MCP lifecycle: initialize (protocol negotiation),
  *     notifications/initialized, ping, tools/list, tools/call,
+ *     resources/list and prompts/list (empty, when the capabilities name them),
  *     notifications/cancelled, logging/setLevel. Unknown notifications are
  *     ignored; unknown methods get -32601; bad JSON gets -32700; a line over
  *     the size cap gets -32600 and is discarded.
@@ -157,6 +158,12 @@ typedef struct mb_mcp_info {
      * "2024-11-05" for TypeScript SDK 1.0.1). initialize answers a newer
      * request with it, as that SDK would; NULL: MB_MCP_PROTOCOL_LATEST. */
     const char *max_protocol;
+    /* Optional: told the params of every initialize request, and of the
+     * gateway's notifications/mcpbox/client_initialized (a client session
+     * opened through mcpbox's gateway), e.g. to keep the client's clientInfo
+     * as desktop-commander reports it. Runs on the reading thread; the
+     * server's data is mb_mcp_server_data(srv). */
+    void (*on_initialize)(mb_mcp_server *srv, const json_t *params);
 } mb_mcp_info;
 
 /* Creates a server. `info` is borrowed for the server's lifetime. */

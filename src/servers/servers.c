@@ -55,6 +55,12 @@ const mb_server_entry mb_servers[] = {
     {"excel", mb_srv_excel_create, "excel-mcp-server 0.1.7 (25 tools) / 0.1.4 (20 tools)",
      "mcpbox mcp excel [stdio] [--upstream-version 0.1.7|0.1.4] [--allowed-dir DIR]...\n"
      "  --allowed-dir DIR  where filepath may point (repeatable; default /data)\n"},
+    {"desktop-commander", mb_srv_desktop_commander_create,
+     "@wonderwhy-er/desktop-commander 0.2.7 (21 tools; telemetry never sent)",
+     "mcpbox mcp desktop-commander [--allowed-dir DIR]... [--state-dir DIR]\n"
+     "  --allowed-dir DIR  allowedDirectories of a new config (default: [], everything)\n"
+     "  --state-dir DIR    keep .claude-server-commander{,-logs} in DIR, not in $HOME\n"
+     "  State: $HOME/.claude-server-commander/config.json, as upstream keeps it.\n"},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -20,6 +20,7 @@ EXPECTED_TOOLS = {
     ("MCP_Atlas", "terminal"): 2, ("Toolathlon", "terminal"): 2,
     ("MCP_Atlas", "code-executor"): 9, ("Toolathlon", "code-executor"): 1,
     ("MCP_Atlas", "code-runner"): 1, ("MCP_Atlas", "localmemory"): 9,
+    ("MCP_Atlas", "desktop-commander"): 21, ("none", "desktop-commander"): 21,
     ("MCP_Atlas", "filesystem"): 14, ("MCP_Mark", "filesystem"): 14, ("Toolathlon", "filesystem"): 12,
     ("Toolathlon", "localmemory"): 9,
     ("Toolathlon", "pdf-tools"): 9, ("none", "pdf-tools"): 9,

@@ -93,8 +93,11 @@ static void test_atlas_settings(void **state)
     assert_string_equal(g->upstream, "mcp-server-git 2025.7.1");
     assert_string_equal(json_string_value(json_object_get(g->entry, "upstream")),
                         "mcp-server-git 2025.7.1");
+    const mb_profile_server *dc = mb_profile_server_find(p, "desktop-commander");
+    assert_non_null(dc);
+    assert_string_equal(dc->argv[3], "--allowed-dir");
+    assert_string_equal(dc->argv[4], "/data");
     /* servers not implemented natively are absent, not half-configured */
-    assert_null(mb_profile_server_find(p, "desktop-commander"));
     assert_null(mb_profile_server_find(p, "arxiv"));
     assert_int_equal(p->limits.memory_bytes, 2ULL << 30);
     assert_int_equal(p->limits.pids_max, 1024);
