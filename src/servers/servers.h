@@ -49,4 +49,7 @@ int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
 /* pdf-tools: lockon-n/pdf-tools-mcp 0.1.4 (Toolathlon) */
 int mb_srv_pdftools_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 
+/* arxiv: arxiv-mcp-server 0.2.11 (MCP-Atlas) / 0.2.10 (Toolathlon) over an offline catalog */
+int mb_srv_arxiv_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
+
 #endif /* MB_SERVERS_H */
