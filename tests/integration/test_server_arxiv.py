@@ -377,6 +377,10 @@ def test_download_and_read_round_trip(catalog, tmp_path):
 def test_toolathlon_storage_and_0_2_10(catalog, tmp_path):
     data = tmp_path / "data"
     with server(catalog, data / "arxiv_local_storage", "--upstream-version", "0.2.10") as c:
+        # like upstream's STORAGE_PATH property: made on first use, not at start
+        call(c, "search_papers", {"query": "quantum"})
+        assert not (data / "arxiv_local_storage").exists()
+        call(c, "list_papers", {})
         assert (data / "arxiv_local_storage").is_dir()
         # 0.2.10 sends plain queries as they are: adjacent words are OR-ed
         got = json.loads(call(c, "search_papers", {"query": "transformer chemistry"}))
@@ -558,3 +562,71 @@ def test_online_unreachable_falls_back_to_catalog(catalog, tmp_path):
     with server(catalog, tmp_path / "s", *argv) as c:
         assert call(c, "search_papers", {"query": "transformer chemistry"}) == \
             search_text(["2405.22222"])
+
+
+# ----------------------------------------------------------- in sandboxes, through the daemon
+
+def test_in_atlas_and_toolathlon_sandboxes(catalog, tmp_path):
+    from conftest import Daemon, sweep_sandboxes
+    from gwharness import REPO, Session, text_of
+    import shutil
+    profiles = tmp_path / "profiles"
+    shutil.copytree(os.path.join(REPO, "profiles"), profiles)
+    with open(profiles / "MCP_Atlas.json") as f:
+        atlas = json.load(f)
+    assert atlas["servers"]["arxiv"]["argv"] == ["${MCPBOX}", "mcp", "arxiv"]
+    # how an operator shows a catalog to the sandboxes (docs/servers/arxiv.md)
+    atlas["sandbox"]["binds"] = {"/srv/arxiv-catalog": str(catalog)}
+    with open(profiles / "MCP_Atlas.json", "w") as f:
+        json.dump(atlas, f)
+    d = Daemon(str(tmp_path / "var"), ["--profiles-dir", str(profiles)]).start()
+    try:
+        with d.client() as api:
+            r = api.post("/local-sandbox", json={"server_names": ["arxiv", "filesystem"],
+                                                 "benchmark": "MCP_Atlas"})
+            assert r.status_code == 201, r.text
+            sb = r.json()
+            assert all(s["metadata"]["ready"] for s in sb["servers"]), sb
+            url = {s["server_name"]: s["mcp_server_url"] for s in sb["servers"]}["arxiv"]
+            s = Session(url)
+            assert s.init["result"]["serverInfo"] == {"name": "arxiv-mcp-server",
+                                                      "version": "0.2.11"}
+            assert text_of(s.call("search_papers", {"query": "quantum"})) == \
+                search_text(["2405.22222", "2401.00001", "hep-th/9901001"])
+            first = json.loads(text_of(s.call("download_paper", {"paper_id": "2405.11111"})))
+            assert first["status"] == "converting", first
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                st = json.loads(text_of(s.call("download_paper", {"paper_id": "2405.11111",
+                                                                  "check_status": True})))
+                if st["status"] != "converting":
+                    break
+                time.sleep(0.1)
+            assert st["status"] == "success", st
+            # the default storage of Atlas's settings, ~/.arxiv-mcp-server/papers, with the
+            # sandbox's home (/tmp: the sandbox has no /root)
+            assert text_of(s.call("download_paper", {"paper_id": "2405.11111"})) == json.dumps(
+                {"status": "success", "message": "Paper already available",
+                 "resource_uri": "file:///tmp/.arxiv-mcp-server/papers/2405.11111.md"})
+            got = json.loads(text_of(s.call("read_paper", {"paper_id": "2405.11111"})))
+            assert got["content"].startswith("Attention Mechanisms\nin Transformer Networks")
+            s.close()
+            api.delete("/local-sandbox/" + sb["local_sandbox_id"])
+
+            # Toolathlon: 0.2.10, storage in the workspace; no catalog shown: errors, not 404
+            r = api.post("/local-sandbox", json={"server_names": ["arxiv"],
+                                                 "benchmark": "Toolathlon"})
+            assert r.status_code == 201, r.text
+            sb = r.json()
+            assert sb["servers"][0]["metadata"]["ready"], sb
+            s = Session(sb["servers"][0]["mcp_server_url"])
+            assert s.init["result"]["serverInfo"]["version"] == "0.2.10"
+            text = text_of(s.call("search_papers", {"query": "quantum"}))
+            assert text.startswith("Error: no arXiv catalog at /srv/arxiv-catalog/"), text
+            got = json.loads(text_of(s.call("list_papers", {})))
+            assert got == {"total_papers": 0, "papers": []}
+            s.close()
+            api.delete("/local-sandbox/" + sb["local_sandbox_id"])
+    finally:
+        d.stop()
+        sweep_sandboxes(str(tmp_path))

@@ -280,7 +280,7 @@ int mb_arxiv_t_download(mb_arxiv_server *s, json_t *args, mb_buf *out)
     const char *paper_id = json_string_value(json_object_get(args, "paper_id"));
     json_t *cs = json_object_get(args, "check_status");
     int check = cs && !json_is_false(cs) && !json_is_null(cs);
-    mkdir(s->storage, 0755);
+    mb_mkdir_p(s->storage, 0755, NULL); /* get_paper_path(): mkdir(parents=True) */
     char *md = paper_path(s, paper_id, ".md");
     int rc = 0;
 

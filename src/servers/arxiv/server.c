@@ -225,7 +225,7 @@ int mb_srv_arxiv_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
         const char *home = getenv("HOME");
         storage = mb_asprintf("%s/.arxiv-mcp-server/papers", home && *home ? home : "/root");
     }
-    mb_mkdir_p(storage, 0755, NULL);
+    /* created on first use (list, read, download), as upstream's STORAGE_PATH property does */
     s->storage = resolve_path(storage);
     free(storage);
     storage = NULL;
