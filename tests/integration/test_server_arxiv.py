@@ -10,6 +10,7 @@ json.dumps(..., indent=2) for search/list, json.dumps(...) for download/read, th
 package's Result fields (id with version, published isoformat, http://arxiv.org links)."""
 import json
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -553,6 +554,47 @@ def test_online_through_proxy(fake_arxiv, tmp_path):
         assert wait_status(c, "2507.00042")["status"] == "success"
     hosts = [h for _, h, _, _ in FakeArxiv.requests]
     assert hosts[0] == "export.arxiv.test" and "arxiv.test" in hosts
+
+
+class UnixHTTPServer(ThreadingHTTPServer):
+    address_family = socket.AF_UNIX
+
+    def server_bind(self):
+        self.socket.bind(self.server_address)
+        self.server_name, self.server_port = "egress", 0
+
+    def get_request(self):
+        conn, _ = self.socket.accept()
+        return conn, ("egress", 0)
+
+
+def test_online_through_the_daemons_egress_socket(tmp_path):
+    # $MCPBOX_EGRESS_PROXY: a unix socket speaking HTTP proxy protocol (the daemon's
+    # egress proxy); the server relays curl's proxy connections to it
+    FakeArxiv.requests = []
+    sock = str(tmp_path / "arxiv.sock")
+    srv = UnixHTTPServer(sock, FakeArxiv)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        argv = ["--online", "--api-url", "http://export.arxiv.test/api/query", "--pdf-url",
+                "http://arxiv.test/pdf/", "--request-delay", "0"]
+        env = {"MCPBOX_EGRESS_PROXY": sock, "NO_PROXY": "*", "no_proxy": "*"}
+        with server(tmp_path / "catalog", tmp_path / "s", *argv, env=env) as c:
+            got = json.loads(call(c, "search_papers", {"query": "fresh"}))
+            assert [p["id"] for p in got["papers"]] == ["2507.00042v3", "2506.00007v1"]
+            call(c, "download_paper", {"paper_id": "2507.00042"})
+            assert wait_status(c, "2507.00042")["status"] == "success"
+        hosts = [h for _, h, _, _ in FakeArxiv.requests]
+        assert hosts[0] == "export.arxiv.test" and "arxiv.test" in hosts
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    # offline (the default), the socket is never used
+    FakeArxiv.requests = []
+    with server(tmp_path / "catalog", tmp_path / "s2", env={"MCPBOX_EGRESS_PROXY": sock}) as c:
+        got = json.loads(call(c, "search_papers", {"query": "fresh"}))
+        assert got["total_results"] == 2
+    assert FakeArxiv.requests == []
 
 
 def test_online_unreachable_falls_back_to_catalog(catalog, tmp_path):

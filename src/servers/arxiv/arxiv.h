@@ -138,10 +138,27 @@ int mb_arxiv_paper_from_snapshot(const json_t *rec, mb_arxiv_paper *out, mb_err 
 
 /* --------------------------------------------------------------- online */
 
+/* A loopback TCP port relaying to the daemon's egress proxy socket (egress.c). */
+typedef struct mb_arxiv_egress {
+    int listener;
+    int running;
+    pthread_t thread;
+    char path[108];     /* the unix socket ($MCPBOX_EGRESS_PROXY) */
+    int relays;         /* connections being relayed (atomic) */
+} mb_arxiv_egress;
+
+/* Listens on 127.0.0.1:<any>; *proxy_url = "http://127.0.0.1:PORT" (caller frees). */
+int mb_arxiv_egress_start(mb_arxiv_egress *e, const char *socket_path, char **proxy_url,
+                          mb_err *err);
+/* Stops listening and waits (up to 2 s) for the relays in flight. */
+void mb_arxiv_egress_stop(mb_arxiv_egress *e);
+
 typedef struct mb_arxiv_online {
     char *api_base;     /* "https://export.arxiv.org/api/query" */
     char *pdf_base;     /* "https://arxiv.org/pdf/" */
     char *proxy;        /* NULL: none (curl's own *_proxy environment applies) */
+    char *egress_socket;/* the daemon's egress proxy; used when proxy is NULL */
+    mb_arxiv_egress egress;
     int delay_ms;       /* between two requests (arXiv asks 3000) */
     int timeout_s;
     int64_t last_request_ms;

@@ -39,9 +39,15 @@ static int curl_get(mb_arxiv_online *o, const char *url, const char *dest, mb_bu
                     mb_err *err)
 {
     wait_turn(o);
+    if (!(o->proxy && *o->proxy) && o->egress_socket && !o->egress.running) {
+        char *relay = NULL;
+        if (mb_arxiv_egress_start(&o->egress, o->egress_socket, &relay, err) != MB_OK) return -1;
+        free(o->proxy);
+        o->proxy = relay;
+    }
     char timeout[32];
     snprintf(timeout, sizeof timeout, "%d", o->timeout_s > 0 ? o->timeout_s : 60);
-    const char *argv[20];
+    const char *argv[24];
     int k = 0;
     argv[k++] = "curl";
     argv[k++] = "-sS";
@@ -55,6 +61,8 @@ static int curl_get(mb_arxiv_online *o, const char *url, const char *dest, mb_bu
     if (o->proxy && *o->proxy) {
         argv[k++] = "--proxy";
         argv[k++] = o->proxy;
+        argv[k++] = "--noproxy"; /* a NO_PROXY of the environment must not bypass it */
+        argv[k++] = "";
     }
     argv[k++] = "-w";
     argv[k++] = "%{stderr}\n%{http_code}";

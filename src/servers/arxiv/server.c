@@ -118,7 +118,9 @@ static void state_free(void *p)
     free(st->s.catalog_error);
     free(st->s.storage);
     free(st->s.catalog_dir);
+    mb_arxiv_egress_stop(&st->s.net.egress);
     free(st->s.net.api_base), free(st->s.net.pdf_base), free(st->s.net.proxy);
+    free(st->s.net.egress_socket);
     for (int i = 0; i < 4; i++) json_decref(st->schemas[i]);
     free(st);
 }
@@ -173,6 +175,10 @@ int mb_srv_arxiv_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
     s->net.pdf_base = mb_strdup(getenv("ARXIV_PDF_URL") ? getenv("ARXIV_PDF_URL")
                                                         : "https://arxiv.org/pdf/");
     s->net.proxy = getenv("ARXIV_PROXY") ? mb_strdup(getenv("ARXIV_PROXY")) : NULL;
+    /* inside a sandbox whose profile lets this server out: the daemon's egress proxy */
+    const char *eg = getenv("MCPBOX_EGRESS_PROXY");
+    s->net.egress_socket = eg && *eg ? mb_strdup(eg) : NULL;
+    s->net.egress.listener = -1;
     s->net.delay_ms = 3000;
     s->net.timeout_s = 60;
     char *storage = NULL;
