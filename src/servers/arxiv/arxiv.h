@@ -173,6 +173,8 @@ int mb_arxiv_online_query(mb_arxiv_online *o, const char *search_query, const ch
 /* Downloads the PDF of id vN to `dest`. */
 int mb_arxiv_online_pdf(mb_arxiv_online *o, const char *id, int version, const char *dest,
                         mb_err *err);
+/* Python's urllib.parse.quote_plus() of s, appended to b. */
+void mb_arxiv_quote_plus(mb_buf *b, const char *s);
 /* Parses an arXiv API Atom feed. Entries titled "Error" are reported as an
  * MB_EINVAL with their summary. */
 int mb_arxiv_atom_parse(const char *xml, size_t len, mb_arxiv_paper **out, size_t *n,

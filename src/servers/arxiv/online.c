@@ -96,7 +96,7 @@ static int curl_get(mb_arxiv_online *o, const char *url, const char *dest, mb_bu
     return status;
 }
 
-static void url_quote(mb_buf *b, const char *s)
+void mb_arxiv_quote_plus(mb_buf *b, const char *s)
 {
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
         if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
@@ -117,9 +117,9 @@ int mb_arxiv_online_query(mb_arxiv_online *o, const char *search_query, const ch
     *n = 0;
     mb_buf url = {0};
     mb_buf_printf(&url, "%s?search_query=", o->api_base);
-    url_quote(&url, search_query ? search_query : "");
+    mb_arxiv_quote_plus(&url, search_query ? search_query : "");
     mb_buf_puts(&url, "&id_list=");
-    url_quote(&url, id_list ? id_list : "");
+    mb_arxiv_quote_plus(&url, id_list ? id_list : "");
     mb_buf_printf(&url, "&sortBy=%s&sortOrder=descending&start=0&max_results=%ld",
                   sort_by_date ? "submittedDate" : "relevance", max_results > 0 ? max_results : 100);
     mb_buf body = {0};

@@ -116,20 +116,6 @@ int mb_arxiv_lookup(mb_arxiv_server *s, const char *id, mb_arxiv_paper *out, mb_
     return rc;
 }
 
-/* urlencode() of the id_list parameter (quote_plus). */
-static void quote_plus(mb_buf *b, const char *s)
-{
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-            *c == '_' || *c == '.' || *c == '-' || *c == '~')
-            mb_buf_putc(b, (char)*c);
-        else if (*c == ' ')
-            mb_buf_putc(b, '+');
-        else
-            mb_buf_printf(b, "%%%02X", *c);
-    }
-}
-
 /* str() of the arxiv package's HTTPError for an id_list the API refuses. */
 static char *http_400(const char *const *ids, size_t n)
 {
@@ -139,7 +125,7 @@ static char *http_400(const char *const *ids, size_t n)
     mb_buf ids_b = {0};
     mb_buf_puts(&ids_b, "");
     for (size_t i = 0; i < n; i++) mb_buf_printf(&ids_b, "%s%s", i ? "," : "", ids[i]);
-    quote_plus(&b, ids_b.data);
+    mb_arxiv_quote_plus(&b, ids_b.data);
     mb_buf_free(&ids_b);
     mb_buf_puts(&b, "&sortBy=relevance&sortOrder=descending&start=0&max_results=100)");
     return mb_buf_steal(&b);
