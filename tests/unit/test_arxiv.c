@@ -246,6 +246,21 @@ static void test_catalog_search(void **state)
     search(c, "lastUpdatedDate:[20240201 TO 20240201]", "2401.00001v2");
     search(c, "all:quantum ANDNOT submittedDate:[2024010100 TO 2024]", "2405.22222v1 2401.00001v2 hep-th/9901001v1");
     search(c, "all:quantum ANDNOT submittedDate:[20240101 TO 20241231]", "hep-th/9901001v1");
+    /* a date OR inside an AND inside an OR keeps its precedence */
+    search(c, "ti:graph OR (ti:quantum AND (submittedDate:[20240101 TO 20240131] OR "
+              "lastUpdatedDate:[* TO 20000101]))", "2401.00001v2 2002.00001v1");
+    /* long chains stay within FTS5's and SQLite's parser depths */
+    mb_buf chain = {0}, nots = {0}, dates = {0};
+    for (int i = 0; i < 1500; i++) {
+        mb_buf_printf(&chain, "%sall:quantum", i ? " AND " : "");
+        mb_buf_printf(&nots, "%s", i ? " ANDNOT ti:zzz" : "all:quantum");
+        mb_buf_printf(&dates, "%s(all:quantum AND submittedDate:[19990101 TO 19990201])",
+                      i ? " OR " : "");
+    }
+    search(c, chain.data, "2405.22222v1 2401.00001v2 hep-th/9901001v1");
+    search(c, nots.data, "2405.22222v1 2401.00001v2 hep-th/9901001v1");
+    search(c, dates.data, "hep-th/9901001v1");
+    mb_buf_free(&chain), mb_buf_free(&nots), mb_buf_free(&dates);
     search(c, "all:the", "");
     search(c, "\"unbalanced", "");
     search(c, "all:\"error correction\" AND (", "2401.00001v2");

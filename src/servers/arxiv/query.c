@@ -70,7 +70,7 @@ typedef struct lexer {
     const char *s;
     size_t i, n;
     token *toks;
-    size_t ntoks;
+    size_t ntoks, cap;
     int open, dropped; /* parenthesis nesting; '(' beyond MAX_DEPTH are dropped */
 } lexer;
 
@@ -80,7 +80,10 @@ static void push(lexer *lx, token t)
         free(t.text);
         return;
     }
-    lx->toks = mb_realloc(lx->toks, (lx->ntoks + 1) * sizeof *lx->toks);
+    if (lx->ntoks == lx->cap) {
+        lx->cap = lx->cap ? lx->cap * 2 : 32;
+        lx->toks = mb_realloc(lx->toks, lx->cap * sizeof *lx->toks);
+    }
     lx->toks[lx->ntoks++] = t;
 }
 
@@ -212,14 +215,17 @@ typedef struct parser {
     lexer lx;
     size_t pos;
     node **all; /* every node, for freeing */
-    size_t nall;
+    size_t nall, cap;
 } parser;
 
 static node *mk(parser *p, enum nk k)
 {
     node *n = mb_calloc(1, sizeof *n);
     n->k = k;
-    p->all = mb_realloc(p->all, (p->nall + 1) * sizeof *p->all);
+    if (p->nall == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 32;
+        p->all = mb_realloc(p->all, p->cap * sizeof *p->all);
+    }
     p->all[p->nall++] = n;
     return n;
 }
@@ -423,6 +429,8 @@ typedef struct part {
     char *fts;      /* NULL: none */
     char *sql;      /* NULL: none */
     json_t *params; /* for sql, in order */
+    const char *fts_op, *sql_op; /* "AND" / "OR" / "NOT" when the text is a chain
+                                    of that operator at its top level, else NULL */
 } part;
 
 static void part_free(part *x)
@@ -432,28 +440,42 @@ static void part_free(part *x)
     memset(x, 0, sizeof *x);
 }
 
-/* The whole part as one SQL condition (over papers AS p). */
-static char *as_sql(part *x, json_t *params)
+/* The whole part as one SQL condition (over papers AS p); *top as join's. */
+static char *as_sql(part *x, json_t *params, const char **top)
 {
     mb_buf b = {0};
     mb_buf_puts(&b, "");
+    *top = x->fts && x->sql ? "AND" : x->fts ? NULL : x->sql_op;
     if (x->fts) {
         mb_buf_puts(&b, "p.rowid IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)");
         json_array_append_new(params, json_string(x->fts));
     }
     if (x->sql) {
-        if (x->fts) mb_buf_puts(&b, " AND ");
-        mb_buf_printf(&b, "%s", x->sql);
+        if (x->fts) mb_buf_printf(&b, " AND (%s)", x->sql);
+        else mb_buf_puts(&b, x->sql);
         json_array_extend(params, x->params);
     }
     return mb_buf_steal(&b);
 }
 
-static char *join(const char *a, const char *op, const char *b)
+/* a op b. A side that is already a chain of the same associative operator
+ * is not wrapped again, so that long chains stay flat: FTS5's parser and
+ * SQLite's expression depth both have limits (100 and 1000 levels). *top
+ * tells what the result is at its top level. */
+static char *join(const char *a, const char *a_op, const char *op, const char *b,
+                  const char *b_op, const char **top)
 {
-    if (!a) return b ? mb_strdup(b) : NULL;
-    if (!b) return mb_strdup(a);
-    return mb_asprintf("(%s) %s (%s)", a, op, b);
+    if (!a || !b) {
+        *top = a ? a_op : b_op;
+        return a ? mb_strdup(a) : b ? mb_strdup(b) : NULL;
+    }
+    /* AND and OR are associative; NOT (FTS5's binary one) is left-associative */
+    int assoc = !strcmp(op, "AND") || !strcmp(op, "OR");
+    int flat_a = a_op && !strcmp(a_op, op);
+    int flat_b = assoc && b_op && !strcmp(b_op, op);
+    *top = op;
+    return mb_asprintf("%s%s%s %s %s%s%s", flat_a ? "" : "(", a, flat_a ? "" : ")", op,
+                       flat_b ? "" : "(", b, flat_b ? "" : ")");
 }
 
 static part compile(node *n)
@@ -473,8 +495,8 @@ static part compile(node *n)
     }
     case N_AND: {
         part a = compile(n->a), b = compile(n->b);
-        r.fts = join(a.fts, "AND", b.fts);
-        r.sql = join(a.sql, "AND", b.sql);
+        r.fts = join(a.fts, a.fts_op, "AND", b.fts, b.fts_op, &r.fts_op);
+        r.sql = join(a.sql, a.sql_op, "AND", b.sql, b.sql_op, &r.sql_op);
         json_array_extend(r.params, a.params);
         json_array_extend(r.params, b.params);
         part_free(&a), part_free(&b);
@@ -483,11 +505,12 @@ static part compile(node *n)
     case N_OR: {
         part a = compile(n->a), b = compile(n->b);
         if (!a.sql && !b.sql) {
-            r.fts = join(a.fts, "OR", b.fts);
+            r.fts = join(a.fts, a.fts_op, "OR", b.fts, b.fts_op, &r.fts_op);
         } else {
-            char *sa = as_sql(&a, r.params);
-            char *sb = as_sql(&b, r.params);
-            r.sql = mb_asprintf("(%s) OR (%s)", sa, sb);
+            const char *ta, *tb;
+            char *sa = as_sql(&a, r.params, &ta);
+            char *sb = as_sql(&b, r.params, &tb);
+            r.sql = join(sa, ta, "OR", sb, tb, &r.sql_op);
             free(sa), free(sb);
         }
         part_free(&a), part_free(&b);
@@ -496,15 +519,21 @@ static part compile(node *n)
     case N_ANDNOT: {
         part a = compile(n->a), b = compile(n->b);
         if (!b.sql && a.fts) {
-            r.fts = join(a.fts, "NOT", b.fts);
+            r.fts = join(a.fts, a.fts_op, "NOT", b.fts, b.fts_op, &r.fts_op);
             r.sql = a.sql ? mb_strdup(a.sql) : NULL;
+            r.sql_op = a.sql_op;
             json_array_extend(r.params, a.params);
         } else {
             r.fts = a.fts ? mb_strdup(a.fts) : NULL;
+            r.fts_op = a.fts_op;
             json_t *neg = json_array();
-            char *sb = as_sql(&b, neg);
+            const char *tb;
+            char *sb = as_sql(&b, neg, &tb);
             if (a.sql) {
-                r.sql = mb_asprintf("(%s) AND NOT (%s)", a.sql, sb);
+                r.sql = mb_asprintf("%s%s%s AND NOT (%s)", a.sql_op && !strcmp(a.sql_op, "AND")
+                                    ? "" : "(", a.sql, a.sql_op && !strcmp(a.sql_op, "AND") ? ""
+                                    : ")", sb);
+                r.sql_op = "AND";
                 json_array_extend(r.params, a.params);
             } else {
                 r.sql = mb_asprintf("NOT (%s)", sb);
