@@ -43,13 +43,16 @@ def vocabulary(n=5000):
 def records(n):
     rnd = random.Random(11)
     words = vocabulary()
-    weights = [1.0 / (i + 1) for i in range(len(words))]
+    cum, acc = [], 0.0
+    for i in range(len(words)):
+        acc += 1.0 / (i + 1)
+        cum.append(acc)
     step = (1735689600 - START) // n  # spread over 2007..2025
     for i in range(n):
         t = START + i * step + rnd.randint(0, max(step - 1, 0))
         yymm = time.strftime("%y%m", time.gmtime(t))
-        title = " ".join(rnd.choices(words, weights, k=rnd.randint(5, 10))).capitalize()
-        abstract = " ".join(rnd.choices(words, weights, k=rnd.randint(25, 45))) + "."
+        title = " ".join(rnd.choices(words, cum_weights=cum, k=rnd.randint(5, 10))).capitalize()
+        abstract = " ".join(rnd.choices(words, cum_weights=cum, k=rnd.randint(25, 45))) + "."
         authors = [["Author%d" % rnd.randint(1, 200000), rnd.choice(["A.", "B.", "Chen", "Maria"]),
                     ""] for _ in range(rnd.randint(1, 4))]
         cats = " ".join(rnd.sample(CATS, rnd.randint(1, 3)))
