@@ -14,5 +14,6 @@ const mb_command mb_commands[] = {
     {"sandbox", mb_cmd_sandbox, "run a command in a throw-away sandbox (debugging, benchmarks)"},
     {"sandbox-zygote", mb_cmd_sandbox_zygote, "(internal) clones sandboxes, started by mcpbox itself"},
     {"mcp", mb_cmd_mcp, "run a native MCP server on stdio (mcpbox mcp --list)"},
+    {"arxiv", mb_cmd_arxiv, "build or inspect the offline arXiv catalog of the arxiv server"},
     {NULL, NULL, NULL},
 };

@@ -61,6 +61,16 @@ const mb_server_entry mb_servers[] = {
      "  --allowed-dir DIR  allowedDirectories of a new config (default: [], everything)\n"
      "  --state-dir DIR    keep .claude-server-commander{,-logs} in DIR, not in $HOME\n"
      "  State: $HOME/.claude-server-commander/config.json, as upstream keeps it.\n"},
+    {"arxiv", mb_srv_arxiv_create, "arxiv-mcp-server 0.2.11 / 0.2.10 (offline catalog, optional online mode)",
+     "mcpbox mcp arxiv [--upstream-version 0.2.11|0.2.10] [--storage-path DIR] [--catalog DIR]\n"
+     "                 [--online [--proxy URL] [--api-url URL] [--pdf-url URL]\n"
+     "                  [--request-delay S] [--timeout S]] [--convert-timeout S]\n"
+     "  --storage-path DIR  where papers are downloaded (default ~/.arxiv-mcp-server/papers)\n"
+     "  --catalog DIR       the offline catalog made by `mcpbox arxiv import`\n"
+     "                      ($ARXIV_CATALOG, default /srv/arxiv-catalog)\n"
+     "  --online            ask arXiv for what the catalog lacks and keep it there\n"
+     "                      ($ARXIV_ONLINE=1; through --proxy / $ARXIV_PROXY / https_proxy;\n"
+     "                      --request-delay between requests, default 3 s as arXiv asks)\n"},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -52,4 +52,7 @@ int mb_srv_pdftools_create(int argc, char **argv, mb_mcp_server **out, mb_err *e
 /* desktop-commander: @wonderwhy-er/desktop-commander 0.2.7 (MCP-Atlas) */
 int mb_srv_desktop_commander_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 
+/* arxiv: arxiv-mcp-server 0.2.11 (MCP-Atlas) / 0.2.10 (Toolathlon) over an offline catalog */
+int mb_srv_arxiv_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
+
 #endif /* MB_SERVERS_H */
