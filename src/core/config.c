@@ -35,6 +35,10 @@ static void usage(FILE *f)
         "  --allowed-origin ORIGIN   an Origin MCP clients may send (repeatable)\n"
         "  --header-limit SIZE       request line + headers (default 32K)\n"
         "  --idle-timeout SECONDS    close idle connections after (default 300)\n"
+        "  --egress on|off           servers whose profile allows egress reach the web through\n"
+        "                            the daemon's proxy (MCPBOX_EGRESS; default on)\n"
+        "  --egress-fixture NAME=IP:PORT  serve host NAME from IP:PORT to sandboxes (test sites;\n"
+        "                            repeatable; MCPBOX_EGRESS_FIXTURES='N=IP:P;N2=IP:P')\n"
         "\n"
         "MCPBOX_API_KEY=KEY adds that API key at start (owner MCPBOX_API_KEY_OWNER or\n"
         "'default'); otherwise manage keys with `mcpbox keys`.\n");
@@ -129,6 +133,7 @@ enum {
     OPT_LISTEN = 256, OPT_DATA, OPT_PUBLIC, OPT_SEED, OPT_PROFILES, OPT_MAX_UPLOAD,
     OPT_MAX_EXPANDED, OPT_MAX_ENTRIES, OPT_URL_TTL, OPT_DEFAULT_TTL, OPT_ORIGIN,
     OPT_HEADER_LIMIT, OPT_IDLE, OPT_POOL, OPT_CALL_TIMEOUT, OPT_START_TIMEOUT, OPT_MAX_MESSAGE,
+    OPT_EGRESS, OPT_EGRESS_FIXTURE,
 };
 
 /* Applies one setting, from a flag or from the environment. */
@@ -188,6 +193,21 @@ static int apply(mb_config *cfg, int opt, const char *v)
     case OPT_IDLE:
         if (!(rc = int_opt("--idle-timeout", v, 1, 86400, &n))) cfg->idle_timeout_s = (unsigned)n;
         break;
+    case OPT_EGRESS:
+        if (strcmp(v, "on") && strcmp(v, "off")) {
+            fprintf(stderr, "mcpbox serve: --egress wants on or off, got '%s'\n", v);
+            return 2;
+        }
+        cfg->egress_off = !strcmp(v, "off");
+        break;
+    case OPT_EGRESS_FIXTURE:
+        if (cfg->n_egress_fixtures == MB_MAX_ALLOWED || !strchr(v, '=')) {
+            fprintf(stderr, "mcpbox serve: --egress-fixture wants NAME=IP:PORT (at most %d)\n",
+                    MB_MAX_ALLOWED);
+            return 2;
+        }
+        cfg->egress_fixtures[cfg->n_egress_fixtures++] = mb_strdup(v);
+        break;
     }
     return rc;
 }
@@ -216,6 +236,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"MCPBOX_MAX_ENTRIES", OPT_MAX_ENTRIES}, {"MCPBOX_URL_TTL_MINUTES", OPT_URL_TTL},
         {"MCPBOX_DEFAULT_TTL", OPT_DEFAULT_TTL}, {"MCPBOX_CALL_TIMEOUT", OPT_CALL_TIMEOUT},
         {"MCPBOX_START_TIMEOUT", OPT_START_TIMEOUT}, {"MCPBOX_MAX_MESSAGE", OPT_MAX_MESSAGE},
+        {"MCPBOX_EGRESS", OPT_EGRESS},
     };
     for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
         const char *v = getenv(envs[i].env);
@@ -237,6 +258,17 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         char *copy = mb_strdup(pools), *save = NULL;
         for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
             if (add_pool(cfg, tok)) {
+                free(copy);
+                return 2;
+            }
+        }
+        free(copy);
+    }
+    const char *fixtures = getenv("MCPBOX_EGRESS_FIXTURES");
+    if (fixtures && *fixtures) {
+        char *copy = mb_strdup(fixtures), *save = NULL;
+        for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+            if (apply(cfg, OPT_EGRESS_FIXTURE, tok)) {
                 free(copy);
                 return 2;
             }
@@ -266,6 +298,8 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
         {"start-timeout", required_argument, NULL, OPT_START_TIMEOUT},
         {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
+        {"egress", required_argument, NULL, OPT_EGRESS},
+        {"egress-fixture", required_argument, NULL, OPT_EGRESS_FIXTURE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -306,6 +340,7 @@ void mb_config_free(mb_config *cfg)
         free(cfg->pools[i].dir);
     }
     for (size_t i = 0; i < cfg->n_allowed_origins; i++) free(cfg->allowed_origins[i]);
+    for (size_t i = 0; i < cfg->n_egress_fixtures; i++) free(cfg->egress_fixtures[i]);
     free(cfg->env_api_key);
     free(cfg->env_api_key_owner);
     memset(cfg, 0, sizeof *cfg);

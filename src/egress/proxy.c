@@ -573,21 +573,29 @@ int mb_egress_open(mb_egress *eg, const char *sandbox_id, const char *server, co
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return mb_err_sys(err, errno, "cannot create the egress directory %s", dir);
     chmod(dir, 0755);
+    /* Bound through /proc/self/fd/N/ so that a long data dir never runs into
+     * the 108-byte limit of unix socket paths. */
     char *path = mb_asprintf("%s/%s.sock", dir, server);
+    int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof sa.sun_path) {
-        int rc = mb_err_set(err, MB_EINVAL, "the egress socket path %s is too long", path);
-        free(path);
-        return rc;
-    }
-    strcpy(sa.sun_path, path);
-    unlink(path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) || chmod(path, 0666) ||
-        listen(fd, 128)) {
-        int rc = mb_err_sys(err, errno, "cannot listen on %s", path);
-        if (fd >= 0) close(fd);
+    int fd = -1, rc = MB_OK;
+    if (dfd < 0) {
+        rc = mb_err_sys(err, errno, "cannot open %s", dir);
+    } else if ((size_t)snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/%s.sock", dfd,
+                                server) >= sizeof sa.sun_path) {
+        rc = mb_err_set(err, MB_EINVAL, "the server name '%s' is too long for a socket", server);
+    } else {
         unlink(path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) || chmod(path, 0666) ||
+            listen(fd, 128)) {
+            rc = mb_err_sys(err, errno, "cannot listen on %s", path);
+            if (fd >= 0) close(fd);
+            unlink(path);
+        }
+    }
+    if (dfd >= 0) close(dfd);
+    if (rc) {
         free(path);
         return rc;
     }
@@ -605,7 +613,6 @@ int mb_egress_open(mb_egress *eg, const char *sandbox_id, const char *server, co
     l->next = eg->listeners;
     eg->listeners = l;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = l};
-    int rc = MB_OK;
     if (epoll_ctl(eg->epfd, EPOLL_CTL_ADD, fd, &ev)) {
         rc = mb_err_sys(err, errno, "cannot watch %s", path);
         eg->listeners = l->next;
