@@ -110,6 +110,11 @@ static void from_parent(relay *r, char *line, size_t n)
     json_t *id = msg ? json_object_get(msg, "id") : NULL;
     if (method && id && !strcmp(method, "tools/list") && r->prestart == 1 && !r->list_id)
         r->list_id = json_incref(id);
+    else if (r->chunk && method && id && !strcmp(method, "tools/list")) {
+        char *k = id_key(id);
+        json_object_set_new(r->calls, k, json_pack("{s:s}", "list", "tools/list"));
+        free(k);
+    }
     if (r->chunk && method && id && !strcmp(method, "initialize")) {
         json_decref(r->init_id);
         r->init_id = json_incref(id);
@@ -230,7 +235,13 @@ static void from_child(relay *r, char *line, size_t n)
         json_t *call = json_incref(json_object_get(r->calls, k));
         if (call) {
             json_object_del(r->calls, k);
-            int changed = chunk_answer(r, msg, call);
+            json_t *result = json_object_get(msg, "result");
+            int changed = 0;
+            if (json_object_get(call, "list")) {
+                if ((changed = result != NULL)) mb_pw_chunk_tools(r->chunk, result);
+            } else {
+                changed = chunk_answer(r, msg, call);
+            }
             json_decref(call);
             if (changed) {
                 queue_json(&r->to_parent, msg);
