@@ -31,7 +31,7 @@ typedef struct mb_pw_chunk mb_pw_chunk;
 /* serverInfo.version of @lockon0927/playwright-mcp-with-chunk */
 #define MB_PW_CHUNK_VERSION "0.1.2"
 
-/* span_size: the fork's --span-size (clamped to >= 100 unless -1 = no spans). */
+/* span_size: the fork's --span-size (-1 = the whole snapshot, no spans; 0 = 2000). */
 mb_pw_chunk *mb_pw_chunk_new(int span_size);
 void mb_pw_chunk_free(mb_pw_chunk *c);
 
