@@ -398,9 +398,11 @@ def test_egress_none_profile_denies_everything(pw_api):
         pw_api.delete(f"/local-sandbox/{sb['local_sandbox_id']}")
 
 
-def test_egress_allow_list_per_profile(site, tmp_path):
-    """A profile that allows only site.test: it works, other.test (a fixture too) is denied
-    with a clear error; the egress socket refuses the same over raw CONNECT."""
+def test_warm_pool_and_a_profile_allow_list(site, tmp_path):
+    """A warm-pool sandbox has its browser running before it is claimed, so acquire is a
+    claim. Its profile (MCP_Mark with egress ["site.test"]) lets site.test through and
+    denies other.test (a fixture too) with a clear error; the egress socket refuses the
+    same over raw CONNECT, and goes away at release."""
     prof = tmp_path / "profiles"
     prof.mkdir()
     for name in os.listdir(PROFILES):
@@ -409,12 +411,23 @@ def test_egress_allow_list_per_profile(site, tmp_path):
     p = json.load(open(prof / "MCP_Mark.json"))
     p["servers"]["playwright"]["egress"] = ["site.test"]
     json.dump(p, open(prof / "MCP_Mark.json", "w"))
-    d = Daemon(str(tmp_path / "var"), [*fixture_args(site), "--profiles-dir", str(prof)]).start()
+    d = Daemon(str(tmp_path / "var"), [*fixture_args(site), "--profiles-dir", str(prof),
+                                       "--pool", "MCP_Mark=1"]).start()
     try:
         with d.client() as api:
             api.timeout = 120
+            from test_daemon_pool import wait_pool
+            wait_pool(api, "MCP_Mark", 1)
+            before = {p for p in map(int, filter(str.isdigit, os.listdir("/proc")))
+                      if _cmd(p).startswith("/usr/lib/chromium/")}
+            t0 = time.time()
             sb = acquire(api, ["playwright"], benchmark="MCP_Mark")
+            took = time.time() - t0
             sid = sb["local_sandbox_id"]
+            assert api.get("/healthz").json()["pool"]["MCP_Mark"]["claimed"] == 1
+            running = chromium_pids(sid)
+            assert running and set(running) <= before, (running, before)
+            assert took < 3, took  # a claim (the ASan build; bench/ measures the release build)
             s = session(sb)
             try:
                 t = call_ok(s, "browser_navigate", {"url": "http://site.test/second.html"})
