@@ -427,7 +427,9 @@ def test_warm_pool_and_a_profile_allow_list(site, tmp_path):
             assert api.get("/healthz").json()["pool"]["MCP_Mark"]["claimed"] == 1
             running = chromium_pids(sid)
             assert running and set(running) <= before, (running, before)
-            assert took < 3, took  # a claim (the ASan build; bench/ measures the release build)
+            # a claim, not a start (which takes Node + Chromium: 5-20 s on a busy 2-core host,
+            # ASan build); bench/ measures the release build
+            assert took < 8, took
             s = session(sb)
             try:
                 t = call_ok(s, "browser_navigate", {"url": "http://site.test/second.html"})
@@ -471,16 +473,17 @@ def chromium_pids(sid):
     return [p for p in sandbox_pids(sid) if _cmd(p).startswith("/usr/lib/chromium/")]
 
 
-def test_browser_runs_before_ready_and_dies_at_release(pw_api):
-    sb = acquire(pw_api, ["playwright"], benchmark="MCP_Mark")
+def test_crashed_browser_and_release(mark, pw_api):
+    """(Last: it releases the module's MCP_Mark sandbox.)"""
+    sb = mark
     sid = sb["local_sandbox_id"]
     assert sb["servers"][0]["metadata"]["ready"] is True
     pids = chromium_pids(sid)
-    assert pids, "the browser is started with the server"
-    # memory: the sandbox's cgroup holds Node + Chromium, well inside the profile's 2G
+    assert pids, "the browser runs"
+    # memory: the sandbox's cgroup holds Node + Chromium with two tabs, well inside 2G
     mem = sandbox_memory(sid)
     assert mem, "no memory cgroup for the sandbox"
-    print(f"\nplaywright sandbox memory after start: {mem[0] / 2**20:.0f} MiB of {mem[1] / 2**20:.0f}")
+    print(f"\nplaywright sandbox memory: {mem[0] / 2**20:.0f} MiB of {mem[1] / 2**20:.0f}")
     assert mem[1] == (2 + 2) * 2**30 and mem[0] < 2**30, mem  # memory 2G + disk 2G (MCP_Mark)
     # a crashed browser: the next call reports it or relaunches, the one after works
     for p in pids:
@@ -491,7 +494,6 @@ def test_browser_runs_before_ready_and_dies_at_release(pw_api):
     s = session(sb)
     try:
         first = s.call("browser_navigate", {"url": "http://site.test/second.html"})
-        print("\nfirst call after the browser was killed:", json.dumps(first)[:600])
         assert "result" in first, first
         if first["result"].get("isError"):
             assert text_of(first), first
