@@ -32,6 +32,10 @@ extern char **environ;
 
 #define LINE_MAX_BYTES ((size_t)256 << 20)
 #define PRESTART_ID "\"mcpbox-playwright-prestart\""
+/* The held tools/list answer goes out after this long even if the browser is
+ * not up yet, so that a slow host never runs into the daemon's start timeout
+ * (30 s by default); the browser keeps starting. */
+#define PRESTART_HOLD_MS 20000
 
 static const char usage_text[] =
     "usage: mcpbox playwright --package DIR [--node PATH] [--with-chunk] [--span-size N]\n"
@@ -54,6 +58,7 @@ typedef struct relay {
     json_t *list_id;      /* id of the first tools/list request, until its answer */
     json_t *init_id;      /* id of initialize (chunk: serverInfo is the fork's) */
     char *held_list;      /* that answer, held while the prestart runs */
+    long long held_until; /* CLOCK_MONOTONIC ms when it goes out regardless */
     int prestart;         /* 1 wanted, 2 sent, 3 done / not wanted */
     mb_pw_chunk *chunk;   /* NULL unless --with-chunk */
     json_t *calls;        /* upstream id (as JSON text) -> tool name, for the chunk layer */
@@ -75,6 +80,21 @@ static void queue_json(mb_buf *b, json_t *msg)
 static char *id_key(json_t *id)
 {
     return id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void release_held_list(relay *r)
+{
+    if (!r->held_list) return;
+    queue_line(&r->to_parent, r->held_list, strlen(r->held_list));
+    free(r->held_list);
+    r->held_list = NULL;
 }
 
 /* Sends the call that launches the browser: the tab list, which every
@@ -191,11 +211,7 @@ static void from_child(relay *r, char *line, size_t n)
             fprintf(stderr, "mcpbox playwright: starting the browser failed: %.*s\n",
                     (int)(n > 2000 ? 2000 : n), line);
         r->prestart = 3;
-        if (r->held_list) {
-            queue_line(&r->to_parent, r->held_list, strlen(r->held_list));
-            free(r->held_list);
-            r->held_list = NULL;
-        }
+        release_held_list(r);
         goto done;
     }
     if (k && r->list_id) {
@@ -209,8 +225,10 @@ static void from_child(relay *r, char *line, size_t n)
             if (r->chunk && result) mb_pw_chunk_tools(r->chunk, result);
             char *out = r->chunk && result ? json_dumps(msg, JSON_COMPACT) : mb_strndup(line, n);
             send_prestart(r, json_object_get(result, "tools"));
-            if (r->prestart == 2) r->held_list = out;
-            else {
+            if (r->prestart == 2) {
+                r->held_list = out;
+                r->held_until = now_ms() + PRESTART_HOLD_MS;
+            } else {
                 queue_line(&r->to_parent, out, strlen(out));
                 free(out);
             }
@@ -345,9 +363,20 @@ static int run(relay *r)
             {.fd = r->to_child.len && r->child_in >= 0 ? r->child_in : -1, .events = POLLOUT},
             {.fd = r->to_parent.len ? STDOUT_FILENO : -1, .events = POLLOUT},
         };
-        if (poll(p, 4, -1) < 0) {
+        int wait = -1;
+        if (r->held_list) {
+            long long left = r->held_until - now_ms();
+            wait = left > 0 ? (int)left : 0;
+        }
+        int np = poll(p, 4, wait);
+        if (np < 0) {
             if (errno == EINTR) continue;
             return 1;
+        }
+        if (r->held_list && now_ms() >= r->held_until) {
+            fprintf(stderr, "mcpbox playwright: the browser is not up after %d s; answering "
+                            "tools/list anyway\n", PRESTART_HOLD_MS / 1000);
+            release_held_list(r);
         }
         if (p[0].revents) {
             if (!read_into(STDIN_FILENO, &r->from_parent)) r->parent_eof = 1;
