@@ -25,5 +25,6 @@ int mb_cmd_sandbox(int argc, char **argv);      /* sandbox/cmd_sandbox.c */
 int mb_cmd_sandbox_zygote(int argc, char **argv); /* sandbox/cmd_sandbox.c (hidden: clones sandboxes) */
 int mb_cmd_mcp(int argc, char **argv);     /* mcp/cmd_mcp.c */
 int mb_cmd_arxiv(int argc, char **argv);   /* cli/cmd_arxiv.c */
+int mb_cmd_playwright(int argc, char **argv); /* cli/cmd_playwright.c */
 
 #endif /* MB_CLI_H */

@@ -55,6 +55,10 @@ static void usage(FILE *f)
         "  --key-max-sandboxes N     *live sandboxes per key owner (default 1000)\n"
         "  --key-max-acquiring N     *acquires in progress per key owner (default 128)\n"
         "  --key-max-upload SIZE     *upload bytes in flight per key owner (default 16G)\n"
+        "  --egress on|off           servers whose profile allows egress reach the web through\n"
+        "                            the daemon's proxy (MCPBOX_EGRESS; default on)\n"
+        "  --egress-fixture NAME=IP:PORT  serve host NAME from IP:PORT to sandboxes (test sites;\n"
+        "                            repeatable; MCPBOX_EGRESS_FIXTURES='N=IP:P;N2=IP:P')\n"
         "\n"
         "MCPBOX_API_KEY=KEY adds that API key at start (owner MCPBOX_API_KEY_OWNER or\n"
         "'default'); otherwise manage keys with `mcpbox keys`.\n");
@@ -169,6 +173,7 @@ enum {
     OPT_BODY_RATE, OPT_MAX_SESSIONS, OPT_SESSIONS_SANDBOX, OPT_SESSIONS_KEY, OPT_KEY_SANDBOXES,
     OPT_KEY_ACQUIRING, OPT_KEY_UPLOAD,
     OPT_RELEASE_ON_EXIT,
+    OPT_EGRESS, OPT_EGRESS_FIXTURE,
 };
 
 /* A count that may be 0 (= unlimited) when `zero_ok`. */
@@ -286,6 +291,21 @@ static int apply(mb_config *cfg, int opt, const char *v)
     case OPT_IDLE:
         if (!(rc = int_opt("--idle-timeout", v, 1, 86400, &n))) cfg->idle_timeout_s = (unsigned)n;
         break;
+    case OPT_EGRESS:
+        if (strcmp(v, "on") && strcmp(v, "off")) {
+            fprintf(stderr, "mcpbox serve: --egress wants on or off, got '%s'\n", v);
+            return 2;
+        }
+        cfg->egress_off = !strcmp(v, "off");
+        break;
+    case OPT_EGRESS_FIXTURE:
+        if (cfg->n_egress_fixtures == MB_MAX_ALLOWED || !strchr(v, '=')) {
+            fprintf(stderr, "mcpbox serve: --egress-fixture wants NAME=IP:PORT (at most %d)\n",
+                    MB_MAX_ALLOWED);
+            return 2;
+        }
+        cfg->egress_fixtures[cfg->n_egress_fixtures++] = mb_strdup(v);
+        break;
     }
     return rc;
 }
@@ -336,6 +356,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"MCPBOX_KEY_MAX_SANDBOXES", OPT_KEY_SANDBOXES},
         {"MCPBOX_KEY_MAX_ACQUIRING", OPT_KEY_ACQUIRING},
         {"MCPBOX_KEY_MAX_UPLOAD", OPT_KEY_UPLOAD},
+        {"MCPBOX_EGRESS", OPT_EGRESS},
     };
     for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
         const char *v = getenv(envs[i].env);
@@ -357,6 +378,17 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         char *copy = mb_strdup(pools), *save = NULL;
         for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
             if (add_pool(cfg, tok)) {
+                free(copy);
+                return 2;
+            }
+        }
+        free(copy);
+    }
+    const char *fixtures = getenv("MCPBOX_EGRESS_FIXTURES");
+    if (fixtures && *fixtures) {
+        char *copy = mb_strdup(fixtures), *save = NULL;
+        for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+            if (apply(cfg, OPT_EGRESS_FIXTURE, tok)) {
                 free(copy);
                 return 2;
             }
@@ -399,6 +431,8 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"key-max-sandboxes", required_argument, NULL, OPT_KEY_SANDBOXES},
         {"key-max-acquiring", required_argument, NULL, OPT_KEY_ACQUIRING},
         {"key-max-upload", required_argument, NULL, OPT_KEY_UPLOAD},
+        {"egress", required_argument, NULL, OPT_EGRESS},
+        {"egress-fixture", required_argument, NULL, OPT_EGRESS_FIXTURE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -439,6 +473,7 @@ void mb_config_free(mb_config *cfg)
         free(cfg->pools[i].dir);
     }
     for (size_t i = 0; i < cfg->n_allowed_origins; i++) free(cfg->allowed_origins[i]);
+    for (size_t i = 0; i < cfg->n_egress_fixtures; i++) free(cfg->egress_fixtures[i]);
     free(cfg->env_api_key);
     free(cfg->env_api_key_owner);
     memset(cfg, 0, sizeof *cfg);

@@ -71,6 +71,9 @@ typedef struct mb_config {
     uint64_t key_max_acquiring;   /* acquires in progress per key owner; default 128 */
     uint64_t key_max_upload;      /* upload bytes in flight per key owner; default 16G */
     int release_on_exit;          /* --release-on-exit: release every sandbox at shutdown */
+    int egress_off;               /* --egress off: only fixture hosts reachable (src/egress) */
+    char *egress_fixtures[MB_MAX_ALLOWED]; /* --egress-fixture NAME=IP:PORT */
+    size_t n_egress_fixtures;
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;

@@ -7,6 +7,7 @@
 
 #include "auth/auth.h"
 #include "core/core.h"
+#include "egress/egress.h"
 #include "gateway/gateway.h"
 #include "profile/profile.h"
 #include "sandbox/sandbox.h"
@@ -60,6 +61,7 @@ struct mb_core {
     mb_zygote *zygote;              /* clones every sandbox's init */
     mb_gateway *gw;
     mb_pool *pool;
+    mb_egress *egress;              /* the proxy of sandboxes whose profile allows egress */
     pthread_mutex_t alloc_lock;     /* picking a uid range + inserting its record */
     pthread_mutex_t live_lock;
     pthread_cond_t live_cv;
@@ -124,5 +126,17 @@ int mb_core__seed(mb_core *core, const mb_sandbox_rec *rec, mb_err *err);
 void mb_core__clean_leftovers(mb_core *core, const char *id, int at_start);
 /* Extracts an archive file into /data (transfer.c). */
 int mb_core__extract(mb_core *core, const mb_sandbox_rec *rec, const char *archive, mb_err *err);
+
+/* egress.c: the proxy sockets of servers with an "egress" allow-list. */
+int mb_core__egress_open(mb_core *core, mb_err *err);
+void mb_core__egress_close(mb_core *core);
+int mb_core__profile_has_egress(const mb_profile *p);
+/* DIR/egress/ID (created with create=1). Caller frees. */
+char *mb_core__egress_dir(mb_core *core, const char *id, int create);
+/* Opens ps's proxy socket when its entry has "egress"; returns the
+ * "MCPBOX_EGRESS_PROXY=..." environment entry for it (caller frees), or NULL. */
+char *mb_core__egress_server(mb_core *core, const char *id, const mb_profile_server *ps,
+                             mb_err *err);
+void mb_core__egress_release(mb_core *core, const char *id);
 
 #endif

@@ -125,6 +125,7 @@ static void collect_server_env(mb_core *core)
 typedef struct sb_paths {
     char *state;
     char *volume;
+    char *egress;
     mb_sandbox_bind *binds;
 } sb_paths;
 
@@ -133,7 +134,8 @@ static void sb_paths_free(sb_paths *p)
     free(p->state);
     free(p->volume);
     free(p->binds);
-    p->state = p->volume = NULL;
+    free(p->egress);
+    p->state = p->volume = p->egress = NULL;
     p->binds = NULL;
 }
 
@@ -146,6 +148,7 @@ static void sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_pr
                     mb_sandbox_opts *o, sb_paths *paths)
 {
     paths->binds = NULL;
+    paths->egress = NULL;
     paths->state = mb_asprintf("%s/run/%s", core->cfg.data_dir, id);
     paths->volume = mb_core__volume(core, id);
     memset(o, 0, sizeof *o);
@@ -167,6 +170,10 @@ static void sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_pr
             paths->binds[i] = (mb_sandbox_bind){p->binds[i].host, p->binds[i].inside};
         o->binds = paths->binds;
         o->n_binds = p->n_binds;
+        if (mb_core__profile_has_egress(p)) { /* the proxy sockets' directory */
+            paths->egress = mb_core__egress_dir(core, id, 1);
+            paths->binds[o->n_binds++] = (mb_sandbox_bind){paths->egress, MB_EGRESS_DIR_INSIDE};
+        }
     }
 }
 
@@ -347,23 +354,26 @@ json_t *mb_core_pool_info(mb_core *core)
 /* -------------------------------------------------------------- servers */
 
 /* The profile's environment for a server plus the pass-through variables. */
-static const char **server_envp(mb_core *core, const mb_profile_server *ps)
+static const char **server_envp(mb_core *core, const mb_profile_server *ps, const char *extra)
 {
     size_t n = 0, m = 0;
     while (ps->envp && ps->envp[n]) n++;
     while (core->server_env[m]) m++;
-    const char **envp = mb_calloc(n + m + 1, sizeof *envp);
+    const char **envp = mb_calloc(n + m + 2, sizeof *envp);
     for (size_t i = 0; i < n; i++) envp[i] = ps->envp[i];
     for (size_t i = 0; i < m; i++) envp[n + i] = core->server_env[i];
+    envp[n + m] = extra;
     return envp;
 }
 
 static int add_server(mb_core *core, const char *id, const mb_profile_server *ps, mb_err *err)
 {
-    const char **envp = server_envp(core, ps);
+    char *egress = mb_core__egress_server(core, id, ps, NULL);
+    const char **envp = server_envp(core, ps, egress);
     mb_backend_spec spec = {.argv = (const char *const *)ps->argv, .envp = envp, .cwd = ps->cwd};
     int rc = mb_gateway_add(core->gw, id, ps->name, &spec, err);
     free(envp);
+    free(egress);
     return rc;
 }
 
@@ -562,6 +572,7 @@ static void pool_unprepare(void *ctx, const char *key, mb_sandbox *sb, void *coo
     pool_cookie *c = cookie;
     if (!c->live) return;
     mb_gateway_remove_sandbox(core->gw, c->id);
+    mb_core__egress_release(core, c->id);
     free(mb_live_take(core, c->id)); /* the pool destroys the sandbox itself */
     c->live = 0;
 }
@@ -656,6 +667,7 @@ int mb_core__sandbox_up(mb_core *core, mb_sandbox_rec *rec, mb_err *err)
 int mb_core__sandbox_down(mb_core *core, const mb_sandbox_rec *rec, mb_err *err)
 {
     mb_gateway_remove_sandbox(core->gw, rec->id);
+    mb_core__egress_release(core, rec->id);
     mb_live *l = mb_live_take(core, rec->id);
     int rc;
     if (l) {
@@ -811,6 +823,7 @@ int mb_core__runtime_open(mb_core *core, mb_err *err)
     int rc = load_profiles(core, err);
     if (!rc) rc = mb_zygote_start(core->mcpbox_bin, &core->zygote, err);
     if (!rc) rc = open_gateway(core, err);
+    if (!rc) rc = mb_core__egress_open(core, err);
     if (!rc) adopt_all(core);
     if (!rc) rc = open_pool(core, err);
     return rc;
@@ -822,6 +835,7 @@ void mb_core__runtime_close(mb_core *core)
     core->pool = NULL;
     mb_gateway_destroy(core->gw); /* stops every server process */
     core->gw = NULL;
+    mb_core__egress_close(core);
     mb_live *l;
     while ((l = mb_live_take_any(core))) {
         mb_sandbox_close(l->sb); /* the sandbox keeps running for the next start */

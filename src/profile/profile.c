@@ -221,6 +221,23 @@ static int parse_server(const char *file, const char *name, json_t *js, json_t *
                         err)))
         return rc;
 
+    /* "egress": the hosts this server may reach through the daemon's proxy
+     * (src/egress/egress.h); read by the daemon from `entry`. */
+    json_t *eg = json_object_get(js, "egress");
+    size_t ei;
+    json_t *ev;
+    if (eg && !json_is_array(eg))
+        return mb_err_set(err, MB_EINVAL, "%s: servers.%s.egress must be an array of host names "
+                          "(\"*\" for any)", file, name);
+    json_array_foreach(eg, ei, ev) {
+        const char *h = json_string_value(ev);
+        if (!h || !*h || strlen(h) > 253 || strspn(h, "abcdefghijklmnopqrstuvwxyz"
+                                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:*") !=
+                                                    strlen(h))
+            return mb_err_set(err, MB_EINVAL, "%s: servers.%s.egress[%zu] must be a host name, "
+                              "\"*.domain\" or \"*\"", file, name, ei);
+    }
+
     char *cwd = NULL;
     snprintf(where, sizeof where, "servers.%s", name);
     if ((rc = get_string(js, "cwd", file, where, "${DATA}", &cwd, err))) return rc;
@@ -321,16 +338,20 @@ int mb_profile_load(const char *dir, const char *name, const mb_profile_vars *va
         json_t *host;
         p->binds = mb_calloc(binds ? json_object_size(binds) + 1 : 1, sizeof *p->binds);
         json_object_foreach(binds, inside, host) {
-            if (!json_is_string(host) || json_string_value(host)[0] != '/' ||
+            const char *hp = json_is_string(host) ? json_string_value(host) : "";
+            if (!*hp || (hp[0] != '/' && strstr(hp, "..")) ||
                 (strncmp(inside, "/opt/", 5) && strncmp(inside, "/srv/", 5) &&
                  strncmp(inside, "/mnt/", 5)) || strstr(inside, "..")) {
                 rc = mb_err_set(err, MB_EINVAL, "%s: sandbox.binds.%s: the key must be a path "
-                                "under /opt, /srv or /mnt and the value an absolute host path",
+                                "under /opt, /srv or /mnt and the value a host path (absolute, "
+                                "or relative to the directory holding the profiles directory)",
                                 file, inside);
                 goto out;
             }
             p->binds[p->n_binds].inside = mb_strdup(inside);
-            p->binds[p->n_binds].host = mb_strdup(json_string_value(host));
+            /* Relative: beside the profiles dir (the source tree's runtime/,
+             * or /usr/share/mcpbox/runtime). */
+            p->binds[p->n_binds].host = hp[0] == '/' ? mb_strdup(hp) : mb_asprintf("%s/../%s", dir, hp);
             p->n_binds++;
         }
     }

@@ -97,8 +97,12 @@ static void test_atlas_settings(void **state)
     assert_non_null(dc);
     assert_string_equal(dc->argv[3], "--allowed-dir");
     assert_string_equal(dc->argv[4], "/data");
+    const mb_profile_server *ax = mb_profile_server_find(p, "arxiv");
+    assert_non_null(ax);
+    assert_string_equal(ax->argv[2], "arxiv");
+    assert_string_equal(env_get(ax->envp, "HOME"), "/tmp");
     /* servers not implemented natively are absent, not half-configured */
-    assert_null(mb_profile_server_find(p, "arxiv"));
+    assert_null(mb_profile_server_find(p, "word"));
     assert_int_equal(p->limits.memory_bytes, 2ULL << 30);
     assert_int_equal(p->limits.pids_max, 1024);
     assert_false(p->limits.allow_network);
@@ -127,7 +131,9 @@ static void test_atlas_settings(void **state)
     t = mb_profile_server_find(p, "excel");
     assert_non_null(t);
     assert_string_equal(t->argv[3], "stdio");
-    assert_string_equal(t->argv[5], "/data");
+    assert_string_equal(t->argv[4], "--upstream-version");
+    assert_string_equal(t->argv[5], "0.1.4");
+    assert_string_equal(t->argv[7], "/data");
     assert_string_equal(t->cwd, "/data");
     assert_null(mb_profile_server_find(p, "word"));
     mb_profile_free(p);
