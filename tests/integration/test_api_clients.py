@@ -261,7 +261,7 @@ def test_toolathlon_klavis_client(api, daemon):
         if sb["server_name"] == "google_cloud":
             assert isinstance(d["auth_data"], dict)  # written to google_cloud_credentials.json
         if sb["server_name"] == "poste_email_toolathlon":
-            assert email in json.dumps(d)
+            assert isinstance(d["auth_data"], dict)  # IMAP/SMTP connection info
     # memory's own sandbox takes Klavis's LocalMemoryData JSON and dumps it back
     mem = next(sb for sb in client.acquired if sb["server_name"] == "localmemory")
     graph = {"entities": [{"name": "Bob", "entityType": "person", "observations": ["x"]}],
