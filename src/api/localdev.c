@@ -62,8 +62,9 @@ void mb_api_localdev_get(mb_api *api, mb_call *call)
     size_t i;
     json_t *item;
     json_array_foreach(items, i, item) {
-        json_object_set(urls, json_string_value(json_object_get(item, "server_name")),
-                        json_object_get(item, "mcp_server_url"));
+        json_t *url = json_object_get(item, "mcp_server_url");
+        if (json_is_string(url)) /* only servers that run */
+            json_object_set(urls, json_string_value(json_object_get(item, "server_name")), url);
     }
     json_decref(items);
     json_t *o = json_pack("{s:s,s:n,s:s,s:s,s:s,s:s}", "sandbox_id", rec.id, "server_url",

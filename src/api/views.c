@@ -48,7 +48,11 @@ json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec)
         json_t *item = json_object();
         json_object_set_new(item, "server_name", json_string(srv[i].name));
         json_object_set_new(item, "id", json_string(srv[i].id));
-        json_object_set_new(item, "mcp_server_url", json_string(url));
+        /* A server that is not running in this sandbox (the profile does not
+         * offer it, or it failed to start) gets no URL: its URL would only
+         * answer 404, and clients connect to every URL they are given. */
+        json_object_set_new(item, "mcp_server_url",
+                            strcmp(srv[i].status, "error") ? json_string(url) : json_null());
         json_object_set_new(item, "status", json_string(server_status(rec, &srv[i])));
         json_object_set_new(item, "benchmark", nullable_string(rec->benchmark));
         json_object_set_new(item, "updated_at", json_string(updated));

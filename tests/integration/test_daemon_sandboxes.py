@@ -337,6 +337,10 @@ def test_pdf_tools_inside_a_sandbox(api):
     out = text_of(s.call("extract_pdf_pages", {"source_path": "/data/docs/a.pdf", "page_numbers": [2],
                                                "output_path": "/data/docs/b.pdf"}))
     assert "b.pdf" in out, out
+    # qpdf's metadata update (a private file in the sandbox's /tmp) works there too
+    out = text_of(s.call("get_pdf_info", {"pdf_file_path": "/data/docs/b.pdf"}))
+    assert out.endswith("Total pages: 1\nTitle: Unknown\nAuthor: Unknown\nCreator: Unknown\n"
+                        "Creation date: Unknown\n"), out
     s.close()
     fs = Session(url_of(sb, "filesystem"))
     listing = text_of(fs.call("list_directory", {"path": "/data/docs"}))

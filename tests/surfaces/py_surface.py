@@ -258,9 +258,10 @@ def lowlevel_tools(tree):
         if not (isinstance(sch, ast.Call) and isinstance(sch.func, ast.Attribute)
                 and sch.func.attr in ("model_json_schema", "schema")):
             raise ValueError(f"{name}: inputSchema is not Model.model_json_schema()")
-        tools.append({"name": name, "description": literal(kw["description"]),
-                      "inputSchema": models[sch.func.value.id]})
-    return tools
+        tools.append((node.lineno, node.col_offset,
+                      {"name": name, "description": literal(kw["description"]),
+                       "inputSchema": models[sch.func.value.id]}))
+    return [t for _, _, t in sorted(tools, key=lambda x: x[:2])]
 
 
 def protocol_answer(mcp_version):
