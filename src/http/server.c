@@ -3,7 +3,7 @@
  * limits, and the three-step request flow described in http.h.
  */
 #define _GNU_SOURCE
-#include "http/http.h"
+#include "http/http_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,18 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <strings.h>
 #include <unistd.h>
-
-struct mb_http_server {
-    struct MHD_Daemon *mhd;
-    mb_http_app app;
-    mb_http_opts opts;
-    unsigned port;
-};
 
 static void req_free(mb_http_req *req)
 {
     if (req->app && req->app_free) req->app_free(req->app);
+    if (req->held) MHD_destroy_response(req->held);
     if (req->body_fd >= 0) close(req->body_fd);
     /* An upload the application did not take (refused, too big, broken
      * connection) is not left behind. */
@@ -50,6 +46,9 @@ static void store_chunk(mb_http_req *req, const char *data, size_t n)
     if (req->body_too_big || req->body_write_error) return;
     if (req->body_len + n > req->body_limit) {
         req->body_too_big = 1;
+        mb_http_respond_detail(req, MHD_HTTP_CONTENT_TOO_LARGE,
+                               "Request body too large: the limit is %llu bytes",
+                               (unsigned long long)req->body_limit);
         return;
     }
     req->body_len += n;
@@ -61,12 +60,74 @@ static void store_chunk(mb_http_req *req, const char *data, size_t n)
             if (w < 0) {
                 if (errno == EINTR) continue;
                 req->body_write_error = errno;
+                mb_err err;
+                mb_err_sys(&err, errno, "cannot store the upload");
+                mb_http_respond_err(req, &err);
                 return;
             }
             data += w;
             n -= (size_t)w;
         }
     }
+}
+
+/* What the headers say of the body. */
+static void note_body(mb_http_req *req)
+{
+    const char *cl = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    const char *ex = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_EXPECT);
+    req->declared_len = UINT64_MAX;
+    if (cl) {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(cl, &end, 10);
+        if (end != cl && !errno) req->declared_len = n;
+    }
+    req->has_body = te || (req->declared_len != UINT64_MAX && req->declared_len > 0);
+    req->expects_continue = ex && !strcasecmp(ex, "100-continue");
+}
+
+/* The first call ends: the connection leaves the unauthenticated budget if
+ * the request authenticated. */
+static void first_call_done(mb_http_server *srv, mb_http_req *req)
+{
+    req->stage = 1;
+    if (req->authenticated) mb_http__authenticated(srv, req->hc);
+}
+
+/* A refused request's body: read and dropped within the drain bounds, then
+ * the held answer goes out. */
+static enum MHD_Result drain(mb_http_server *srv, mb_http_req *req, size_t *upload_data_size)
+{
+    if (*upload_data_size) {
+        uint64_t n = *upload_data_size;
+        *upload_data_size = 0;
+        req->received += n;
+        req->drained += n;
+        mb_http__progress(srv, req->hc, n);
+        if (req->drained > req->drain_limit) {
+            mb_debug("http: %s %s: refused body past %llu bytes, closing", req->method,
+                     req->path, (unsigned long long)req->drain_limit);
+            return MHD_NO;
+        }
+        const char *why = mb_http__overdue(srv, req->hc);
+        if (why) {
+            mb_debug("http: %s %s: %s, closing", req->method, req->path, why);
+            return MHD_NO;
+        }
+        return MHD_YES;
+    }
+    req->stage = 2;
+    mb_http__phase(srv, req->hc, MB_HTTP_BUSY);
+    struct MHD_Response *resp = req->held;
+    req->held = NULL;
+    enum MHD_Result ret = MHD_queue_response(req->conn, req->held_status, resp);
+    MHD_destroy_response(resp);
+    return ret;
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -80,67 +141,86 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (!req) {
         req = mb_calloc(1, sizeof *req);
         req->conn = conn;
+        req->srv = srv;
         req->method = method;
         req->path = url;
         req->body_fd = -1;
         req->started_ms = mb_mono_ms();
+        req->drain_limit = srv->opts.drain_bytes;
+        req->hc = mb_http__conn(conn);
+        if (req->hc) req->hc->req = req;
+        note_body(req);
         *con_cls = req;
+        mb_http__phase(srv, req->hc, req->has_body ? MB_HTTP_BODY : MB_HTTP_BUSY);
         srv->app.begin(srv->app.ctx, req);
+        if (req->raw) {
+            enum MHD_Result ret = req->raw(req->raw_ctx, conn, method, upload_data,
+                                           upload_data_size, &req->raw_state);
+            first_call_done(srv, req);
+            return ret;
+        }
+        if (!req->responded) {
+            if (!req->body_limit)
+                req->body_limit = req->body_mode == MB_BODY_FILE ? srv->opts.file_body_limit
+                                                                : srv->opts.json_body_limit;
+            if (req->body_mode != MB_BODY_NONE && req->declared_len != UINT64_MAX &&
+                req->declared_len > req->body_limit)
+                mb_http_respond_detail(req, MHD_HTTP_CONTENT_TOO_LARGE,
+                                       "Request body too large: %llu bytes, the limit is %llu "
+                                       "bytes", (unsigned long long)req->declared_len,
+                                       (unsigned long long)req->body_limit);
+            else if (req->body_mode == MB_BODY_FILE)
+                open_body_file(req);
+        }
+        first_call_done(srv, req);
+        return MHD_YES;
+    }
+
+    if (req->held) return drain(srv, req, upload_data_size);
+
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        req->received += n;
+        mb_http__progress(srv, req->hc, n);
+        const char *why = mb_http__overdue(srv, req->hc);
+        if (why) {
+            mb_debug("http: %s %s: %s, closing", method, req->path, why);
+            return MHD_NO;
+        }
         if (req->raw)
             return req->raw(req->raw_ctx, conn, method, upload_data, upload_data_size,
                             &req->raw_state);
-        if (req->responded) return MHD_YES;
-        if (!req->body_limit)
-            req->body_limit = req->body_mode == MB_BODY_FILE ? srv->opts.file_body_limit
-                                                            : srv->opts.json_body_limit;
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && req->body_mode != MB_BODY_NONE && strtoull(cl, NULL, 10) > req->body_limit) {
-            mb_http_respond_detail(req, MHD_HTTP_CONTENT_TOO_LARGE,
-                                   "Request body too large: %s bytes, the limit is %llu bytes",
-                                   cl, (unsigned long long)req->body_limit);
-            return MHD_YES;
-        }
-        if (req->body_mode == MB_BODY_FILE && open_body_file(req) != 0) return MHD_YES;
-        return MHD_YES;
-    }
-
-    if (req->raw)
-        return req->raw(req->raw_ctx, conn, method, upload_data, upload_data_size,
-                        &req->raw_state);
-
-    if (*upload_data_size) {
-        if (!req->responded) store_chunk(req, upload_data, *upload_data_size);
+        if (!req->responded) store_chunk(req, upload_data, n);
         *upload_data_size = 0;
         return MHD_YES;
     }
-    if (req->responded) return MHD_YES;
 
-    if (req->body_too_big) {
-        mb_http_respond_detail(req, MHD_HTTP_CONTENT_TOO_LARGE,
-                               "Request body too large: the limit is %llu bytes",
-                               (unsigned long long)req->body_limit);
-    } else if (req->body_write_error) {
-        mb_err err;
-        mb_err_sys(&err, req->body_write_error, "cannot store the upload");
-        mb_http_respond_err(req, &err);
-    } else {
-        if (req->body_fd >= 0) {
-            close(req->body_fd);
-            req->body_fd = -1;
-        }
-        srv->app.handle(srv->app.ctx, req);
-        if (!req->responded)
-            mb_http_respond_detail(req, 500, "Internal error: the request got no answer");
+    req->stage = 2;
+    mb_http__phase(srv, req->hc, MB_HTTP_BUSY);
+    if (req->raw)
+        return req->raw(req->raw_ctx, conn, method, upload_data, upload_data_size,
+                        &req->raw_state);
+    if (req->responded) return MHD_YES;
+    if (req->body_fd >= 0) {
+        close(req->body_fd);
+        req->body_fd = -1;
     }
+    srv->app.handle(srv->app.ctx, req);
+    if (!req->responded)
+        mb_http_respond_detail(req, 500, "Internal error: the request got no answer");
     return MHD_YES;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    mb_http_server *srv = cls;
     mb_http_req *req = *con_cls;
     if (!req) return;
+    if (req->hc) {
+        req->hc->req = NULL;
+        mb_http__phase(srv, req->hc, MB_HTTP_WAIT);
+    }
     if (req->raw && req->raw_done) req->raw_done(req->raw_ctx, req->raw_state);
     req_free(req);
     *con_cls = NULL;
@@ -182,6 +262,13 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen
     return MB_OK;
 }
 
+static void destroy(mb_http_server *srv)
+{
+    pthread_cond_destroy(&srv->wake);
+    pthread_mutex_destroy(&srv->lock);
+    free(srv);
+}
+
 int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_server **out,
                   mb_err *err)
 {
@@ -193,12 +280,23 @@ int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_serv
     if (!srv->opts.idle_timeout_s) srv->opts.idle_timeout_s = 300;
     if (!srv->opts.json_body_limit) srv->opts.json_body_limit = 1 << 20;
     if (!srv->opts.file_body_limit) srv->opts.file_body_limit = 4ULL << 30;
+    if (!srv->opts.max_anon_conns || srv->opts.max_anon_conns > srv->opts.max_connections)
+        srv->opts.max_anon_conns = srv->opts.max_connections / 2;
+    if (!srv->opts.header_timeout_s) srv->opts.header_timeout_s = 30;
+    if (!srv->opts.drain_bytes) srv->opts.drain_bytes = 4 << 20;
+    if (!srv->opts.drain_timeout_s) srv->opts.drain_timeout_s = 2;
+    pthread_mutex_init(&srv->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&srv->wake, &ca);
+    pthread_condattr_destroy(&ca);
 
     struct sockaddr_storage ss;
     socklen_t sslen;
     int rc = parse_listen(opts->listen, &ss, &sslen, err);
     if (rc) {
-        free(srv);
+        destroy(srv);
         return rc;
     }
     unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
@@ -208,19 +306,25 @@ int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_serv
      * room beyond them for its own bookkeeping. */
     size_t pool = srv->opts.header_limit + 16 * 1024;
     srv->mhd = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_access, srv,
+        flags, 0, mb_http__accept, srv, on_access, srv,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_CONNECTION_LIMIT, srv->opts.max_connections,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
         MHD_OPTION_CONNECTION_TIMEOUT, srv->opts.idle_timeout_s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_NOTIFY_CONNECTION, mb_http__notify, srv,
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024),
         MHD_OPTION_EXTERNAL_LOGGER, on_log, srv,
         MHD_OPTION_END);
     if (!srv->mhd) {
-        free(srv);
+        destroy(srv);
         return mb_err_set(err, MB_EIO, "cannot listen on %s (address in use, or not permitted)",
                           opts->listen);
+    }
+    if ((rc = mb_http__guard_start(srv, err)) != MB_OK) {
+        MHD_stop_daemon(srv->mhd);
+        destroy(srv);
+        return rc;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : 0;
@@ -233,6 +337,7 @@ unsigned mb_http_port(mb_http_server *srv) { return srv->port; }
 void mb_http_stop(mb_http_server *srv)
 {
     if (!srv) return;
+    mb_http__guard_stop(srv);
     MHD_stop_daemon(srv->mhd);
-    free(srv);
+    destroy(srv);
 }

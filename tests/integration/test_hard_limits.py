@@ -359,3 +359,97 @@ def test_sessions_capped_per_sandbox_and_key_never_evicting_other_tenants(sessio
     assert alive_b.count(True) == 3 and alive_b[-1], alive_b
     assert [session_alive(a2, s) for s in s_a2] == [True, True]
     assert sum(session_alive(a1, s) for s in s_a1) == 2
+
+
+# ------------------------------------------- refused bodies: drained, bounded
+
+def read_status(s, timeout=10):
+    """The status code of the answer on socket s, or None when the server
+    closed (or reset) without one."""
+    s.settimeout(timeout)
+    data = b""
+    try:
+        while b"\r\n" not in data:
+            got = s.recv(4096)
+            if not got:
+                break
+            data += got
+    except (ConnectionResetError, socket.timeout):
+        pass
+    return int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.") else None
+
+
+def stream_body(addr, head, chunked, limit, chunk=1 << 20, pause=0.0, timeout=20):
+    """Sends head, then body chunks (chunked encoding or raw) until the
+    server stops reading or `limit` bytes went; returns (status or None,
+    bytes sent, seconds taken)."""
+    s = socket.create_connection(addr, timeout=timeout)
+    t0 = time.time()
+    sent = 0
+    try:
+        s.sendall(head.encode())
+        data = b"\0" * chunk
+        while sent < limit:
+            try:
+                s.sendall(b"%x\r\n%s\r\n" % (chunk, data) if chunked else data)
+            except (BrokenPipeError, ConnectionResetError, socket.timeout):
+                break
+            sent += chunk
+            if pause:
+                time.sleep(pause)
+        code = read_status(s)
+    finally:
+        s.close()
+    return code, sent, time.time() - t0
+
+
+@pytest.fixture
+def drain_daemon(tmp_root):
+    d = Daemon(os.path.join(tmp_root, "var"), ["--max-upload", "1M"]).start()
+    yield d
+    d.stop()
+
+
+def test_refused_bodies_are_drained_within_bounds(drain_daemon):
+    """A request refused before its body is in (401 without a key, 404 on an
+    MCP URL of no sandbox, 413 over --max-upload) is answered after its body
+    has been read and dropped, so the client reads the answer (not a reset);
+    a body far beyond --drain-max (4M) is cut off at once, or after the
+    bound, and one trickled past --drain-timeout (2 s) is closed soon after."""
+    d = drain_daemon
+    addr = host_port(d)
+    body = b"{" + b" " * (3 << 20) + b"}"
+    for _ in range(10):
+        r = httpx.post(d.url + "/local-sandbox", content=body,
+                       headers={"Content-Type": "application/json"}, timeout=30)
+        assert r.status_code == 401, r.text
+        r = httpx.post(d.url + "/filesystem/mcp/?local_sandbox_id=%s" % uuid.uuid4(),
+                       content=body, headers=dict(MCP_HEADERS, **{"Content-Type": "application/json"}),
+                       timeout=30)
+        assert r.status_code == 404, r.text
+    with d.client() as api:
+        sid = acquire(api, ["filesystem"])["local_sandbox_id"]
+        url = api.post("/local-sandbox/%s/upload-url" % sid).json()["upload_url"]
+    path = url.split(d.url, 1)[1]
+    head = "PUT %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/gzip\r\n" % path
+
+    # declared far beyond the bound: answered at once, nothing drained
+    code, sent, took = stream_body(addr, head + "Content-Length: %d\r\n\r\n" % (1 << 30),
+                                   False, 1 << 30)
+    assert code in (413, None) and sent < 64 << 20 and took < 10, (code, sent, took)
+
+    # chunked, endless: 413 at 1M, then 4M drained, then the connection is cut
+    code, sent, took = stream_body(addr, head + "Transfer-Encoding: chunked\r\n\r\n", True,
+                                   1 << 30)
+    assert code in (413, None) and sent < 64 << 20 and took < 10, (code, sent, took)
+
+    # trickled after the refusal (2 KiB/s, under --min-body-rate): closed
+    # after --drain-timeout plus what the rate allows, without an answer
+    code, sent, took = stream_body(
+        addr, "POST /local-sandbox HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+        "application/json\r\nContent-Length: %d\r\n\r\n" % (1 << 20), False, 1 << 20,
+        chunk=1024, pause=0.5)
+    assert code is None and 1.5 < took < 8, (code, sent, took)
+    # the daemon is fine
+    assert httpx.get(d.url + "/healthz").status_code == 200
+    assert part_files(d, sid) == []
