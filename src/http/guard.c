@@ -6,11 +6,14 @@
  *   - a cap on connections that have not authenticated (max_anon_conns); the
  *     rest of max_connections is kept for connections that did;
  *   - at either cap a new connection is not refused while a connection
- *     counted against that cap has been waiting (for headers, or sending a
- *     body) for a second or more without authenticating: the longest waiting
- *     one is closed to make room. A client with a key therefore gets in
- *     while thousands of half-open connections are held, and the holder
- *     cannot keep more than the cap;
+ *     counted against that cap is waiting (for headers, or sending or
+ *     draining a body) without having authenticated: the one waiting
+ *     longest is closed to make room. A client with a key therefore gets in
+ *     while thousands of half-open connections are held (it authenticates
+ *     as soon as its headers are in, and is then the newest of the waiting
+ *     ones, the last to go), and the holder cannot keep more than the cap.
+ *     Only when every counted connection is being served is a new one
+ *     refused;
  *   - deadlines per phase (http_int.h), checked by a sweeper thread every
  *     quarter second and on every body chunk: the request line and headers
  *     within header_timeout_s (for a connection that authenticated before,
@@ -38,10 +41,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* How long a connection must have waited before it may be closed to make
- * room for a new one: a client that connects and sends its request at once
- * is never the one closed. */
-#define EVICT_AFTER_MS 1000
 #define SWEEP_EVERY_MS 250
 
 static int same_addr(const struct sockaddr_storage *a, const struct sockaddr *b)
@@ -90,17 +89,15 @@ static void doom_locked(mb_http_server *srv, mb_http_conn *hc, const char *why)
 }
 
 /* May a new connection take this one's place? */
-static int evictable(const mb_http_conn *hc, int64_t now)
+static int evictable(const mb_http_conn *hc)
 {
-    return !hc->doomed && !hc->authenticated && hc->phase != MB_HTTP_BUSY &&
-           now - hc->since_ms >= EVICT_AFTER_MS;
+    return !hc->doomed && !hc->authenticated && hc->phase != MB_HTTP_BUSY;
 }
 
 enum MHD_Result mb_http__accept(void *cls, const struct sockaddr *addr, socklen_t len)
 {
     mb_http_server *srv = cls;
     if (!addr || len < sizeof(struct sockaddr_in)) return MHD_YES;
-    int64_t now = mb_mono_ms();
     enum MHD_Result ok = MHD_YES;
     pthread_mutex_lock(&srv->lock);
     unsigned from_ip = 0;
@@ -109,7 +106,7 @@ enum MHD_Result mb_http__accept(void *cls, const struct sockaddr *addr, socklen_
         if (hc->doomed) continue;
         int same = same_addr(&hc->addr, addr);
         from_ip += (unsigned)same;
-        if (!evictable(hc, now)) continue;
+        if (!evictable(hc)) continue;
         if (same && (!ip_victim || hc->since_ms < ip_victim->since_ms)) ip_victim = hc;
         if (!victim || hc->since_ms < victim->since_ms) victim = hc;
     }
