@@ -36,13 +36,10 @@ struct mb_call {
     mb_key_rec key;          /* the caller, for MB_AUTH_BEARER routes */
     mb_api *api;
     /* An upload in progress (mb_core_upload_begin), ended when the request
-     * is freed; or the reason it was refused, answered once the body has
-     * been read and dropped. */
+     * is freed. */
     int upload_held;
     uint64_t upload_bytes;
     char upload_owner[MB_OWNER_MAX];
-    int refused;
-    mb_err refusal;
 };
 
 struct mb_api {

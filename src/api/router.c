@@ -172,8 +172,9 @@ static int authenticate(mb_api *api, mb_call *call)
 
 /* One upload per sandbox at a time, within its owner's upload budget. The
  * reservation is the declared length (or the upload limit for a chunked
- * body). A refused upload's body is read and dropped, then answered (409 or
- * 429): clients expect an answer after their body, not a reset. */
+ * body). A refused upload (409 or 429) is answered at once; its body, up to
+ * the upload limit, is read and dropped first (http.h): clients expect an
+ * answer after their body, not a reset. */
 static int begin_upload(mb_api *api, mb_call *call, const mb_sandbox_rec *rec)
 {
     mb_http_req *req = call->req;
@@ -185,13 +186,13 @@ static int begin_upload(mb_api *api, mb_call *call, const mb_sandbox_rec *rec)
         if (end != cl && n < bytes) bytes = n;
     }
     unsigned retry = 0;
-    if (mb_core_upload_begin(api->core, call->args[0], rec->owner, bytes, &retry,
-                             &call->refusal) != MB_OK) {
-        call->refused = 1;
+    mb_err err;
+    if (mb_core_upload_begin(api->core, call->args[0], rec->owner, bytes, &retry, &err) != MB_OK) {
         req->retry_after_s = retry;
         req->body_mode = MB_BODY_NONE;
-        req->body_limit = UINT64_MAX;
-        return call->refusal.code;
+        if (req->drain_limit < req->body_limit) req->drain_limit = req->body_limit;
+        mb_http_respond_err(req, &err);
+        return err.code;
     }
     call->upload_held = 1;
     call->upload_bytes = bytes;
@@ -256,8 +257,7 @@ static void on_begin(void *ctx, mb_http_req *req)
 static void on_handle(void *ctx, mb_http_req *req)
 {
     mb_call *call = req->app;
-    if (call->refused) mb_http_respond_err(req, &call->refusal);
-    else call->route->fn(ctx, call);
+    call->route->fn(ctx, call);
 }
 
 mb_api *mb_api_create(mb_core *core, const mb_api_mcp_hook *mcp)

@@ -103,6 +103,13 @@ int mb_cmd_serve(int argc, char **argv)
         .header_limit = cfg.header_limit,
         .idle_timeout_s = cfg.idle_timeout_s,
         .file_body_limit = cfg.max_upload_bytes,
+        .max_connections = cfg.max_connections,
+        .max_conn_per_ip = cfg.max_conn_per_ip,
+        .max_anon_conns = cfg.max_anon_conns,
+        .header_timeout_s = cfg.header_timeout_s,
+        .min_body_rate = cfg.min_body_rate,
+        .drain_bytes = cfg.drain_bytes,
+        .drain_timeout_s = cfg.drain_timeout_s,
     };
     bound_ctx bc = {core, &cfg};
     hopts.on_bound = on_bound;

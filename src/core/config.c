@@ -48,6 +48,9 @@ static void usage(FILE *f)
         "  --header-timeout SECONDS  request line and headers must arrive within (default 30)\n"
         "  --min-body-rate SIZE      bytes per second a request body must average after\n"
         "                            --header-timeout seconds (default 8K)\n"
+        "  --drain-max SIZE          a refused request's body is read and dropped up to\n"
+        "                            this much before the answer, then closed (default 4M)\n"
+        "  --drain-timeout SECONDS   ... and for this long, then at --min-body-rate (default 2)\n"
         "  --dump-timeout SECONDS    a dump is stopped after (default 300)\n"
         "  --max-sessions N          MCP sessions in all (default 10000)\n"
         "  --max-sessions-per-sandbox N  (default 1000)\n"
@@ -174,6 +177,7 @@ enum {
     OPT_KEY_ACQUIRING, OPT_KEY_UPLOAD,
     OPT_RELEASE_ON_EXIT,
     OPT_EGRESS, OPT_EGRESS_FIXTURE,
+    OPT_DRAIN_MAX, OPT_DRAIN_TIMEOUT,
 };
 
 /* A count that may be 0 (= unlimited) when `zero_ok`. */
@@ -267,6 +271,12 @@ static int apply(mb_config *cfg, int opt, const char *v)
         }
         cfg->min_body_rate = size;
         break;
+    case OPT_DRAIN_MAX:
+        if (!(rc = size_opt("--drain-max", v, &size))) cfg->drain_bytes = size;
+        break;
+    case OPT_DRAIN_TIMEOUT:
+        if (!(rc = int_opt("--drain-timeout", v, 1, 3600, &n))) cfg->drain_timeout_s = (unsigned)n;
+        break;
     case OPT_MAX_SESSIONS: rc = count_opt("--max-sessions", v, 0, &cfg->max_sessions); break;
     case OPT_SESSIONS_SANDBOX:
         rc = count_opt("--max-sessions-per-sandbox", v, 0, &cfg->max_sessions_sandbox);
@@ -332,6 +342,8 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
     cfg->max_anon_conns = 2048;
     cfg->header_timeout_s = 30;
     cfg->min_body_rate = 8 << 10;
+    cfg->drain_bytes = 4 << 20;
+    cfg->drain_timeout_s = 2;
     cfg->max_sessions = 10000;
     cfg->max_sessions_sandbox = 1000;
     cfg->max_sessions_key = 5000;
@@ -350,6 +362,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"MCPBOX_MAX_CONNECTIONS_PER_IP", OPT_CONN_PER_IP},
         {"MCPBOX_MAX_ANON_CONNECTIONS", OPT_ANON_CONN},
         {"MCPBOX_HEADER_TIMEOUT", OPT_HEADER_TIMEOUT}, {"MCPBOX_MIN_BODY_RATE", OPT_BODY_RATE},
+        {"MCPBOX_DRAIN_MAX", OPT_DRAIN_MAX}, {"MCPBOX_DRAIN_TIMEOUT", OPT_DRAIN_TIMEOUT},
         {"MCPBOX_MAX_SESSIONS", OPT_MAX_SESSIONS},
         {"MCPBOX_MAX_SESSIONS_PER_SANDBOX", OPT_SESSIONS_SANDBOX},
         {"MCPBOX_MAX_SESSIONS_PER_KEY", OPT_SESSIONS_KEY},
@@ -425,6 +438,8 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"max-anon-connections", required_argument, NULL, OPT_ANON_CONN},
         {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
         {"min-body-rate", required_argument, NULL, OPT_BODY_RATE},
+        {"drain-max", required_argument, NULL, OPT_DRAIN_MAX},
+        {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
         {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
         {"max-sessions-per-sandbox", required_argument, NULL, OPT_SESSIONS_SANDBOX},
         {"max-sessions-per-key", required_argument, NULL, OPT_SESSIONS_KEY},

@@ -64,6 +64,8 @@ typedef struct mb_config {
     unsigned max_anon_conns;      /* not (yet) authenticated; default 2048 */
     unsigned header_timeout_s;    /* request line + headers; default 30 */
     uint64_t min_body_rate;       /* bytes/s a body must average; default 8K */
+    uint64_t drain_bytes;         /* a refused body read and dropped; default 4M */
+    unsigned drain_timeout_s;     /* ... for this long (then at min_body_rate); 2 */
     uint64_t max_sessions;        /* MCP sessions in all; default 10000 */
     uint64_t max_sessions_sandbox;/* per sandbox; default 1000 */
     uint64_t max_sessions_key;    /* per key owner; default 5000 */

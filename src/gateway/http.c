@@ -30,6 +30,7 @@
  */
 #define _GNU_SOURCE /* strcasestr */
 #include "gateway/gateway_int.h"
+#include "http/http.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,7 +46,8 @@ typedef struct mb_gw_req {
     size_t body_seen;
     int too_big;
     int routed;   /* the headers named a live (sandbox, server) */
-    int answered; /* answered from the headers; the body is not read */
+    int answered; /* answered before the body was in; the body is not kept */
+    const char *origin; /* the allowed Origin (MHD keeps it for the request) */
     mb_gw_stream *st; /* reference: the POST exchange or GET stream */
 } mb_gw_req;
 
@@ -87,9 +89,8 @@ static enum MHD_Result send_body(const ctx *c, unsigned status, const char *ctyp
     common_headers(c, resp);
     if (ctype) MHD_add_response_header(resp, "Content-Type", ctype);
     if (session_id) MHD_add_response_header(resp, "Mcp-Session-Id", session_id);
-    enum MHD_Result ret = MHD_queue_response(c->conn, status, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    /* through the HTTP layer, which drains a refused request's body first */
+    return mb_http_queue_response(c->conn, status, resp);
 }
 
 static enum MHD_Result send_json(const ctx *c, unsigned status, char *body)
@@ -632,9 +633,7 @@ static enum MHD_Result do_options(const ctx *c)
                             "Mcp-Protocol-Version, Last-Event-ID");
     MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
     MHD_add_response_header(resp, "Allow", "GET, POST, DELETE, OPTIONS");
-    enum MHD_Result ret = MHD_queue_response(c->conn, MHD_HTTP_NO_CONTENT, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    return mb_http_queue_response(c->conn, MHD_HTTP_NO_CONTENT, resp);
 }
 
 /* ----------------------------------------------------------- entry point */
@@ -675,8 +674,7 @@ static mb_gw_backend *front(ctx *c, const char *server, const char *sandbox_id,
             return NULL;
         }
         MHD_add_response_header(resp, "Allow", "GET, POST, DELETE, OPTIONS");
-        *ret = MHD_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
-        MHD_destroy_response(resp);
+        *ret = mb_http_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
         return NULL;
     }
     if (atomic_load(&gw->closing)) {
@@ -708,10 +706,9 @@ static mb_gw_backend *front(ctx *c, const char *server, const char *sandbox_id,
     return b;
 }
 
-/* A POST whose headers already say it cannot be taken: a wrong Content-Type
- * is answered before the body is read (MHD then closes the connection
- * instead of reading it); a declared length over the limit is discarded as
- * it arrives. */
+/* A POST whose headers already say it cannot be taken (a wrong Content-Type,
+ * a declared length over the limit) is answered at once; the HTTP layer
+ * drains its body within its bounds before the answer goes out. */
 static int refuse_post_early(const ctx *c, enum MHD_Result *ret)
 {
     const char *ctype = header(c->conn, "Content-Type");
@@ -724,9 +721,12 @@ static int refuse_post_early(const ctx *c, enum MHD_Result *ret)
     if (cl) {
         char *end;
         unsigned long long n = strtoull(cl, &end, 10);
-        /* Read and dropped, never held, and answered 413 once it is in:
-         * clients expect the answer after sending their body. */
-        if (end != cl && n > c->gw->opts.max_message_bytes) c->r->too_big = 1;
+        if (end != cl && n > c->gw->opts.max_message_bytes) {
+            *ret = send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, MB_GW_EINVALID,
+                              "the message is %llu bytes, over the gateway's limit of %zu bytes",
+                              n, c->gw->opts.max_message_bytes);
+            return 1;
+        }
     }
     return 0;
 }
@@ -756,6 +756,7 @@ enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
         }
         mb_gw_backend_unref(b);
         r->routed = 1;
+        r->origin = c.origin;
         if (r->method == M_POST && refuse_post_early(&c, &ret)) {
             r->answered = 1;
             return ret;
@@ -768,16 +769,19 @@ enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
     }
     if (*upload_data_size) {
         size_t n = *upload_data_size;
-        if (r->method == M_POST && !r->too_big) {
-            if (r->body.len + n > gw->opts.max_message_bytes) {
-                r->too_big = 1;
-                mb_buf_free(&r->body);
-            } else {
-                mb_buf_append(&r->body, upload_data, n);
-            }
-        }
         r->body_seen += n;
         *upload_data_size = 0;
+        if (r->method == M_POST && r->body.len + n > gw->opts.max_message_bytes) {
+            /* answered now; the HTTP layer drains the rest within bounds */
+            r->too_big = 1;
+            r->answered = 1;
+            mb_buf_free(&r->body);
+            ctx c = {gw, conn, r, r->origin};
+            return send_error(&c, MHD_HTTP_CONTENT_TOO_LARGE, MB_GW_EINVALID,
+                              "the message is over the gateway's limit of %zu bytes",
+                              gw->opts.max_message_bytes);
+        }
+        if (r->method == M_POST) mb_buf_append(&r->body, upload_data, n);
         return MHD_YES;
     }
 

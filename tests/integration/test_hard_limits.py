@@ -359,3 +359,230 @@ def test_sessions_capped_per_sandbox_and_key_never_evicting_other_tenants(sessio
     assert alive_b.count(True) == 3 and alive_b[-1], alive_b
     assert [session_alive(a2, s) for s in s_a2] == [True, True]
     assert sum(session_alive(a1, s) for s in s_a1) == 2
+
+
+# ------------------------------------------- refused bodies: drained, bounded
+
+def read_status(s, timeout=10):
+    """The status code of the answer on socket s, or None when the server
+    closed (or reset) without one."""
+    s.settimeout(timeout)
+    data = b""
+    try:
+        while b"\r\n" not in data:
+            got = s.recv(4096)
+            if not got:
+                break
+            data += got
+    except (ConnectionResetError, socket.timeout):
+        pass
+    return int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.") else None
+
+
+def stream_body(addr, head, chunked, limit, chunk=1 << 20, pause=0.0, timeout=20):
+    """Sends head, then body chunks (chunked encoding or raw) until the
+    server stops reading or `limit` bytes went; returns (status or None,
+    bytes sent, seconds taken)."""
+    s = socket.create_connection(addr, timeout=timeout)
+    t0 = time.time()
+    sent = 0
+    try:
+        s.sendall(head.encode())
+        data = b"\0" * chunk
+        while sent < limit:
+            try:
+                s.sendall(b"%x\r\n%s\r\n" % (chunk, data) if chunked else data)
+            except (BrokenPipeError, ConnectionResetError, socket.timeout):
+                break
+            sent += chunk
+            if pause:
+                time.sleep(pause)
+        code = read_status(s)
+    finally:
+        s.close()
+    return code, sent, time.time() - t0
+
+
+@pytest.fixture
+def drain_daemon(tmp_root):
+    d = Daemon(os.path.join(tmp_root, "var"), ["--max-upload", "1M"]).start()
+    yield d
+    d.stop()
+
+
+def test_refused_bodies_are_drained_within_bounds(drain_daemon):
+    """A request refused before its body is in (401 without a key, 404 on an
+    MCP URL of no sandbox, 413 over --max-upload) is answered after its body
+    has been read and dropped, so the client reads the answer (not a reset);
+    a body far beyond --drain-max (4M) is cut off at once, or after the
+    bound, and one trickled past --drain-timeout (2 s) is closed soon after."""
+    d = drain_daemon
+    addr = host_port(d)
+    body = b"{" + b" " * (3 << 20) + b"}"
+    for _ in range(10):
+        r = httpx.post(d.url + "/local-sandbox", content=body,
+                       headers={"Content-Type": "application/json"}, timeout=30)
+        assert r.status_code == 401, r.text
+        r = httpx.post(d.url + "/filesystem/mcp/?local_sandbox_id=%s" % uuid.uuid4(),
+                       content=body, headers=dict(MCP_HEADERS, **{"Content-Type": "application/json"}),
+                       timeout=30)
+        assert r.status_code == 404, r.text
+    with d.client() as api:
+        sid = acquire(api, ["filesystem"])["local_sandbox_id"]
+        url = api.post("/local-sandbox/%s/upload-url" % sid).json()["upload_url"]
+    path = url.split(d.url, 1)[1]
+    head = "PUT %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/gzip\r\n" % path
+
+    # declared far beyond the bound: answered at once, nothing drained
+    code, sent, took = stream_body(addr, head + "Content-Length: %d\r\n\r\n" % (1 << 30),
+                                   False, 1 << 30)
+    assert code in (413, None) and sent < 64 << 20 and took < 10, (code, sent, took)
+
+    # chunked, endless: 413 at 1M, then 4M drained, then the connection is cut
+    code, sent, took = stream_body(addr, head + "Transfer-Encoding: chunked\r\n\r\n", True,
+                                   1 << 30)
+    assert code in (413, None) and sent < 64 << 20 and took < 10, (code, sent, took)
+
+    # trickled after the refusal (2 KiB/s, under --min-body-rate): closed
+    # after --drain-timeout plus what the rate allows, without an answer
+    code, sent, took = stream_body(
+        addr, "POST /local-sandbox HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+        "application/json\r\nContent-Length: %d\r\n\r\n" % (1 << 20), False, 1 << 20,
+        chunk=1024, pause=0.5)
+    assert code is None and 1.5 < took < 8, (code, sent, took)
+    # the daemon is fine
+    assert httpx.get(d.url + "/healthz").status_code == 200
+    assert part_files(d, sid) == []
+
+
+# ------------------------------------------------------------------ item 5
+
+@pytest.fixture
+def guard_daemon(tmp_root):
+    d = Daemon(os.path.join(tmp_root, "var"),
+               ["--max-connections", "120", "--max-anon-connections", "60",
+                "--max-connections-per-ip", "20", "--header-timeout", "5"]).start()
+    yield d
+    d.stop()
+
+
+def closed_by_server(s):
+    """Whether the server closed s (end of stream or reset), without waiting."""
+    s.setblocking(False)
+    try:
+        return s.recv(1) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    finally:
+        s.setblocking(True)
+
+
+def half_open(addr, source, head=b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"):
+    """A connection whose request headers never end; None if refused."""
+    try:
+        s = socket.create_connection(addr, timeout=5, source_address=(source, 0))
+        s.sendall(head)
+        return s
+    except OSError:
+        return None
+
+
+def test_slowloris_cannot_lock_out_a_client_with_a_key(guard_daemon):
+    """200 half-open connections from 8 addresses (more than the 120 the
+    daemon takes in all, which locked everyone out): each address keeps at
+    most 20, all of them together at most 60 (--max-anon-connections), so a
+    client with a key, from another address, is served at once, also while
+    the attacker reconnects as fast as it can; and connections trickling
+    their headers, or a body, are closed at --header-timeout (5 s)."""
+    from collections import Counter
+    d = guard_daemon
+    addr = host_port(d)
+    sources = ["127.0.0.%d" % (i + 2) for i in range(8)]
+    held = [(src, half_open(addr, src)) for src in sources for _ in range(25)]
+    # (the daemon takes a moment to accept them all: connections it closed
+    # count against --max-connections until their threads are gone)
+    t0 = time.time()
+    while True:
+        alive = [(src, s) for src, s in held if s and not closed_by_server(s)]
+        per_source = Counter(src for src, _ in alive)
+        if (len(alive) <= 60 and max(per_source.values()) <= 20) or time.time() - t0 > 4:
+            break
+        time.sleep(0.2)
+    assert max(per_source.values()) <= 20, per_source
+    assert 40 <= len(alive) <= 60, len(alive)
+
+    # the attacker keeps every slot it loses busy again, trickling a header
+    # byte now and then so that an idle timeout would never fire
+    stop = threading.Event()
+    reconnects = [0]
+
+    def attack():
+        socks = [s for _, s in held if s]
+        i = 0
+        while not stop.is_set():
+            src = sources[i % len(sources)]
+            i += 1
+            s = half_open(addr, src)
+            if s:
+                socks.append(s)
+                reconnects[0] += 1
+            for s in list(socks):
+                if closed_by_server(s):
+                    socks.remove(s)
+                    s.close()
+                elif i % 50 == 0:
+                    try:
+                        s.send(b"X")
+                    except OSError:
+                        pass
+        for s in socks:
+            s.close()
+
+    t = threading.Thread(target=attack)
+    t.start()
+    try:
+        took = []
+        for _ in range(10):
+            t0 = time.time()
+            with d.client() as api:  # a new connection each time
+                r = api.get("/local-sandbox", timeout=10)
+            took.append(time.time() - t0)
+            assert r.status_code == 200, r.text
+            time.sleep(0.2)
+        assert max(took) < 2, took
+    finally:
+        stop.set()
+        t.join(30)
+    assert reconnects[0] > 100, reconnects
+
+    # deadlines: headers trickled a byte a second, and a body trickled by a
+    # client with a key (2 bytes/s, under --min-body-rate), are both closed
+    # about --header-timeout (5 s) after they started
+    time.sleep(0.5)
+    trick = [half_open(addr, "127.0.0.20") for _ in range(5)]
+    body = half_open(addr, "127.0.0.21",
+                     ("POST /local-sandbox HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: "
+                      "Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n"
+                      "\r\n{" % API_KEY).encode())
+    socks = [s for s in trick + [body] if s]
+    assert len(socks) == 6
+    t0 = time.time()
+    closed_at = {}
+    while len(closed_at) < len(socks) and time.time() - t0 < 12:
+        for s in socks:
+            if s not in closed_at and closed_by_server(s):
+                closed_at[s] = time.time() - t0
+        for s in socks:
+            if s not in closed_at:
+                try:
+                    s.send(b" " if s is body else b"X")
+                except OSError:
+                    pass
+        time.sleep(0.5)
+    for s in socks:
+        s.close()
+    assert len(closed_at) == len(socks), closed_at
+    assert all(4.0 < v < 7.5 for v in closed_at.values()), sorted(closed_at.values())
+    assert httpx.get(d.url + "/healthz").status_code == 200
