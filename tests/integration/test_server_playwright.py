@@ -427,6 +427,8 @@ def test_warm_pool_and_a_profile_allow_list(site, tmp_path):
             assert api.get("/healthz").json()["pool"]["MCP_Mark"]["claimed"] == 1
             running = chromium_pids(sid)
             assert running and set(running) <= before, (running, before)
+            # the pool sandbox ran filesystem too: only playwright has an egress socket
+            assert os.listdir(os.path.join(d.data_dir, "egress", sid)) == ["playwright.sock"]
             # a claim, not a start (which takes Node + Chromium: 5-20 s on a busy 2-core host,
             # ASan build); bench/ measures the release build
             assert took < 8, took
