@@ -407,7 +407,6 @@ def test_warm_pool_and_a_profile_allow_list(site, tmp_path):
     prof.mkdir()
     for name in os.listdir(PROFILES):
         shutil.copy(os.path.join(PROFILES, name), prof / name)
-    (tmp_path / "runtime").symlink_to(os.path.join(REPO, "runtime"))
     p = json.load(open(prof / "MCP_Mark.json"))
     p["servers"]["playwright"]["egress"] = ["site.test"]
     json.dump(p, open(prof / "MCP_Mark.json", "w"))
