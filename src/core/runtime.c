@@ -188,10 +188,19 @@ static void sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_pr
         o->limits.disk_bytes = p->limits.disk_bytes;
         o->allow_network = p->limits.allow_network;
         paths->binds = mb_calloc(p->n_binds + 1, sizeof *paths->binds);
-        for (size_t i = 0; i < p->n_binds; i++)
-            paths->binds[i] = (mb_sandbox_bind){p->binds[i].host, p->binds[i].inside};
+        o->n_binds = 0;
+        for (size_t i = 0; i < p->n_binds; i++) {
+            /* A bind whose host side is not installed (runtime/playwright
+             * before scripts/install-playwright) is left out: the server
+             * that needs it fails with its own message, the others work. */
+            if (access(p->binds[i].host, R_OK) != 0) {
+                mb_warn("profile %s: %s (for %s) is missing; not bound", p->name, p->binds[i].host,
+                        p->binds[i].inside);
+                continue;
+            }
+            paths->binds[o->n_binds++] = (mb_sandbox_bind){p->binds[i].host, p->binds[i].inside};
+        }
         o->binds = paths->binds;
-        o->n_binds = p->n_binds;
         if (mb_core__profile_has_egress(p)) { /* the proxy sockets' directory */
             paths->egress = mb_core__egress_dir(core, id, 1);
             paths->binds[o->n_binds++] = (mb_sandbox_bind){paths->egress, MB_EGRESS_DIR_INSIDE};

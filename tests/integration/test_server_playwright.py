@@ -525,3 +525,26 @@ def sandbox_memory(sid):
             except (OSError, ValueError):
                 pass
     return None
+
+
+def test_runtime_not_installed_fails_only_playwright(tmp_path):
+    """Before scripts/install-playwright the profiles' bind has nothing to show: the other
+    servers of the sandbox still work, playwright says what to run."""
+    prof = tmp_path / "profiles"
+    shutil.copytree(PROFILES, prof)
+    p = json.load(open(prof / "none.json"))
+    p["sandbox"]["binds"] = {"/opt/playwright": "runtime/not-installed"}
+    json.dump(p, open(prof / "none.json", "w"))
+    d = Daemon(str(tmp_path / "var"), ["--profiles-dir", str(prof)]).start()
+    try:
+        with d.client() as api:
+            sb = acquire(api, ["filesystem", "playwright"])
+            by = {s["server_name"]: s for s in sb["servers"]}
+            assert by["filesystem"]["metadata"]["ready"] is True, by
+            assert by["playwright"]["status"] == "error", by
+            assert "scripts/install-playwright" in by["playwright"]["metadata"]["error"], by
+            api.delete(f"/local-sandbox/{sb['local_sandbox_id']}")
+    finally:
+        d.stop()
+        from conftest import sweep_sandboxes
+        sweep_sandboxes(str(tmp_path))
