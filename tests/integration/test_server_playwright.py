@@ -179,7 +179,7 @@ def dump_members(api, sid):
     url = api.get(f"/local-sandbox/{sid}/dump").json()["download_url"]
     blob = httpx.get(url, timeout=60).content
     with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tf:
-        return {m.name.lstrip("./"): (tf.extractfile(m).read() if m.isfile() else None)
+        return {re.sub(r"^\./", "", m.name): (tf.extractfile(m).read() if m.isfile() else None)
                 for m in tf.getmembers()}
 
 
@@ -289,7 +289,7 @@ def test_fixture_site_flow(mark, pw_api):
         s2.close()
     files = dump_members(pw_api, sid)
     assert files["home.png"].startswith(b"\x89PNG"), sorted(files)
-    auto = [n for n in files if re.fullmatch(r"\.?playwright_output/page-.*\.png", n)]
+    auto = [n for n in files if re.fullmatch(r"\.playwright_output/page-.*\.png", n)]
     assert len(auto) == 1 and files[auto[0]].startswith(b"\x89PNG"), (shot.group(1), sorted(files))
 
 
@@ -363,6 +363,29 @@ def test_toolathlon_spans_on_a_long_page(toolathlon):
         assert bad["result"]["isError"] is True and "too_small" in text_of(bad), bad
     finally:
         s.close()
+
+
+def test_toolathlon_site_flow(toolathlon, pw_api):
+    """0.0.32's own tools through the chunk layer: every page state is a span."""
+    s = session(toolathlon)
+    try:
+        t = call_ok(s, "browser_navigate", {"url": "http://site.test/"})
+        assert "- Page Snapshot (Span 1 of 1):" in t, t
+        call_ok(s, "browser_type", {"element": "Name", "ref": ref_of(t, "textbox", "Name"),
+                                    "text": "Lin"})
+        call_ok(s, "browser_select_option", {"element": "Color",
+                                             "ref": ref_of(t, "combobox", "Color"),
+                                             "values": ["red"]})
+        c = call_ok(s, "browser_click", {"element": "Greet", "ref": ref_of(t, "button", "Greet")})
+        assert "Hello Lin in red" in c and "- Page Snapshot (Span 1 of 1):" in c, c
+        t = call_ok(s, "browser_take_screenshot", {})
+        m = re.search(r"saved it as /data/(\.playwright_output/page-\S+\.jpeg)", t)
+        assert m, t
+        assert "image" not in [b["type"] for b in s.call("browser_take_screenshot", {})["result"]["content"]]
+    finally:
+        s.close()
+    files = dump_members(pw_api, toolathlon["local_sandbox_id"])
+    assert files[m.group(1)].startswith(b"\xff\xd8"), sorted(files)  # a JPEG
 
 
 # ---------------------------------------------------------------- egress
