@@ -497,9 +497,10 @@ def chromium_pids(sid):
     return [p for p in sandbox_pids(sid) if _cmd(p).startswith("/usr/lib/chromium/")]
 
 
-def test_crashed_browser_and_release(mark, pw_api):
-    """(The last test on the module's MCP_Mark sandbox: it releases it.)"""
-    sb = mark
+@pytest.mark.parametrize("which", ["mark", "toolathlon"])
+def test_crashed_browser_and_release(which, request, pw_api):
+    """(The last test on the module's sandboxes: it releases them.)"""
+    sb = request.getfixturevalue(which)
     sid = sb["local_sandbox_id"]
     assert sb["servers"][0]["metadata"]["ready"] is True
     pids = chromium_pids(sid)
@@ -508,7 +509,8 @@ def test_crashed_browser_and_release(mark, pw_api):
     mem = sandbox_memory(sid)
     assert mem, "no memory cgroup for the sandbox"
     print(f"\nplaywright sandbox memory: {mem[0] / 2**20:.0f} MiB of {mem[1] / 2**20:.0f}")
-    assert mem[1] == (2 + 2) * 2**30 and mem[0] < 2**30, mem  # memory 2G + disk 2G (MCP_Mark)
+    disk = {"mark": 2, "toolathlon": 4}[which]
+    assert mem[1] == (2 + disk) * 2**30 and mem[0] < 2**30, mem  # the limit: memory 2G + disk
     for p in pids:
         try:
             os.kill(p, 9)
@@ -529,7 +531,7 @@ def test_crashed_browser_and_release(mark, pw_api):
             assert time.time() < deadline, errors
             time.sleep(0.5)
         assert "Second Page" in text_of(msg), msg
-        assert all(e.startswith("### Error\n") for e in errors), errors
+        assert all("Error" in e for e in errors), errors  # 0.0.68: "### Error\n...", 0.0.32: "Error: ..."
         assert chromium_pids(sid), "a new browser runs"
     finally:
         s.close()
