@@ -581,3 +581,31 @@ def test_runtime_not_installed_fails_only_playwright(tmp_path):
         d.stop()
         from conftest import sweep_sandboxes
         sweep_sandboxes(str(tmp_path))
+
+
+def test_egress_survives_a_daemon_restart(site, tmp_path):
+    """A restarted daemon re-adopts the sandbox and opens its egress socket again."""
+    d = Daemon(str(tmp_path / "var"), fixture_args(site)).start()
+    try:
+        with d.client() as api:
+            api.timeout = 120
+            sb = acquire(api, ["playwright"], benchmark="MCP_Mark")
+        d.stop()
+        d.start()
+        s = session(sb)
+        try:
+            deadline = time.time() + 60
+            while True:  # the server is started again by the new daemon
+                msg = s.call("browser_navigate", {"url": "http://site.test/second.html"})
+                if "result" in msg and not msg["result"].get("isError") or time.time() > deadline:
+                    break
+                time.sleep(0.5)
+            assert "Page Title: Second Page" in text_of(msg), msg
+        finally:
+            s.close()
+        with d.client() as api:
+            api.delete(f"/local-sandbox/{sb['local_sandbox_id']}")
+    finally:
+        d.stop()
+        from conftest import sweep_sandboxes
+        sweep_sandboxes(str(tmp_path))
