@@ -425,7 +425,7 @@ def test_warm_pool_and_a_profile_allow_list(site, tmp_path):
     """A warm-pool sandbox has its browser running before it is claimed, so acquire is a
     claim. Its profile (MCP_Mark with egress ["site.test"]) lets site.test through and
     denies other.test (a fixture too) with a clear error; the egress socket refuses the
-    same over raw CONNECT, and goes away at release."""
+    same over raw CONNECT, works again after a daemon restart, and goes away at release."""
     prof = tmp_path / "profiles"
     prof.mkdir()
     for name in os.listdir(PROFILES):
@@ -466,6 +466,22 @@ def test_warm_pool_and_a_profile_allow_list(site, tmp_path):
             assert raw_connect(sock, "other.test:80").startswith(b"HTTP/1.1 403")
             assert raw_connect(sock, "site.test:80").startswith(b"HTTP/1.1 200")
             assert raw_connect(sock, "not a target").startswith(b"HTTP/1.1 400")
+        # a restarted daemon re-adopts the sandbox and listens on its socket again (the
+        # directory bound into the sandbox stays across the restart)
+        d.stop()
+        d.start()
+        s = session(sb)
+        try:
+            deadline = time.time() + 60
+            while True:  # the new daemon starts the server again
+                msg = s.call("browser_navigate", {"url": "http://site.test/second.html"})
+                if "result" in msg and not msg["result"].get("isError") or time.time() > deadline:
+                    break
+                time.sleep(0.5)
+            assert "Page Title: Second Page" in text_of(msg), msg
+        finally:
+            s.close()
+        with d.client() as api:
             api.delete(f"/local-sandbox/{sid}")
             assert not os.path.exists(sock)
     finally:
@@ -582,30 +598,3 @@ def test_runtime_not_installed_fails_only_playwright(tmp_path):
         from conftest import sweep_sandboxes
         sweep_sandboxes(str(tmp_path))
 
-
-def test_egress_survives_a_daemon_restart(site, tmp_path):
-    """A restarted daemon re-adopts the sandbox and opens its egress socket again."""
-    d = Daemon(str(tmp_path / "var"), fixture_args(site)).start()
-    try:
-        with d.client() as api:
-            api.timeout = 120
-            sb = acquire(api, ["playwright"], benchmark="MCP_Mark")
-        d.stop()
-        d.start()
-        s = session(sb)
-        try:
-            deadline = time.time() + 60
-            while True:  # the server is started again by the new daemon
-                msg = s.call("browser_navigate", {"url": "http://site.test/second.html"})
-                if "result" in msg and not msg["result"].get("isError") or time.time() > deadline:
-                    break
-                time.sleep(0.5)
-            assert "Page Title: Second Page" in text_of(msg), msg
-        finally:
-            s.close()
-        with d.client() as api:
-            api.delete(f"/local-sandbox/{sb['local_sandbox_id']}")
-    finally:
-        d.stop()
-        from conftest import sweep_sandboxes
-        sweep_sandboxes(str(tmp_path))
