@@ -58,6 +58,7 @@ typedef struct relay {
     json_t *list_id;      /* id of the first tools/list request, until its answer */
     json_t *init_id;      /* id of initialize (chunk: serverInfo is the fork's) */
     char *held_list;      /* that answer, held while the prestart runs */
+    char *tools_cache;    /* the result of that first tools/list, for the later ones */
     long long held_until; /* CLOCK_MONOTONIC ms when it goes out regardless */
     int prestart;         /* 1 wanted, 2 sent, 3 done / not wanted */
     mb_pw_chunk *chunk;   /* NULL unless --with-chunk */
@@ -128,12 +129,24 @@ static void from_parent(relay *r, char *line, size_t n)
     if (n < (1u << 20)) msg = json_loadb(line, n, 0, &je);
     const char *method = msg ? json_string_value(json_object_get(msg, "method")) : NULL;
     json_t *id = msg ? json_object_get(msg, "id") : NULL;
-    if (method && id && !strcmp(method, "tools/list") && r->prestart == 1 && !r->list_id)
-        r->list_id = json_incref(id);
-    else if (r->chunk && method && id && !strcmp(method, "tools/list")) {
-        char *k = id_key(id);
-        json_object_set_new(r->calls, k, json_pack("{s:s}", "list", "tools/list"));
-        free(k);
+    if (method && id && !strcmp(method, "tools/list")) {
+        int paged = json_object_get(json_object_get(msg, "params"), "cursor") != NULL;
+        if (r->tools_cache && !paged) {
+            /* The list is static: answered here, in microseconds, not by Node. */
+            char *k = id_key(id);
+            mb_buf_printf(&r->to_parent, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n", k,
+                          r->tools_cache);
+            free(k);
+            json_decref(msg);
+            return;
+        }
+        if (!r->list_id && !paged) {
+            r->list_id = json_incref(id);
+        } else if (r->chunk) {
+            char *k = id_key(id);
+            json_object_set_new(r->calls, k, json_pack("{s:s}", "list", "tools/list"));
+            free(k);
+        }
     }
     if (r->chunk && method && id && !strcmp(method, "initialize")) {
         json_decref(r->init_id);
@@ -196,6 +209,10 @@ static int chunk_answer(relay *r, json_t *msg, json_t *call)
 /* A line from @playwright/mcp. */
 static void from_child(relay *r, char *line, size_t n)
 {
+    if (r->tools_cache && memmem(line, n, "notifications/tools/list_changed", 32)) {
+        free(r->tools_cache); /* the next tools/list goes to Node again */
+        r->tools_cache = NULL;
+    }
     if (!(r->prestart == 2 || r->list_id || r->init_id ||
           (r->chunk && json_object_size(r->calls)))) {
         queue_line(&r->to_parent, line, n);
@@ -223,8 +240,13 @@ static void from_child(relay *r, char *line, size_t n)
             r->list_id = NULL;
             json_t *result = json_object_get(msg, "result");
             if (r->chunk && result) mb_pw_chunk_tools(r->chunk, result);
+            if (json_is_array(json_object_get(result, "tools")) &&
+                !json_object_get(result, "nextCursor")) {
+                free(r->tools_cache);
+                r->tools_cache = json_dumps(result, JSON_COMPACT);
+            }
             char *out = r->chunk && result ? json_dumps(msg, JSON_COMPACT) : mb_strndup(line, n);
-            send_prestart(r, json_object_get(result, "tools"));
+            if (r->prestart == 1) send_prestart(r, json_object_get(result, "tools"));
             if (r->prestart == 2) {
                 r->held_list = out;
                 r->held_until = now_ms() + PRESTART_HOLD_MS;
@@ -506,6 +528,7 @@ int mb_cmd_playwright(int argc, char **argv)
     json_decref(r.init_id);
     json_decref(r.calls);
     free(r.held_list);
+    free(r.tools_cache);
     mb_pw_chunk_free(r.chunk);
     free(proxy);
     free(nargv);

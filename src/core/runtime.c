@@ -74,6 +74,26 @@ static char *find_profiles_dir(mb_core *core)
     return mb_strdup("/usr/share/mcpbox/profiles");
 }
 
+/* Where relative sandbox.binds of the profiles start (runtime/playwright):
+ * the source tree the binary sits in when it has runtime/, else the
+ * directory holding the profiles directory. NULL = that default. */
+static char *find_base_dir(mb_core *core)
+{
+    char *dir = mb_strdup(core->mcpbox_bin);
+    for (int up = 0; up < 4; up++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir) break;
+        *slash = '\0';
+        char *probe = mb_asprintf("%s/runtime", dir);
+        struct stat st;
+        int found = stat(probe, &st) == 0 && S_ISDIR(st.st_mode);
+        free(probe);
+        if (found) return dir;
+    }
+    free(dir);
+    return NULL;
+}
+
 static int load_profiles(mb_core *core, mb_err *err)
 {
     char **names;
@@ -82,12 +102,14 @@ static int load_profiles(mb_core *core, mb_err *err)
     size_t n = 0;
     while (names[n]) n++;
     core->profiles = mb_calloc(n ? n : 1, sizeof *core->profiles);
+    char *base = find_base_dir(core);
     mb_profile_vars vars = {.mcpbox_bin = MB_SANDBOX_MCPBOX_PATH,
-                            .data_dir = MB_SANDBOX_DATA_PATH};
+                            .data_dir = MB_SANDBOX_DATA_PATH, .base_dir = base};
     for (size_t i = 0; !rc && i < n; i++) {
         rc = mb_profile_load(core->profiles_dir, names[i], &vars, &core->profiles[i], err);
         if (!rc) core->n_profiles++;
     }
+    free(base);
     mb_profile_names_free(names);
     if (!rc && !mb_core__profile(core, NULL))
         rc = mb_err_set(err, MB_ENOTFOUND,
@@ -166,10 +188,19 @@ static void sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_pr
         o->limits.disk_bytes = p->limits.disk_bytes;
         o->allow_network = p->limits.allow_network;
         paths->binds = mb_calloc(p->n_binds + 1, sizeof *paths->binds);
-        for (size_t i = 0; i < p->n_binds; i++)
-            paths->binds[i] = (mb_sandbox_bind){p->binds[i].host, p->binds[i].inside};
+        o->n_binds = 0;
+        for (size_t i = 0; i < p->n_binds; i++) {
+            /* A bind whose host side is not installed (runtime/playwright
+             * before scripts/install-playwright) is left out: the server
+             * that needs it fails with its own message, the others work. */
+            if (access(p->binds[i].host, R_OK) != 0) {
+                mb_warn("profile %s: %s (for %s) is missing; not bound", p->name, p->binds[i].host,
+                        p->binds[i].inside);
+                continue;
+            }
+            paths->binds[o->n_binds++] = (mb_sandbox_bind){p->binds[i].host, p->binds[i].inside};
+        }
         o->binds = paths->binds;
-        o->n_binds = p->n_binds;
         if (mb_core__profile_has_egress(p)) { /* the proxy sockets' directory */
             paths->egress = mb_core__egress_dir(core, id, 1);
             paths->binds[o->n_binds++] = (mb_sandbox_bind){paths->egress, MB_EGRESS_DIR_INSIDE};

@@ -53,7 +53,9 @@ typedef struct mb_egress_opts {
 
 /* Starts the proxy's accept thread. Errors: MB_EINVAL (a malformed fixture). */
 int mb_egress_new(const mb_egress_opts *opts, mb_egress **out, mb_err *err);
-/* Closes every listener and connection and waits for their threads. */
+/* Closes every listener and connection and waits for their threads. The
+ * socket files go, their directories stay (sandboxes outlive the daemon and
+ * keep them bound). */
 void mb_egress_free(mb_egress *eg);
 
 /* Listens on `dir`/`server`.sock (mode 0666; `dir` is created, 0755) for

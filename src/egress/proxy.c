@@ -663,8 +663,9 @@ void mb_egress_free(mb_egress *eg)
     while (eg->listeners) {
         listener *l = eg->listeners;
         eg->listeners = l->next;
+        /* The directory stays: it is bound into sandboxes, which outlive
+         * the daemon; the next daemon listens in it again. */
         close_listener(eg, l);
-        rmdir(l->dir);
         listener_unref(l);
     }
     struct timespec until;

@@ -500,9 +500,16 @@ static void check_str(json_t *issues, json_t *args, const char *key, int optiona
 
 /* ------------------------------------------------------- JS-like RegExp */
 
+/* A search must not stall the launcher (which relays every session of the
+ * sandbox) on a catastrophic pattern: a line whose match runs into these
+ * limits counts as not matching. V8 would run on; the agent's call would hang. */
+#define JS_REGEX_MATCH_LIMIT 1000000
+#define JS_REGEX_DEPTH_LIMIT 100000
+
 typedef struct js_regex {
     pcre2_code *code;
     pcre2_match_data *md;
+    pcre2_match_context *mc;
     int global, sticky;
     size_t last_index; /* in UTF-16 code units, as RegExp#lastIndex */
 } js_regex;
@@ -559,6 +566,9 @@ static js_regex *js_regex_new(const char *pattern, const char *flags, char **why
     js_regex *r = mb_calloc(1, sizeof *r);
     r->code = code;
     r->md = pcre2_match_data_create_from_pattern(code, NULL);
+    r->mc = pcre2_match_context_create(NULL);
+    pcre2_set_match_limit(r->mc, JS_REGEX_MATCH_LIMIT);
+    pcre2_set_depth_limit(r->mc, JS_REGEX_DEPTH_LIMIT);
     r->global = g;
     r->sticky = y;
     return r;
@@ -568,6 +578,7 @@ static void js_regex_free(js_regex *r)
 {
     if (!r) return;
     pcre2_match_data_free(r->md);
+    pcre2_match_context_free(r->mc);
     pcre2_code_free(r->code);
     free(r);
 }
@@ -583,7 +594,7 @@ static int js_regex_test(js_regex *r, const char *line)
     }
     size_t start = u16_prefix_bytes(line, len, start_u16);
     int rc = pcre2_match(r->code, (PCRE2_SPTR)line, len, start, r->sticky ? PCRE2_ANCHORED : 0,
-                         r->md, NULL);
+                         r->md, r->mc);
     if (rc < 0) {
         if (r->global || r->sticky) r->last_index = 0;
         return 0;

@@ -12,6 +12,8 @@
  *     the gateway's first tools/list is held until a tab-list call (which
  *     launches Chromium) has returned, so a warm-pool sandbox has its browser
  *     up before it is claimed;
+ *   - later tools/list requests are answered from the first answer (dropped
+ *     when upstream says notifications/tools/list_changed);
  *   - with --with-chunk it applies the fork's layer (chunk.c) to tools/list,
  *     to every page-state block, and answers the 7 span tools itself.
  * Everything else passes through unchanged, byte for byte.

@@ -349,9 +349,12 @@ int mb_profile_load(const char *dir, const char *name, const mb_profile_vars *va
                 goto out;
             }
             p->binds[p->n_binds].inside = mb_strdup(inside);
-            /* Relative: beside the profiles dir (the source tree's runtime/,
-             * or /usr/share/mcpbox/runtime). */
-            p->binds[p->n_binds].host = hp[0] == '/' ? mb_strdup(hp) : mb_asprintf("%s/../%s", dir, hp);
+            /* Relative: from the base dir (the source tree or /usr/share/mcpbox,
+             * whose runtime/ holds what scripts/install-* put there). */
+            p->binds[p->n_binds].host =
+                hp[0] == '/' ? mb_strdup(hp)
+                : vars && vars->base_dir ? mb_asprintf("%s/%s", vars->base_dir, hp)
+                                         : mb_asprintf("%s/../%s", dir, hp);
             p->n_binds++;
         }
     }

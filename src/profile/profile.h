@@ -81,6 +81,8 @@ typedef struct mb_profile {
 typedef struct mb_profile_vars {
     const char *mcpbox_bin; /* required */
     const char *data_dir;   /* default "/data" */
+    const char *base_dir;   /* where relative sandbox.binds host paths start; default
+                             * the directory holding the profiles directory */
 } mb_profile_vars;
 
 /* Loads `<dir>/<name>.json`. `name` must match [A-Za-z0-9_.-]+ without ".." (it

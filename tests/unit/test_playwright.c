@@ -318,6 +318,27 @@ static void test_more_than_ten_matches(void **state)
     mb_pw_chunk_free(c);
 }
 
+static void test_catastrophic_pattern_is_bounded(void **state)
+{
+    (void)state;
+    char line[4001];
+    memset(line, 'a', 3999);
+    line[3999] = 'b';
+    line[4000] = '\0';
+    char *snap = mb_asprintf("- text: %s\n- text: aaa", line);
+    mb_pw_chunk *c = mb_pw_chunk_new(-1);
+    free(feed(c, "browser_navigate", NULL, snap));
+    int err = 0;
+    char *out = call(c, "browser_snapshot_search", "{\"pattern\": \"(a+)+$\", \"flags\": \"\"}", &err);
+    /* the long line runs into the match limit; the short one matches */
+    assert_string_equal(out, "### Result\nFound 1 matches in 1 spans:\nSpans with matches: 1\n\n"
+                             "**Span 1, Global Line 2, In-Span Line 2:**\n- text: aaa\n\n"
+                             "Use navigation tools to view specific spans with matches.\n");
+    free(out);
+    free(snap);
+    mb_pw_chunk_free(c);
+}
+
 static void test_tabs_are_followed(void **state)
 {
     (void)state;
@@ -465,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_validation_and_no_snapshot),
         cmocka_unit_test(test_long_lines_and_no_spans),
         cmocka_unit_test(test_more_than_ten_matches),
+        cmocka_unit_test(test_catastrophic_pattern_is_bounded),
         cmocka_unit_test(test_tabs_are_followed),
         cmocka_unit_test(test_tools_list_rewrite),
         cmocka_unit_test(test_egress_allow_list),
