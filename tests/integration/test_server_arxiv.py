@@ -609,6 +609,10 @@ def test_online_unreachable_falls_back_to_catalog(catalog, tmp_path):
 
 # ----------------------------------------------------------- in sandboxes, through the daemon
 
+ATLAS_REQUEST = ["filesystem", "git", "terminal", "desktop-commander", "arxiv", "code-executor",
+                 "code-runner", "localmemory"]  # klavis_sandbox_client.py
+
+
 def test_in_atlas_and_toolathlon_sandboxes(catalog, tmp_path):
     from conftest import Daemon, sweep_sandboxes
     from gwharness import REPO, Session, text_of
@@ -625,11 +629,15 @@ def test_in_atlas_and_toolathlon_sandboxes(catalog, tmp_path):
     d = Daemon(str(tmp_path / "var"), ["--profiles-dir", str(profiles)]).start()
     try:
         with d.client() as api:
-            r = api.post("/local-sandbox", json={"server_names": ["arxiv", "filesystem"],
+            # MCP-Atlas's exact request: every server the preset defines is ready
+            r = api.post("/local-sandbox", json={"server_names": ATLAS_REQUEST,
                                                  "benchmark": "MCP_Atlas"})
             assert r.status_code == 201, r.text
             sb = r.json()
-            assert all(s["metadata"]["ready"] for s in sb["servers"]), sb
+            assert [s["server_name"] for s in sb["servers"]] == ATLAS_REQUEST
+            assert all(s["metadata"]["ready"] for s in sb["servers"]
+                       if s["server_name"] in atlas["servers"]), sb
+            assert "arxiv" in atlas["servers"]
             url = {s["server_name"]: s["mcp_server_url"] for s in sb["servers"]}["arxiv"]
             s = Session(url)
             assert s.init["result"]["serverInfo"] == {"name": "arxiv-mcp-server",
