@@ -275,3 +275,45 @@ def test_symlinks_never_lead_out(dirs, tmp_path):
     assert sorted(os.listdir(outside)) == ["secret.txt"]
     assert (outside / "secret.txt").read_text() == "secret\n"
     assert os.path.exists(os.path.join(root, "inside.txt"))
+
+
+def test_hostile_arguments_never_crash(dirs):
+    """Every tool with arguments of every wrong shape: an answer each time
+    (the ASan build aborts on any memory error), and the server lives on."""
+    root = dirs[0]
+    odd = [None, True, -0.0, 1e308, -1e308, 2.5, 4194321, "", "\u0000", "x" * 70000,
+           "../" * 50 + "etc/passwd", "~", "~/x", root + "/\u00e9\U0001F600", [], [None], {},
+           {"a": [1, {"b": 2}]}]
+    keys = ["path", "paths", "content", "mode", "source", "destination", "pattern", "timeoutMs",
+            "filePattern", "ignoreCase", "maxResults", "includeHidden", "contextLines",
+            "file_path", "old_string", "new_string", "expected_replacements", "command",
+            "timeout_ms", "shell", "pid", "input", "wait_for_prompt", "key", "value", "offset",
+            "length", "isUrl"]
+    with server(dirs) as c:
+        init(c)
+        n = 0
+        for tool in NAMES:
+            if tool in ("kill_process", "give_feedback_to_desktop_commander", "list_processes"):
+                continue
+            for i, v in enumerate(odd):
+                args = {k: v for k in keys}
+                if tool == "set_config_value":
+                    args = {"key": "x%d" % i, "value": v}
+                if tool == "start_process":
+                    args["timeout_ms"] = 50
+                if tool in ("read_process_output", "interact_with_process"):
+                    args["timeout_ms"] = 50
+                r = c.call(tool, args)
+                assert "content" in r, (tool, v, r)
+                n += 1
+            # arguments that are not an object at all
+            for raw in (None, [], "x", 5):
+                r = c.request("tools/call", {"name": tool, "arguments": raw})
+                assert "result" in r or "error" in r
+        for pid in (1e308, 2.5, "x", None, 4194321):
+            r = c.call("kill_process", {"pid": pid})
+            assert r["isError"], r
+        assert n > 300
+        assert text(c.call("list_sessions", {})) is not None
+        assert c.call("get_config", {})["content"]
+    assert c.proc.returncode == 0, c.stderr()[-3000:]
