@@ -317,3 +317,35 @@ def test_hostile_arguments_never_crash(dirs):
         assert text(c.call("list_sessions", {})) is not None
         assert c.call("get_config", {})["content"]
     assert c.proc.returncode == 0, c.stderr()[-3000:]
+
+
+def test_telemetry_is_never_sent(dirs, tmp_path):
+    """The config says telemetryEnabled true and has a clientId, as upstream's;
+    upstream then posts every call to Google Analytics. Here no socket of an
+    internet family is ever opened, by the server or anything it runs, over
+    a session that touches every kind of tool (strace -f)."""
+    import shutil
+    strace = shutil.which("strace")
+    if not strace:
+        pytest.skip("strace not installed (scripts/install-deps --test)")
+    root, home, state = dirs
+    with open(os.path.join(root, "f.txt"), "w") as f:
+        f.write("alpha\nbeta\n")
+    trace = str(tmp_path / "trace")
+    argv = [strace, "-f", "-qq", "-e", "trace=socket,connect,sendto,sendmsg", "-o", trace,
+            MCPBOX, "mcp", "desktop-commander", "--allowed-dir", root, "--state-dir", state]
+    with StdioClient(argv, env={"HOME": home}, cwd=root, timeout=60) as c:
+        init(c)
+        c.call("set_config_value", {"key": "allowedDirectories", "value": [root]})
+        cfg = json.loads(text(c.call("get_config", {})).split("\n", 1)[1])
+        assert cfg["telemetryEnabled"] is True and re.fullmatch(r"[0-9a-f-]{36}", cfg["clientId"])
+        c.call("read_file", {"path": root + "/f.txt"})
+        c.call("read_file", {"path": "https://www.google-analytics.com/mp/collect", "isUrl": True})
+        c.call("edit_block", {"file_path": root + "/f.txt", "old_string": "betta", "new_string": "b"})
+        c.call("search_code", {"path": root, "pattern": "alpha"})
+        c.call("start_process", {"command": "echo hi", "timeout_ms": 3000})
+        c.call("give_feedback_to_desktop_commander", {})
+        c.call("get_usage_stats", {})
+    calls = open(trace).read()
+    inet = [l for l in calls.splitlines() if "AF_INET" in l]
+    assert inet == [], inet
