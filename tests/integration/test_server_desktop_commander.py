@@ -349,3 +349,22 @@ def test_telemetry_is_never_sent(dirs, tmp_path):
     calls = open(trace).read()
     inet = [l for l in calls.splitlines() if "AF_INET" in l]
     assert inet == [], inet
+
+
+def test_config_that_cannot_be_saved(tmp_path):
+    """A config directory that cannot be made: defaults in memory (version
+    and clientId included), and set_config_value says what fs.writeFile said."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    state = str(blocker / "state")
+    with StdioClient([MCPBOX, "mcp", "desktop-commander", "--state-dir", state],
+                     env={"HOME": str(tmp_path)}, cwd=str(tmp_path)) as c:
+        init(c)
+        cfg = json.loads(text(c.call("get_config", {})).split("\n", 1)[1])
+        assert cfg["version"] == "0.2.7" and cfg["allowedDirectories"] == []
+        r = c.call("set_config_value", {"key": "fileReadLineLimit", "value": 5})
+        assert r["isError"]
+        assert text(r) == ("Value changed in memory but couldn't be saved to disk: ENOTDIR: not a "
+                           "directory, open '%s/.claude-server-commander/config.json'" % state)
+        cfg = json.loads(text(c.call("get_config", {})).split("\n", 1)[1])
+        assert cfg["fileReadLineLimit"] == 5
