@@ -67,6 +67,9 @@ def make_tree(d):
     for rel, text in files.items():
         with open(os.path.join(d, rel), "w", encoding="utf-8", newline="") as f:
             f.write(text)
+    # over 10 MB: upstream's other reading paths (byte estimate, reading backwards)
+    with open(os.path.join(d, "big.log"), "w") as f:
+        f.write("".join("log line %07d with some payload text\n" % i for i in range(300000)))
     with open(os.path.join(d, "pixel.png"), "wb") as f:
         f.write(PNG)
     with open(os.path.join(d, "blob.bin"), "wb") as f:
@@ -95,6 +98,11 @@ CALLS = [
     ("read_file", {"path": "@R/long.txt"}),
     ("read_file", {"path": "@R/long.txt", "offset": 1490, "length": 20}),
     ("read_file", {"path": "@R/unicode.txt", "length": 1}),
+    ("read_file", {"path": "@R/big.log", "length": 3}),
+    ("read_file", {"path": "@R/big.log", "offset": 250000, "length": 2}),
+    ("read_file", {"path": "@R/big.log", "offset": -3}),
+    ("read_file", {"path": "@R/big.log", "offset": -1000, "length": 2}),
+    ("read_file", {"path": "@R/big.log", "offset": 400000}),
     ("read_file", {"path": "@R/crlf.txt"}),
     ("read_file", {"path": "@R/empty.txt"}),
     ("read_file", {"path": "@R/pixel.png"}),
