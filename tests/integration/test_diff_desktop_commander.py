@@ -302,7 +302,19 @@ PROC_CALLS = [
     ("interact_with_process", {"pid": 999999, "input": "x"}),
     ("interact_with_process", {"pid": "@P1"}),
     ("read_process_output", {"pid": "x"}),
+    ("interact_with_process", {"pid": "@P1", "input": "def f(x):\n    return x * 3\n"}),
+    ("interact_with_process", {"pid": "@P1", "input": "f(14)"}),
+    ("interact_with_process", {"pid": "@P1",
+                               "input": "for i in range(3):\n    print(i)\n"}),
     ("force_terminate", {"pid": "@P1"}),
+    ("start_process", {"command": "node -i", "timeout_ms": 10000}),
+    ("interact_with_process", {"pid": "@P4", "input": "const a = 20"}),
+    ("interact_with_process", {"pid": "@P4", "input": "a * 2 + 2"}),
+    ("interact_with_process", {"pid": "@P4", "input": "console.log('x'.repeat(5))"}),
+    ("force_terminate", {"pid": "@P4"}),
+    ("start_process", {"command": "sh -i", "timeout_ms": 5000}),
+    ("interact_with_process", {"pid": "@P5", "input": "echo $((6*7))"}),
+    ("force_terminate", {"pid": "@P5"}),
 ]
 
 
