@@ -14,7 +14,8 @@
   - the same from a warm-pool sandbox (its server initialized long before);
   - a python3 REPL started with start_process keeps its state across MCP
     sessions (one server process per sandbox), and its processes are killed
-    when the sandbox is released.
+    when the sandbox is released;
+  - a reset kills them too, and the server starts with a fresh config.
 """
 import json
 import os
@@ -229,3 +230,25 @@ def test_repl_across_sessions_and_killed_at_release(atlas):
         while host_pids("sleep " + marker) and time.time() < deadline:
             time.sleep(0.1)
         assert not host_pids("sleep " + marker)
+
+
+def test_reset_kills_processes_and_starts_afresh(atlas):
+    with atlas.client() as api:
+        sb, urls = acquire(api)
+        url = urls["desktop-commander"]
+        once(url, "set_config_value", {"key": "fileReadLineLimit", "value": 7})
+        marker = "%d.%d" % (70000 + random.randrange(9999), random.randrange(99))
+        once(url, "start_process", {"command": "sleep " + marker, "timeout_ms": 300})
+        assert host_pids("sleep " + marker)
+        r = api.post(f"/local-sandbox/{sb['local_sandbox_id']}/reset")
+        assert r.status_code == 200, r.text
+        deadline = time.time() + 15
+        while host_pids("sleep " + marker) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not host_pids("sleep " + marker)
+        assert text(once(url, "list_sessions", {})) == "No active sessions"
+        # its state was in the sandbox's /tmp, which reset empties: a fresh config
+        cfg = json.loads(text(once(url, "get_config", {})).split("\n", 1)[1])
+        assert cfg["fileReadLineLimit"] == 1000 and cfg["allowedDirectories"] == ["/data"]
+        assert cfg["usageStats"]["toolCounts"] == {"list_sessions": 1}
+        assert api.delete(f"/local-sandbox/{sb['local_sandbox_id']}").status_code == 200
