@@ -343,9 +343,9 @@ static enum MHD_Result do_initialize(const ctx *c, mb_gw_backend *b, json_t *j, 
      * by the gateway); it is told who connected with a notification that
      * servers without a handler ignore (desktop-commander reports it as
      * currentClient). */
-    json_t *note = json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method",
+    json_t *note = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
                              "notifications/mcpbox/client_initialized", "params",
-                             json_is_object(params) ? params : json_object());
+                             json_is_object(params) ? json_incref(params) : json_object());
     char *note_text = mb_gw_json_text(note);
     json_decref(note);
     mb_err ne = {0};

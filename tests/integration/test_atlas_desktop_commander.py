@@ -11,9 +11,11 @@
     reproduced byte for byte, masking only clientId, firstUsed and lastUsed;
     /data is the Atlas seed that scripts/build-atlas-seed makes (the 8 git
     clones stand in as empty directories: the listing is what matters here);
+  - the same from a warm-pool sandbox (its server initialized long before);
   - a python3 REPL started with start_process keeps its state across MCP
     sessions (one server process per sandbox), and its processes are killed
-    when the sandbox is released.
+    when the sandbox is released;
+  - a reset kills them too, and the server starts with a fresh config.
 """
 import json
 import os
@@ -141,31 +143,56 @@ def dc_tasks():
 @pytest.mark.parametrize("task", dc_tasks(), ids=lambda t: t["task_id"])
 def test_trajectory_outputs_byte_for_byte(atlas, task):
     with atlas.client() as api:
-        sb, urls = acquire(api)
-        url = urls["desktop-commander"]
-        # the harness: tools/list, then set_config_value on the same client
-        s = Mcp(url)
-        names = [t["name"] for t in s.request("tools/list", {})["tools"]]
-        assert len(names) == 21
-        r = s.call("set_config_value", {"key": "allowedDirectories", "value": ["/data"]})
-        assert not r.get("isError"), r
-        s.close()
-        replayed = 0
-        traj = task["trajectory"]
-        for i, m in enumerate(traj):
-            for call in m.get("tool_calls") or []:
-                name = call["function"]["name"]
-                if not name.startswith("desktop-commander_"):
-                    continue
-                recorded = [x for x in traj if x.get("tool_call_id") == call["id"]][0]["content"]
-                res = once(url, name[len("desktop-commander_"):],
-                           json.loads(call["function"]["arguments"]))
-                assert not res.get("isError"), res
-                assert len(res["content"]) == len(recorded) == 1
-                assert mask(res["content"][0]["text"]) == mask(recorded[0]["text"]), name
-                replayed += 1
-        assert replayed >= 3
-        assert api.delete(f"/local-sandbox/{sb['local_sandbox_id']}").status_code == 200
+        replay(api, task)
+
+
+def test_trajectory_from_the_warm_pool(tmp_path):
+    """A pool sandbox's server was initialized by the gateway long before the
+    client came: get_config still shows the client's own clientInfo."""
+    root = str(tmp_path)
+    d = Daemon(os.path.join(root, "var"), ["--pool", "MCP_Atlas=1",
+                                           "--seed", "MCP_Atlas=" + build_seed(root)]).start()
+    try:
+        with d.client() as api:
+            deadline = time.time() + 120
+            while api.get("/healthz").json().get("pool", {}).get("MCP_Atlas", {}).get("idle", 0) < 1:
+                assert time.time() < deadline, api.get("/healthz").json()
+                time.sleep(0.2)
+            task = [t for t in dc_tasks() if t["task_id"] == "68993ef3cf3e953b8ab83fa9"][0]
+            replay(api, task)
+    finally:
+        d.stop()
+        subprocess.run([os.environ.get("MCPBOX_BIN", os.path.join(REPO, "build", "asan", "mcpbox")),
+                        "sandbox", "sweep", os.path.join(root, "var")])
+
+
+def replay(api, task):
+    """One Atlas task as the harness runs it, in a sandbox of its own."""
+    sb, urls = acquire(api)
+    url = urls["desktop-commander"]
+    # the harness: tools/list, then set_config_value on the same client
+    s = Mcp(url)
+    names = [t["name"] for t in s.request("tools/list", {})["tools"]]
+    assert len(names) == 21
+    r = s.call("set_config_value", {"key": "allowedDirectories", "value": ["/data"]})
+    assert not r.get("isError"), r
+    s.close()
+    replayed = 0
+    traj = task["trajectory"]
+    for i, m in enumerate(traj):
+        for call in m.get("tool_calls") or []:
+            name = call["function"]["name"]
+            if not name.startswith("desktop-commander_"):
+                continue
+            recorded = [x for x in traj if x.get("tool_call_id") == call["id"]][0]["content"]
+            res = once(url, name[len("desktop-commander_"):],
+                       json.loads(call["function"]["arguments"]))
+            assert not res.get("isError"), res
+            assert len(res["content"]) == len(recorded) == 1
+            assert mask(res["content"][0]["text"]) == mask(recorded[0]["text"]), name
+            replayed += 1
+    assert replayed >= 3
+    assert api.delete(f"/local-sandbox/{sb['local_sandbox_id']}").status_code == 200
 
 
 def host_pids(pattern):
@@ -203,3 +230,25 @@ def test_repl_across_sessions_and_killed_at_release(atlas):
         while host_pids("sleep " + marker) and time.time() < deadline:
             time.sleep(0.1)
         assert not host_pids("sleep " + marker)
+
+
+def test_reset_kills_processes_and_starts_afresh(atlas):
+    with atlas.client() as api:
+        sb, urls = acquire(api)
+        url = urls["desktop-commander"]
+        once(url, "set_config_value", {"key": "fileReadLineLimit", "value": 7})
+        marker = "%d.%d" % (70000 + random.randrange(9999), random.randrange(99))
+        once(url, "start_process", {"command": "sleep " + marker, "timeout_ms": 300})
+        assert host_pids("sleep " + marker)
+        r = api.post(f"/local-sandbox/{sb['local_sandbox_id']}/reset")
+        assert r.status_code == 200, r.text
+        deadline = time.time() + 15
+        while host_pids("sleep " + marker) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not host_pids("sleep " + marker)
+        assert text(once(url, "list_sessions", {})) == "No active sessions"
+        # its state was in the sandbox's /tmp, which reset empties: a fresh config
+        cfg = json.loads(text(once(url, "get_config", {})).split("\n", 1)[1])
+        assert cfg["fileReadLineLimit"] == 1000 and cfg["allowedDirectories"] == ["/data"]
+        assert cfg["usageStats"]["toolCounts"] == {"list_sessions": 1}
+        assert api.delete(f"/local-sandbox/{sb['local_sandbox_id']}").status_code == 200

@@ -67,6 +67,9 @@ def make_tree(d):
     for rel, text in files.items():
         with open(os.path.join(d, rel), "w", encoding="utf-8", newline="") as f:
             f.write(text)
+    # over 10 MB: upstream's other reading paths (byte estimate, reading backwards)
+    with open(os.path.join(d, "big.log"), "w") as f:
+        f.write("".join("log line %07d with some payload text\n" % i for i in range(300000)))
     with open(os.path.join(d, "pixel.png"), "wb") as f:
         f.write(PNG)
     with open(os.path.join(d, "blob.bin"), "wb") as f:
@@ -95,6 +98,11 @@ CALLS = [
     ("read_file", {"path": "@R/long.txt"}),
     ("read_file", {"path": "@R/long.txt", "offset": 1490, "length": 20}),
     ("read_file", {"path": "@R/unicode.txt", "length": 1}),
+    ("read_file", {"path": "@R/big.log", "length": 3}),
+    ("read_file", {"path": "@R/big.log", "offset": 250000, "length": 2}),
+    ("read_file", {"path": "@R/big.log", "offset": -3}),
+    ("read_file", {"path": "@R/big.log", "offset": -1000, "length": 2}),
+    ("read_file", {"path": "@R/big.log", "offset": 400000}),
     ("read_file", {"path": "@R/crlf.txt"}),
     ("read_file", {"path": "@R/empty.txt"}),
     ("read_file", {"path": "@R/pixel.png"}),
@@ -294,7 +302,19 @@ PROC_CALLS = [
     ("interact_with_process", {"pid": 999999, "input": "x"}),
     ("interact_with_process", {"pid": "@P1"}),
     ("read_process_output", {"pid": "x"}),
+    ("interact_with_process", {"pid": "@P1", "input": "def f(x):\n    return x * 3\n"}),
+    ("interact_with_process", {"pid": "@P1", "input": "f(14)"}),
+    ("interact_with_process", {"pid": "@P1",
+                               "input": "for i in range(3):\n    print(i)\n"}),
     ("force_terminate", {"pid": "@P1"}),
+    ("start_process", {"command": "node -i", "timeout_ms": 10000}),
+    ("interact_with_process", {"pid": "@P4", "input": "const a = 20"}),
+    ("interact_with_process", {"pid": "@P4", "input": "a * 2 + 2"}),
+    ("interact_with_process", {"pid": "@P4", "input": "console.log('x'.repeat(5))"}),
+    ("force_terminate", {"pid": "@P4"}),
+    ("start_process", {"command": "sh -i", "timeout_ms": 5000}),
+    ("interact_with_process", {"pid": "@P5", "input": "echo $((6*7))"}),
+    ("force_terminate", {"pid": "@P5"}),
 ]
 
 

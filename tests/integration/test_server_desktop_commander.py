@@ -275,3 +275,96 @@ def test_symlinks_never_lead_out(dirs, tmp_path):
     assert sorted(os.listdir(outside)) == ["secret.txt"]
     assert (outside / "secret.txt").read_text() == "secret\n"
     assert os.path.exists(os.path.join(root, "inside.txt"))
+
+
+def test_hostile_arguments_never_crash(dirs):
+    """Every tool with arguments of every wrong shape: an answer each time
+    (the ASan build aborts on any memory error), and the server lives on."""
+    root = dirs[0]
+    odd = [None, True, -0.0, 1e308, -1e308, 2.5, 4194321, "", "\u0000", "x" * 70000,
+           "../" * 50 + "etc/passwd", "~", "~/x", root + "/\u00e9\U0001F600", [], [None], {},
+           {"a": [1, {"b": 2}]}]
+    keys = ["path", "paths", "content", "mode", "source", "destination", "pattern", "timeoutMs",
+            "filePattern", "ignoreCase", "maxResults", "includeHidden", "contextLines",
+            "file_path", "old_string", "new_string", "expected_replacements", "command",
+            "timeout_ms", "shell", "pid", "input", "wait_for_prompt", "key", "value", "offset",
+            "length", "isUrl"]
+    with server(dirs) as c:
+        init(c)
+        n = 0
+        for tool in NAMES:
+            if tool in ("kill_process", "give_feedback_to_desktop_commander", "list_processes"):
+                continue
+            for i, v in enumerate(odd):
+                args = {k: v for k in keys}
+                if tool == "set_config_value":
+                    args = {"key": "x%d" % i, "value": v}
+                if tool == "start_process":
+                    args["timeout_ms"] = 50
+                if tool in ("read_process_output", "interact_with_process"):
+                    args["timeout_ms"] = 50
+                r = c.call(tool, args)
+                assert "content" in r, (tool, v, r)
+                n += 1
+            # arguments that are not an object at all
+            for raw in (None, [], "x", 5):
+                r = c.request("tools/call", {"name": tool, "arguments": raw})
+                assert "result" in r or "error" in r
+        for pid in (1e308, 2.5, "x", None, 4194321):
+            r = c.call("kill_process", {"pid": pid})
+            assert r["isError"], r
+        assert n > 300
+        assert text(c.call("list_sessions", {})) is not None
+        assert c.call("get_config", {})["content"]
+    assert c.proc.returncode == 0, c.stderr()[-3000:]
+
+
+def test_telemetry_is_never_sent(dirs, tmp_path):
+    """The config says telemetryEnabled true and has a clientId, as upstream's;
+    upstream then posts every call to Google Analytics. Here no socket of an
+    internet family is ever opened, by the server or anything it runs, over
+    a session that touches every kind of tool (strace -f)."""
+    import shutil
+    strace = shutil.which("strace")
+    if not strace:
+        pytest.skip("strace not installed (scripts/install-deps --test)")
+    root, home, state = dirs
+    with open(os.path.join(root, "f.txt"), "w") as f:
+        f.write("alpha\nbeta\n")
+    trace = str(tmp_path / "trace")
+    argv = [strace, "-f", "-qq", "-e", "trace=socket,connect,sendto,sendmsg", "-o", trace,
+            MCPBOX, "mcp", "desktop-commander", "--allowed-dir", root, "--state-dir", state]
+    with StdioClient(argv, env={"HOME": home}, cwd=root, timeout=60) as c:
+        init(c)
+        c.call("set_config_value", {"key": "allowedDirectories", "value": [root]})
+        cfg = json.loads(text(c.call("get_config", {})).split("\n", 1)[1])
+        assert cfg["telemetryEnabled"] is True and re.fullmatch(r"[0-9a-f-]{36}", cfg["clientId"])
+        c.call("read_file", {"path": root + "/f.txt"})
+        c.call("read_file", {"path": "https://www.google-analytics.com/mp/collect", "isUrl": True})
+        c.call("edit_block", {"file_path": root + "/f.txt", "old_string": "betta", "new_string": "b"})
+        c.call("search_code", {"path": root, "pattern": "alpha"})
+        c.call("start_process", {"command": "echo hi", "timeout_ms": 3000})
+        c.call("give_feedback_to_desktop_commander", {})
+        c.call("get_usage_stats", {})
+    calls = open(trace).read()
+    inet = [l for l in calls.splitlines() if "AF_INET" in l]
+    assert inet == [], inet
+
+
+def test_config_that_cannot_be_saved(tmp_path):
+    """A config directory that cannot be made: defaults in memory (version
+    and clientId included), and set_config_value says what fs.writeFile said."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    state = str(blocker / "state")
+    with StdioClient([MCPBOX, "mcp", "desktop-commander", "--state-dir", state],
+                     env={"HOME": str(tmp_path)}, cwd=str(tmp_path)) as c:
+        init(c)
+        cfg = json.loads(text(c.call("get_config", {})).split("\n", 1)[1])
+        assert cfg["version"] == "0.2.7" and cfg["allowedDirectories"] == []
+        r = c.call("set_config_value", {"key": "fileReadLineLimit", "value": 5})
+        assert r["isError"]
+        assert text(r) == ("Value changed in memory but couldn't be saved to disk: ENOTDIR: not a "
+                           "directory, open '%s/.claude-server-commander/config.json'" % state)
+        cfg = json.loads(text(c.call("get_config", {})).split("\n", 1)[1])
+        assert cfg["fileReadLineLimit"] == 5

@@ -53,18 +53,17 @@ static json_t *defaults(char *const *allowed, size_t nallowed)
     return c;
 }
 
-/* Called with dc->lock held (or before threads exist). */
-static int save_locked(dc_server *dc, char **why)
+/* fs.writeFile of JSON.stringify(config, null, 2), Node's error text in *why.
+ * Called with dc->lock held. */
+int dc_config_save_locked(dc_server *dc, char **why)
 {
     char *text = mb_js_stringify(dc->config, 2);
-    mb_err e = {0};
-    int rc = mb_write_file_atomic(dc->config_path, text, strlen(text), 0644, &e);
+    char *msg = NULL;
+    int rc = dc_write_bytes(dc->config_path, text, strlen(text), 0, &msg);
     free(text);
-    if (rc) {
-        if (why) *why = mb_strdup(e.msg);
-        return -1;
-    }
-    return 0;
+    if (rc && why) *why = msg;
+    else free(msg);
+    return rc ? -1 : 0;
 }
 
 static char *home_dir(void)
@@ -83,28 +82,29 @@ int dc_config_init(dc_server *dc, char *const *allowed, size_t nallowed, const c
     dc->state = mb_strdup(state_dir ? state_dir : dc->home);
     char *dir = mb_asprintf("%s/.claude-server-commander", dc->state);
     dc->config_path = mb_asprintf("%s/config.json", dir);
+    pthread_mutex_lock(&dc->lock); /* no other thread yet; save_locked's contract */
     mb_err e = {0};
+    json_t *loaded = NULL;
     if (mb_mkdir_p(dir, 0755, &e)) {
-        /* upstream: "Failed to initialize config" - defaults in memory only */
+        /* upstream: "Failed to initialize config" - defaults in memory only
+         * (later saves fail, and set_config_value says so) */
         dc->config = defaults(allowed, nallowed);
-        free(dir);
-        return 0;
+    } else {
+        char *text = NULL;
+        size_t len = 0;
+        if (!mb_read_file(dc->config_path, 64u << 20, &text, &len, NULL)) {
+            loaded = json_loadb(text, len, JSON_DECODE_ANY, NULL);
+            free(text);
+        }
+        if (json_is_object(loaded)) {
+            dc->config = loaded;
+        } else {
+            json_decref(loaded);
+            dc->config = defaults(allowed, nallowed);
+            dc_config_save_locked(dc, NULL);
+        }
     }
     free(dir);
-    char *text = NULL;
-    size_t len = 0;
-    json_t *loaded = NULL;
-    if (!mb_read_file(dc->config_path, 64u << 20, &text, &len, NULL)) {
-        loaded = json_loadb(text, len, JSON_DECODE_ANY, NULL);
-        free(text);
-    }
-    if (json_is_object(loaded)) {
-        dc->config = loaded;
-    } else {
-        json_decref(loaded);
-        dc->config = defaults(allowed, nallowed);
-        save_locked(dc, NULL);
-    }
     json_object_set_new(dc->config, "version", json_string(DC_VERSION));
     /* capture(): a clientId is made the first time telemetry would run. */
     if (!json_is_false(json_object_get(dc->config, "telemetryEnabled"))) {
@@ -114,9 +114,10 @@ int dc_config_init(dc_server *dc, char *const *allowed, size_t nallowed, const c
             char u[37];
             mb_uuid4(u);
             json_object_set_new(dc->config, "clientId", json_string(u));
-            save_locked(dc, NULL);
+            dc_config_save_locked(dc, NULL);
         }
     }
+    pthread_mutex_unlock(&dc->lock);
     return 0;
 }
 
@@ -133,7 +134,7 @@ int dc_config_set(dc_server *dc, const char *key, json_t *value, char **why)
     pthread_mutex_lock(&dc->lock);
     if (value) json_object_set_new(dc->config, key, value);
     else json_object_del(dc->config, key); /* undefined: JSON.stringify leaves it out */
-    int rc = save_locked(dc, why);
+    int rc = dc_config_save_locked(dc, why);
     pthread_mutex_unlock(&dc->lock);
     return rc;
 }
@@ -227,6 +228,6 @@ void dc_usage_track(dc_server *dc, const char *tool, int failed)
     const char *cat = category(tool);
     if (cat) bump(s, cat);
     if (dc->session_cmds == 1) bump(s, "totalSessions");
-    save_locked(dc, NULL);
+    dc_config_save_locked(dc, NULL);
     pthread_mutex_unlock(&dc->lock);
 }

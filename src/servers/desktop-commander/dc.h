@@ -67,6 +67,8 @@ int dc_safe_parse(const char *tool, json_t *args, mb_mcp_result *res);
 /* state_dir: NULL to keep upstream's folders under $HOME. */
 int dc_config_init(dc_server *dc, char *const *allowed, size_t nallowed, const char *state_dir,
                    mb_err *err);
+/* Writes the config file (fs.writeFile; *why: Node's text). dc->lock held. */
+int dc_config_save_locked(dc_server *dc, char **why);
 /* A deep copy of the config (caller decrefs). */
 json_t *dc_config_copy(dc_server *dc);
 /* config[key] = value (stolen) and saved; -1 with *why when the file could

@@ -32,9 +32,7 @@ static json_t *allowed_dirs(dc_server *dc)
     if (!json_is_array(a)) {
         a = json_pack("[s]", dc->home);
         json_object_set_new(dc->config, "allowedDirectories", a);
-        char *text = mb_js_stringify(dc->config, 2);
-        mb_write_file_atomic(dc->config_path, text, strlen(text), 0644, NULL);
-        free(text);
+        dc_config_save_locked(dc, NULL);
     }
     json_t *r = json_deep_copy(a);
     pthread_mutex_unlock(&dc->lock);

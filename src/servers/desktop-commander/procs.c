@@ -962,7 +962,6 @@ int dc_list_processes(dc_server *dc, mb_mcp_call *call, json_t *args, mb_mcp_res
         return rc;
     }
     mb_buf b = {0};
-    char *save = NULL;
     int first = 1, k = 0;
     char *data = r.out.data ? r.out.data : (char *)"";
     /* split('\n').slice(1).filter(Boolean) */
@@ -997,7 +996,6 @@ int dc_list_processes(dc_server *dc, mb_mcp_call *call, json_t *args, mb_mcp_res
         }
         line = nl ? nl + 1 : NULL;
     }
-    (void)save;
     mb_buf_puts(&b, "");
     mb_mcp_text_n(res, b.data, b.len);
     mb_buf_free(&b);

@@ -8,6 +8,27 @@
  */
 #include "servers/desktop-commander/dc.h"
 
+/* The pieces server.ts splices into many descriptions, and the schema of the
+ * tools that take one path, one pid or nothing. */
+#define PATH_GUIDANCE                                                                      \
+    "                        IMPORTANT: Always use absolute paths for reliability. Paths are " \
+    "automatically normalized regardless of slash direction. Relative paths may fail as "  \
+    "they depend on the current working directory. Tilde paths (~/...) might not work in " \
+    "all contexts. Unless the user explicitly asks for relative paths, use absolute "      \
+    "paths.\n"
+#define CMD_PREFIX                                                                          \
+    "                        This command can be referenced as \"DC: ...\" or \"use Desktop " \
+    "Commander to ...\" in your instructions."
+#define PATH_SCHEMA                                                                         \
+    "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]," \
+    "\"additionalProperties\":false,\"$schema\":\"http://json-schema.org/draft-07/schema#\"}"
+#define PID_SCHEMA                                                                          \
+    "{\"type\":\"object\",\"properties\":{\"pid\":{\"type\":\"number\"}},\"required\":[\"pid\"]," \
+    "\"additionalProperties\":false,\"$schema\":\"http://json-schema.org/draft-07/schema#\"}"
+#define EMPTY_SCHEMA                                                                        \
+    "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false,"                  \
+    "\"$schema\":\"http://json-schema.org/draft-07/schema#\"}"
+
 const mb_mcp_tool dc_tools[] = {
     {.name = "get_config",
      .description =
@@ -28,11 +49,8 @@ const mb_mcp_tool dc_tools[] = {
          "ed)\n"
          "                        - version (version of the DesktopCommander)\n"
          "                        - systemInfo (operating system and environment details)\n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
-     .input_schema =
-         "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false,\"$schema\""
-         ":\"http://json-schema.org/draft-07/schema#\"}",
+         CMD_PREFIX,
+     .input_schema = EMPTY_SCHEMA,
      .fn = dc_call},
     {.name = "set_config_value",
      .description =
@@ -57,8 +75,7 @@ const mb_mcp_tool dc_tools[] = {
          "                        to the entire file system, regardless of the operating sy"
          "stem.\n"
          "                        \n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
+         CMD_PREFIX,
      .input_schema =
          "{\"type\":\"object\",\"properties\":{\"key\":{\"type\":\"string\"},\"value\":{}},"
          "\"required\":[\"key\"],\"additionalProperties\":false,\"$schema\":\"http://json-s"
@@ -108,13 +125,8 @@ const mb_mcp_tool dc_tools[] = {
          "as viewable images.\n"
          "                        Recognized image types: PNG, JPEG, GIF, WebP.\n"
          "                        \n"
-         "                        IMPORTANT: Always use absolute paths for reliability. Pat"
-         "hs are automatically normalized regardless of slash direction. Relative paths may"
-         " fail as they depend on the current working directory. Tilde paths (~/...) might "
-         "not work in all contexts. Unless the user explicitly asks for relative paths, use"
-         " absolute paths.\n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
+         PATH_GUIDANCE
+         CMD_PREFIX,
      .input_schema =
          "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"isUrl\":{\""
          "type\":\"boolean\",\"default\":false},\"offset\":{\"type\":\"number\",\"default\""
@@ -137,13 +149,8 @@ const mb_mcp_tool dc_tools[] = {
          "peration.\n"
          "                        Only works within allowed directories.\n"
          "                        \n"
-         "                        IMPORTANT: Always use absolute paths for reliability. Pat"
-         "hs are automatically normalized regardless of slash direction. Relative paths may"
-         " fail as they depend on the current working directory. Tilde paths (~/...) might "
-         "not work in all contexts. Unless the user explicitly asks for relative paths, use"
-         " absolute paths.\n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
+         PATH_GUIDANCE
+         CMD_PREFIX,
      .input_schema =
          "{\"type\":\"object\",\"properties\":{\"paths\":{\"type\":\"array\",\"items\":{\"t"
          "ype\":\"string\"}}},\"required\":[\"paths\"],\"additionalProperties\":false,\"$sc"
@@ -188,13 +195,8 @@ const mb_mcp_tool dc_tools[] = {
          "re still written successfully.\n"
          "                        Only works within allowed directories.\n"
          "                        \n"
-         "                        IMPORTANT: Always use absolute paths for reliability. Pat"
-         "hs are automatically normalized regardless of slash direction. Relative paths may"
-         " fail as they depend on the current working directory. Tilde paths (~/...) might "
-         "not work in all contexts. Unless the user explicitly asks for relative paths, use"
-         " absolute paths.\n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
+         PATH_GUIDANCE
+         CMD_PREFIX,
      .input_schema =
          "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"content\":{"
          "\"type\":\"string\"},\"mode\":{\"type\":\"string\",\"enum\":[\"rewrite\",\"append"
@@ -209,17 +211,9 @@ const mb_mcp_tool dc_tools[] = {
          "                        Can create multiple nested directories in one operation.\n"
          "                        Only works within allowed directories.\n"
          "                        \n"
-         "                        IMPORTANT: Always use absolute paths for reliability. Pat"
-         "hs are automatically normalized regardless of slash direction. Relative paths may"
-         " fail as they depend on the current working directory. Tilde paths (~/...) might "
-         "not work in all contexts. Unless the user explicitly asks for relative paths, use"
-         " absolute paths.\n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
-     .input_schema =
-         "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\""
-         ":[\"path\"],\"additionalProperties\":false,\"$schema\":\"http://json-schema.org/d"
-         "raft-07/schema#\"}",
+         PATH_GUIDANCE
+         CMD_PREFIX,
+     .input_schema = PATH_SCHEMA,
      .fn = dc_call},
     {.name = "list_directory",
      .description =
@@ -233,17 +227,9 @@ const mb_mcp_tool dc_tools[] = {
          "ILE] and [DIR] prefixes.\n"
          "                        Only works within allowed directories.\n"
          "                        \n"
-         "                        IMPORTANT: Always use absolute paths for reliability. Pat"
-         "hs are automatically normalized regardless of slash direction. Relative paths may"
-         " fail as they depend on the current working directory. Tilde paths (~/...) might "
-         "not work in all contexts. Unless the user explicitly asks for relative paths, use"
-         " absolute paths.\n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
-     .input_schema =
-         "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\""
-         ":[\"path\"],\"additionalProperties\":false,\"$schema\":\"http://json-schema.org/d"
-         "raft-07/schema#\"}",
+         PATH_GUIDANCE
+         CMD_PREFIX,
+     .input_schema = PATH_SCHEMA,
      .fn = dc_call},
     {.name = "move_file",
      .description =
@@ -255,13 +241,8 @@ const mb_mcp_tool dc_tools[] = {
          "                        Both source and destination must be within allowed direct"
          "ories.\n"
          "                        \n"
-         "                        IMPORTANT: Always use absolute paths for reliability. Pat"
-         "hs are automatically normalized regardless of slash direction. Relative paths may"
-         " fail as they depend on the current working directory. Tilde paths (~/...) might "
-         "not work in all contexts. Unless the user explicitly asks for relative paths, use"
-         " absolute paths.\n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
+         PATH_GUIDANCE
+         CMD_PREFIX,
      .input_schema =
          "{\"type\":\"object\",\"properties\":{\"source\":{\"type\":\"string\"},\"destinati"
          "on\":{\"type\":\"string\"}},\"required\":[\"source\",\"destination\"],\"additiona"
@@ -282,13 +263,8 @@ const mb_mcp_tool dc_tools[] = {
          "ed using the timeoutMs parameter.\n"
          "                        Only searches within allowed directories.\n"
          "                        \n"
-         "                        IMPORTANT: Always use absolute paths for reliability. Pat"
-         "hs are automatically normalized regardless of slash direction. Relative paths may"
-         " fail as they depend on the current working directory. Tilde paths (~/...) might "
-         "not work in all contexts. Unless the user explicitly asks for relative paths, use"
-         " absolute paths.\n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
+         PATH_GUIDANCE
+         CMD_PREFIX,
      .input_schema =
          "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"pattern\":{"
          "\"type\":\"string\"},\"timeoutMs\":{\"type\":\"number\"}},\"required\":[\"path\","
@@ -312,13 +288,8 @@ const mb_mcp_tool dc_tools[] = {
          "ed.\n"
          "                        Only searches within allowed directories.\n"
          "                        \n"
-         "                        IMPORTANT: Always use absolute paths for reliability. Pat"
-         "hs are automatically normalized regardless of slash direction. Relative paths may"
-         " fail as they depend on the current working directory. Tilde paths (~/...) might "
-         "not work in all contexts. Unless the user explicitly asks for relative paths, use"
-         " absolute paths.\n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
+         PATH_GUIDANCE
+         CMD_PREFIX,
      .input_schema =
          "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"pattern\":{"
          "\"type\":\"string\"},\"filePattern\":{\"type\":\"string\"},\"ignoreCase\":{\"type"
@@ -345,17 +316,9 @@ const mb_mcp_tool dc_tools[] = {
          "                        \n"
          "                        Only works within allowed directories.\n"
          "                        \n"
-         "                        IMPORTANT: Always use absolute paths for reliability. Pat"
-         "hs are automatically normalized regardless of slash direction. Relative paths may"
-         " fail as they depend on the current working directory. Tilde paths (~/...) might "
-         "not work in all contexts. Unless the user explicitly asks for relative paths, use"
-         " absolute paths.\n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
-     .input_schema =
-         "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\""
-         ":[\"path\"],\"additionalProperties\":false,\"$schema\":\"http://json-schema.org/d"
-         "raft-07/schema#\"}",
+         PATH_GUIDANCE
+         CMD_PREFIX,
+     .input_schema = PATH_SCHEMA,
      .fn = dc_call},
     {.name = "edit_block",
      .description =
@@ -402,13 +365,8 @@ const mb_mcp_tool dc_tools[] = {
          "onsider breaking your edits into\n"
          "                        smaller, more focused changes.\n"
          "                        \n"
-         "                        IMPORTANT: Always use absolute paths for reliability. Pat"
-         "hs are automatically normalized regardless of slash direction. Relative paths may"
-         " fail as they depend on the current working directory. Tilde paths (~/...) might "
-         "not work in all contexts. Unless the user explicitly asks for relative paths, use"
-         " absolute paths.\n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
+         PATH_GUIDANCE
+         CMD_PREFIX,
      .input_schema =
          "{\"type\":\"object\",\"properties\":{\"file_path\":{\"type\":\"string\"},\"old_st"
          "ring\":{\"type\":\"string\"},\"new_string\":{\"type\":\"string\"},\"expected_repl"
@@ -494,13 +452,8 @@ const mb_mcp_tool dc_tools[] = {
          "                        NEVER USE ANALYSIS TOOL FOR: Local file access (analysis "
          "tool is browser-only and WILL FAIL)\n"
          "                        \n"
-         "                        IMPORTANT: Always use absolute paths for reliability. Pat"
-         "hs are automatically normalized regardless of slash direction. Relative paths may"
-         " fail as they depend on the current working directory. Tilde paths (~/...) might "
-         "not work in all contexts. Unless the user explicitly asks for relative paths, use"
-         " absolute paths.\n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
+         PATH_GUIDANCE
+         CMD_PREFIX,
      .input_schema =
          "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\"},\"timeout_"
          "ms\":{\"type\":\"number\"},\"shell\":{\"type\":\"string\"}},\"required\":[\"comma"
@@ -534,8 +487,7 @@ const mb_mcp_tool dc_tools[] = {
          "                        Process finished execution\n"
          "                        Timeout reached (may still be running)\n"
          "                        \n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
+         CMD_PREFIX,
      .input_schema =
          "{\"type\":\"object\",\"properties\":{\"pid\":{\"type\":\"number\"},\"timeout_ms\""
          ":{\"type\":\"number\"}},\"required\":[\"pid\"],\"additionalProperties\":false,\"$"
@@ -605,8 +557,7 @@ const mb_mcp_tool dc_tools[] = {
          "                        NEVER USE ANALYSIS TOOL FOR: Local file access (it cannot"
          " read files from disk and WILL FAIL)\n"
          "                        \n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
+         CMD_PREFIX,
      .input_schema =
          "{\"type\":\"object\",\"properties\":{\"pid\":{\"type\":\"number\"},\"input\":{\"t"
          "ype\":\"string\"},\"timeout_ms\":{\"type\":\"number\"},\"wait_for_prompt\":{\"typ"
@@ -618,12 +569,8 @@ const mb_mcp_tool dc_tools[] = {
          "\n"
          "                        Force terminate a running terminal session.\n"
          "                        \n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
-     .input_schema =
-         "{\"type\":\"object\",\"properties\":{\"pid\":{\"type\":\"number\"}},\"required\":"
-         "[\"pid\"],\"additionalProperties\":false,\"$schema\":\"http://json-schema.org/dra"
-         "ft-07/schema#\"}",
+         CMD_PREFIX,
+     .input_schema = PID_SCHEMA,
      .fn = dc_call},
     {.name = "list_sessions",
      .description =
@@ -643,11 +590,8 @@ const mb_mcp_tool dc_tools[] = {
          "                        - Long runtime with blocked status may indicate stuck pro"
          "cess\n"
          "                        \n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
-     .input_schema =
-         "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false,\"$schema\""
-         ":\"http://json-schema.org/draft-07/schema#\"}",
+         CMD_PREFIX,
+     .input_schema = EMPTY_SCHEMA,
      .fn = dc_call},
     {.name = "list_processes",
      .description =
@@ -657,11 +601,8 @@ const mb_mcp_tool dc_tools[] = {
          "                        Returns process information including PID, command name, "
          "CPU usage, and memory usage.\n"
          "                        \n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
-     .input_schema =
-         "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false,\"$schema\""
-         ":\"http://json-schema.org/draft-07/schema#\"}",
+         CMD_PREFIX,
+     .input_schema = EMPTY_SCHEMA,
      .fn = dc_call},
     {.name = "kill_process",
      .description =
@@ -671,12 +612,8 @@ const mb_mcp_tool dc_tools[] = {
          "                        Use with caution as this will forcefully terminate the sp"
          "ecified process.\n"
          "                        \n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
-     .input_schema =
-         "{\"type\":\"object\",\"properties\":{\"pid\":{\"type\":\"number\"}},\"required\":"
-         "[\"pid\"],\"additionalProperties\":false,\"$schema\":\"http://json-schema.org/dra"
-         "ft-07/schema#\"}",
+         CMD_PREFIX,
+     .input_schema = PID_SCHEMA,
      .fn = dc_call},
     {.name = "get_usage_stats",
      .description =
@@ -686,11 +623,8 @@ const mb_mcp_tool dc_tools[] = {
          "                        Returns summary of tool usage, success/failure rates, and"
          " performance metrics.\n"
          "                        \n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
-     .input_schema =
-         "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false,\"$schema\""
-         ":\"http://json-schema.org/draft-07/schema#\"}",
+         CMD_PREFIX,
+     .input_schema = EMPTY_SCHEMA,
      .fn = dc_call},
     {.name = "give_feedback_to_desktop_commander",
      .description =
@@ -736,11 +670,8 @@ const mb_mcp_tool dc_tools[] = {
          "                        No parameters are needed - just call the tool to open the"
          " form.\n"
          "                        \n"
-         "                        This command can be referenced as \"DC: ...\" or \"use De"
-         "sktop Commander to ...\" in your instructions.",
-     .input_schema =
-         "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false,\"$schema\""
-         ":\"http://json-schema.org/draft-07/schema#\"}",
+         CMD_PREFIX,
+     .input_schema = EMPTY_SCHEMA,
      .fn = dc_call},
     {0},
 };
