@@ -101,8 +101,12 @@ int mb_ooxml_open(const char *path, const mb_ooxml_limits *lim, mb_ooxml **out, 
 {
     *out = NULL;
     if (sys_errno) *sys_errno = 0;
-    /* open(2) first, so that a missing or unreadable file reports its errno */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* open(2) first, so that a missing or unreadable file reports its errno,
+     * and a FIFO or device fails (ENXIO) instead of blocking zip_open. The
+     * path is opened again by zip_open (libzip saves only archives it opened
+     * by name), so one swapped in between still blocks: the gateway's call
+     * timeout then kills and restarts the server. */
+    int fd = mb_open_file(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) {
         int e = errno;
         if (sys_errno) *sys_errno = e;
