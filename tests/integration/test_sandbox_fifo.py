@@ -125,3 +125,39 @@ def test_fifo_as_an_output_path_is_refused_at_once(fifo_sandbox):
         {"name": "a", "entityType": "t", "observations": []}]})
     assert err and "ENXIO" in text, text
     mem.close()
+
+
+def test_fifo_default_profile_servers(api):
+    """The default profile's variants: filesystem 2026 (read_text_file,
+    read_media_file), code-executor as MCP-Atlas runs it (read/append a code
+    file) and code-runner, whose fixed temp file /tmp/tmp.python an agent can
+    replace with a FIFO."""
+    sb = acquire(api, ["filesystem", "code-executor", "code-runner"])
+    cr = Session(url_of(sb, "code-runner"))
+    err, text = timed_call(cr, "run-code", {"languageId": "python", "code": (
+        "import os\n"
+        "os.mkfifo('/data/pipe.py')\n"
+        "os.unlink('/tmp/tmp.python'); os.mkfifo('/tmp/tmp.python')\n"
+        "print('fifos made')")})
+    assert "fifos made" in text, text
+    err, text = timed_call(cr, "run-code", {"languageId": "python", "code": "print(1)"})
+    assert err and "ENXIO: no such device or address, open '/tmp/tmp.python'" in text, text
+
+    fs = Session(url_of(sb, "filesystem"))
+    for tool in ("read_text_file", "read_media_file"):
+        err, text = timed_call(fs, tool, {"path": "/data/pipe.py"})
+        assert err and "ENXIO: no such device or address, open '/data/pipe.py'" in text, \
+            (tool, text)
+
+    ce = Session(url_of(sb, "code-executor"))
+    for tool, args in [("read_code_file", {"file_path": "/data/pipe.py"}),
+                       ("append_to_code_file", {"file_path": "/data/pipe.py",
+                                                "content": "print(2)"})]:
+        err, text = timed_call(ce, tool, args)
+        assert "ENXIO: no such device or address" in text, (tool, text)
+    for s in (cr, fs, ce):
+        s.close()
+    for name in ("filesystem", "code-executor", "code-runner"):
+        s = Session(url_of(sb, name))
+        assert s.result("tools/list")["result"]["tools"], name
+        s.close()
