@@ -20,7 +20,7 @@ from gwharness import Session, text_of
 from test_daemon_sandboxes import acquire, url_of
 
 PROBE = r'''
-import json, os, ctypes, subprocess, sys
+import json, os, ctypes, subprocess
 me = os.getpid()
 def cmd(p):
     try:
@@ -60,10 +60,10 @@ with open('/proc/self/mem', 'r+b', buffering=0) as f:
     seen = f.read(6)
     f.seek(addr)
     f.write(b'AFTER!')
-out['self'] = [seen.decode(), buf.raw[:6].decode(), open('/proc/self/status').read().count('')]
+out['self'] = [seen.decode(), buf.raw[:6].decode()]
 out['child'] = try_open(child.pid)
 child.kill()
-out['dumpable_self'] = __import__('ctypes').CDLL(None).prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+out['dumpable_self'] = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
 print('PROBE' + json.dumps(out))
 '''
 
@@ -100,7 +100,7 @@ def test_agent_code_cannot_open_a_servers_memory(sandbox):
     for p, r in mcpbox.items():
         assert r["mem"].startswith("denied"), (p, r)
     # its own memory: read, then written, as proc(5) documents
-    assert out["self"][:2] == ["before", "AFTER!"], out["self"]
+    assert out["self"] == ["before", "AFTER!"], out["self"]
     assert out["dumpable_self"] == 1
     # agent processes are one trust domain: its own child is open to it
     assert out["child"] == "open", out
@@ -178,3 +178,23 @@ def test_the_sandbox_runs_an_exec_only_copy_of_mcpbox(sandbox, daemon):
     assert stat.S_IMODE(st.st_mode) == 0o111, oct(st.st_mode)
     from conftest import MCPBOX_BIN
     assert st.st_size == os.stat(MCPBOX_BIN).st_size
+
+
+def test_the_same_probe_from_a_terminal_command(sandbox):
+    """Through the terminal server (its allow-list has python): the command
+    is a child of the terminal server, yet cannot open its parent's memory
+    or any other server's."""
+    fs = Session(url_of(sandbox, "filesystem"))
+    r = fs.call("write_file", {"path": "/data/probe.py", "content": PROBE})
+    assert not r["result"].get("isError"), r
+    fs.close()
+    term = Session(url_of(sandbox, "terminal"))
+    text = text_of(term.call("run_command", {"command": "python /data/probe.py"}))
+    term.close()
+    m = re.search(r"PROBE(\{.*\})", text)
+    assert m, text
+    out = json.loads(m.group(1))
+    assert "terminal" in out["servers"], out["servers"]
+    for name, r in out["servers"].items():
+        assert r["mem"].startswith("denied:13"), (name, r)
+    assert out["self"] == ["before", "AFTER!"] and out["child"] == "open", out
