@@ -19,7 +19,8 @@
  * CAP_SYS_PTRACE. Processes the servers start (python, git, shell
  * commands) exec readable binaries and are dumpable, as agent code is.
  *
- * The copy lives in a directory of the caller's (the data dir), is written
+ * The copy lives in a directory of the caller's (the data dir; when that is
+ * mounted noexec, the binary itself is used, with a warning), is written
  * beside and renamed over, and is kept while it matches the source (same
  * size and modification time), so a daemon start copies only after an
  * upgrade; sandboxes still running keep the copy they were given.
@@ -33,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define EXEC_COPY_NAME "sandbox-mcpbox"
@@ -99,6 +101,16 @@ int mb_sandbox_exec_copy(const char *bin, const char *dir, char **out, mb_err *e
     if (!S_ISREG(st.st_mode)) {
         close(in);
         return mb_err_set(err, MB_EINVAL, "the mcpbox binary %s is not a regular file", bin);
+    }
+    struct statvfs vfs;
+    if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
+        /* nothing could run from there: the binary itself, dumpable until
+         * the servers' own prctl */
+        close(in);
+        mb_warn("%s is on a noexec file system: sandboxes run %s itself, and its "
+                "servers are dumpable for a moment after each start", dir, bin);
+        *out = mb_strdup(bin);
+        return MB_OK;
     }
     char *dst = mb_asprintf("%s/" EXEC_COPY_NAME, dir);
     if (lstat(dst, &cur) == 0 && same_copy(&st, &cur)) {

@@ -113,7 +113,8 @@ pid_t mb_zygote_pid(const mb_zygote *z);
  * mb_sandbox_opts.mcpbox_bin. Sandbox root can execute it but not read it,
  * so the kernel marks every exec of it non-dumpable: no process of the
  * sandbox can open a native server's /proc/PID/mem, fd/ or environ, not even
- * in the moment after exec (execbin.c). *out is the path (caller frees). */
+ * in the moment after exec (execbin.c). *out is the path (caller frees):
+ * `bin` itself, with a warning, when DIR is on a noexec file system. */
 int mb_sandbox_exec_copy(const char *bin, const char *dir, char **out, mb_err *err);
 
 typedef struct mb_sandbox_limits {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,10 +90,32 @@ static void test_copy_is_exec_only_kept_and_renewed(void **state)
     mb_rm_rf(dir, NULL);
 }
 
+static void test_noexec_dir_falls_back_to_the_binary(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mbexecnx-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    if (mount("tmpfs", dir, "tmpfs", MS_NOEXEC, "size=1m") != 0) {
+        rmdir(dir);
+        skip(); /* not root */
+    }
+    char *out = NULL;
+    mb_err err = {0};
+    assert_int_equal(mb_sandbox_exec_copy("/bin/sh", dir, &out, &err), MB_OK);
+    assert_string_equal(out, "/bin/sh");
+    free(out);
+    char *copy = mb_asprintf("%s/sandbox-mcpbox", dir);
+    assert_int_not_equal(access(copy, F_OK), 0);
+    free(copy);
+    assert_int_equal(umount(dir), 0);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_copy_is_exec_only_kept_and_renewed),
+        cmocka_unit_test(test_noexec_dir_falls_back_to_the_binary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
