@@ -54,6 +54,7 @@ struct mb_core {
      * the loaded profiles, the gateway serving every MCP URL, the warm pool
      * and the table of running sandboxes. */
     char *mcpbox_bin;
+    char *sandbox_bin; /* its exec-only copy that sandboxes run (mb_sandbox_exec_copy) */
     char *profiles_dir;
     mb_profile **profiles;
     size_t n_profiles;

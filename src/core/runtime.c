@@ -178,7 +178,7 @@ static void sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_pr
     o->state_dir = paths->state;
     o->workspace = paths->volume;
     o->data_subdir = MB_DATA_SUBDIR;
-    o->mcpbox_bin = core->mcpbox_bin;
+    o->mcpbox_bin = core->sandbox_bin;
     o->zygote = core->zygote;
     o->uid_base = (uint32_t)uid_base;
     if (p) {
@@ -851,7 +851,8 @@ int mb_core__runtime_open(mb_core *core, mb_err *err)
     if (!core->mcpbox_bin)
         return mb_err_sys(err, errno, "cannot find the mcpbox binary (/proc/self/exe)");
     core->profiles_dir = find_profiles_dir(core);
-    int rc = load_profiles(core, err);
+    int rc = mb_sandbox_exec_copy(core->mcpbox_bin, core->cfg.data_dir, &core->sandbox_bin, err);
+    if (!rc) rc = load_profiles(core, err);
     if (!rc) rc = mb_zygote_start(core->mcpbox_bin, &core->zygote, err);
     if (!rc) rc = open_gateway(core, err);
     if (!rc) rc = mb_core__egress_open(core, err);
@@ -883,5 +884,6 @@ void mb_core__runtime_close(mb_core *core)
     core->server_env = NULL;
     free(core->profiles_dir);
     free(core->mcpbox_bin);
-    core->profiles_dir = core->mcpbox_bin = NULL;
+    free(core->sandbox_bin);
+    core->profiles_dir = core->mcpbox_bin = core->sandbox_bin = NULL;
 }

@@ -108,6 +108,15 @@ void mb_zygote_stop(mb_zygote *z);
  * tests and diagnostics. */
 pid_t mb_zygote_pid(const mb_zygote *z);
 
+/* Makes (or keeps, when it still matches) DIR/sandbox-mcpbox: a copy of the
+ * mcpbox binary `bin` with mode 0111, owned by the caller (host root), for
+ * mb_sandbox_opts.mcpbox_bin. Sandbox root can execute it but not read it,
+ * so the kernel marks every exec of it non-dumpable: no process of the
+ * sandbox can open a native server's /proc/PID/mem, fd/ or environ, not even
+ * in the moment after exec (execbin.c). *out is the path (caller frees):
+ * `bin` itself, with a warning, when DIR is on a noexec file system. */
+int mb_sandbox_exec_copy(const char *bin, const char *dir, char **out, mb_err *err);
+
 typedef struct mb_sandbox_limits {
     /* Memory for the sandbox's processes and its /tmp and /dev/shm (tmpfs
      * pages are charged to whoever writes them), which are sized at a
@@ -154,7 +163,8 @@ typedef struct mb_sandbox_opts {
      * NULL = the host's. */
     const char *image_dir;
     /* Absolute host path of the mcpbox binary, bound at MB_SANDBOX_MCPBOX_PATH
-     * (native servers run from there). */
+     * (native servers run from there). Give mb_sandbox_exec_copy's copy, so
+     * that servers are non-dumpable from their first instruction. */
     const char *mcpbox_bin;
     /* Host uid and gid that are root inside; the sandbox uses the range
      * uid_base .. uid_base + 65535. Must be >= 65536 and the range must not

@@ -144,7 +144,15 @@ int mb_mkdir_p(const char *path, mode_t mode, mb_err *err);
 int mb_rm_rf(const char *path, mb_err *err);
 /* Removes everything inside directory fd `dirfd`, keeping the directory. */
 int mb_empty_dir_at(int dirfd, mb_err *err);
-/* Reads a whole (small) file; *out is NUL-terminated, freed by the caller. */
+/* open(2) that never blocks on a FIFO or any other special file (a FIFO an
+ * agent made in /data must not wedge the server that opens it): the open
+ * itself is O_NONBLOCK, and anything but a regular file or a directory is
+ * closed again and fails with ENXIO (the kernel's own answer to opening a
+ * FIFO without a reader for writing). O_NONBLOCK is cleared again unless
+ * flags asked for it. Returns the fd, or -1 with errno. */
+int mb_open_file(const char *path, int flags, mode_t mode);
+/* Reads a whole (small) regular file (mb_open_file); *out is NUL-terminated,
+ * freed by the caller. */
 int mb_read_file(const char *path, size_t max, char **out, size_t *len, mb_err *err);
 /* Writes a file atomically (temp file + fsync + rename) with `mode`. */
 int mb_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,

@@ -246,7 +246,7 @@ static char *random_name(const char *filename)
 
 static int write_text(const char *path, const char *data, size_t n, int append, char **why)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0666);
+    int fd = mb_open_file(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0666);
     if (fd < 0) {
         *why = mb_node_fs_error(errno, "open", path, NULL);
         return -1;

@@ -143,7 +143,7 @@ int fs_resolve(mb_mcp_call *call, mb_mcp_result *res, const char *path, char **o
 
 int fs_read_all(const char *path, char **data, size_t *len, char **why)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = mb_open_file(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
     if (fd < 0) {
         int e = errno;
         struct stat st;

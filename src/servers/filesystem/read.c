@@ -57,7 +57,7 @@ static char *lines_join(const lines *l, size_t *out_len)
 
 static int open_read(const char *path, char **why)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = mb_open_file(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
     if (fd < 0) {
         int e = errno;
         struct stat st;
