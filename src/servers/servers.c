@@ -55,6 +55,9 @@ const mb_server_entry mb_servers[] = {
     {"excel", mb_srv_excel_create, "excel-mcp-server 0.1.7 (haris-musa)",
      "mcpbox mcp excel [stdio] [--allowed-dir DIR]...\n"
      "  --allowed-dir DIR  where filepath may point (repeatable; default /data)\n"},
+    {"word", mb_srv_word_create, "office-word-mcp-server 568d8d8a / 1.1.9 (GongRzhe)",
+     "mcpbox mcp word [--upstream-version 1.1.9]\n"
+     "  --upstream-version V  1.1.9 (47 tools, Toolathlon's pin) or 568d8d8a (54, default)\n"},
     {NULL, NULL, NULL, NULL},
 };
 

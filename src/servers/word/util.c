@@ -1,0 +1,90 @@
+/*
+ * util.c - upstream's file helpers (ensure_docx_extension,
+ * check_file_writeable) and the Python string rules its texts depend on
+ * (str.split() word counts, slicing in code points, json.dumps(indent=2)).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "servers/word/word.h"
+
+char *wd_docx_name(const char *filename)
+{
+    if (mb_str_has_suffix(filename, ".docx")) return mb_strdup(filename);
+    return mb_asprintf("%s.docx", filename);
+}
+
+int wd_writeable(const char *path, char **msg)
+{
+    *msg = NULL;
+    struct stat st;
+    if (stat(path, &st)) {
+        const char *slash = strrchr(path, '/');
+        char *dir = slash ? mb_strndup(path, (size_t)(slash - path)) : mb_strdup("");
+        if (slash == path) {
+            free(dir);
+            dir = mb_strdup("/");
+        }
+        const char *shown = *dir ? dir : ".";
+        int ok = 1;
+        if (stat(shown, &st)) {
+            *msg = mb_asprintf("Directory %s does not exist", shown);
+            ok = 0;
+        } else if (access(shown, W_OK)) {
+            *msg = mb_asprintf("Directory %s is not writeable", shown);
+            ok = 0;
+        }
+        free(dir);
+        return ok;
+    }
+    if (access(path, W_OK)) {
+        *msg = mb_asprintf("File %s is not writeable (permission denied)", path);
+        return 0;
+    }
+    return 1;
+}
+
+/* Python's str.isspace() for the code points str.split() splits on. */
+static int py_space(unsigned cp)
+{
+    return (cp >= 9 && cp <= 13) || (cp >= 0x1c && cp <= 0x20) || cp == 0x85 || cp == 0xa0 ||
+           cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 || cp == 0x2029 ||
+           cp == 0x202f || cp == 0x205f || cp == 0x3000;
+}
+
+size_t wd_word_count(const char *s)
+{
+    size_t n = 0, len = strlen(s), i = 0;
+    int in = 0;
+    while (i < len) {
+        unsigned cp = mb_utf8_next(s, len, &i);
+        if (py_space(cp)) in = 0;
+        else if (!in) {
+            in = 1;
+            n++;
+        }
+    }
+    return n;
+}
+
+char *wd_preview(const char *s, size_t n)
+{
+    size_t len = strlen(s), i = 0, k = 0;
+    while (i < len && k < n) {
+        mb_utf8_next(s, len, &i);
+        k++;
+    }
+    return mb_asprintf("%.*s%s", (int)i, s, i < len ? "..." : "");
+}
+
+void wd_json_result(mb_mcp_result *res, json_t *v)
+{
+    char *t = mb_py_json_dumps(v, 2, 1);
+    mb_mcp_text(res, t);
+    free(t);
+    json_decref(v);
+}
