@@ -41,6 +41,8 @@ static const struct {
     {"format_text", wd_t_format_text},
     {"format_table", wd_t_format_table},
     {"set_table_cell_shading", wd_t_set_table_cell_shading},
+    {"set_table_cell_alignment", wd_t_set_table_cell_alignment},
+    {"set_table_alignment_all", wd_t_set_table_alignment_all},
 };
 
 wd_fn wd_handler(const char *name)

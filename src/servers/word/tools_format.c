@@ -291,3 +291,134 @@ out:
     free(f);
     return 0;
 }
+
+/* ------------------------------------------------------------ alignment */
+
+/* paragraph.alignment = jc: w:jc at its schema place in w:pPr. */
+static void para_align(wd_doc *d, xmlNodePtr p, const char *jc)
+{
+    static const char *const AFTER[] = {"textDirection", "textAlignment", "textboxTightWrap",
+                                        "outlineLvl", "divId", "cnfStyle", "rPr", "sectPr",
+                                        "pPrChange", NULL};
+    xmlNodePtr ppr = wd_get_ppr(d, p);
+    xmlNodePtr e = wd_child(ppr, "jc");
+    if (!e) {
+        e = wd_new(d, "jc");
+        xmlNodePtr at = NULL;
+        for (xmlNodePtr c = ppr->children; c && !at; c = c->next)
+            for (int i = 0; AFTER[i] && !at; i++)
+                if (wd_is(c, AFTER[i])) at = c;
+        if (at) xmlAddPrevSibling(at, e);
+        else xmlAddChild(ppr, e);
+    }
+    wd_set(d, e, "val", jc);
+}
+
+/* core/tables.py set_cell_alignment */
+static void cell_align(wd_doc *d, xmlNodePtr tc, const char *h, const char *v)
+{
+    const char *jc = !strcasecmp(h, "center") ? "center" : !strcasecmp(h, "right") ? "right"
+                     : !strcasecmp(h, "justify") ? "both" : "left";
+    for (xmlNodePtr p = tc->children; p; p = p->next)
+        if (wd_is(p, "p")) para_align(d, p, jc);
+    xmlNodePtr pr = wd_get_tcpr(d, tc);
+    xmlNodePtr old = wd_child(pr, "vAlign");
+    if (old) {
+        xmlUnlinkNode(old);
+        xmlFreeNode(old);
+    }
+    wd_set(d, wd_add(d, pr, "vAlign"), "val",
+           !strcasecmp(v, "center") ? "center" : !strcasecmp(v, "bottom") ? "bottom" : "top");
+}
+
+static int align_args_ok(mb_mcp_result *res, const char *h, const char *v)
+{
+    if (strcasecmp(h, "left") && strcasecmp(h, "center") && strcasecmp(h, "right") && strcasecmp(h, "justify")) {
+        mb_mcp_text(res, "Invalid horizontal alignment. Valid options: left, center, right, justify");
+        return 0;
+    }
+    if (strcasecmp(v, "top") && strcasecmp(v, "center") && strcasecmp(v, "bottom")) {
+        mb_mcp_text(res, "Invalid vertical alignment. Valid options: top, center, bottom");
+        return 0;
+    }
+    return 1;
+}
+
+int wd_t_set_table_cell_alignment(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
+{
+    (void)call;
+    const char *h = str_arg(a, "horizontal"), *v = str_arg(a, "vertical");
+    if (!align_args_ok(res, h, v)) return 0;
+    char *f = wd_docx_name(str_arg(a, "filename"));
+    json_int_t ti = json_integer_value(json_object_get(a, "table_index"));
+    json_int_t ri = json_integer_value(json_object_get(a, "row_index"));
+    json_int_t ci = json_integer_value(json_object_get(a, "col_index"));
+    wd_doc *d = wd_open_rw(res, f, 0, "set cell alignment");
+    if (!d) {
+        free(f);
+        return 0;
+    }
+    xmlNodePtr *ts, *rows = NULL, *cells = NULL;
+    size_t nt = wd_tables(d, &ts), nr = 0, nc = 0;
+    if (ti < 0 || (size_t)ti >= nt) {
+        mb_mcp_textf(res, "Invalid table index. Document has %zu tables (0-%lld).", nt, (long long)nt - 1);
+        goto out;
+    }
+    nr = wd_table_rows(ts[ti], &rows);
+    if (ri >= 0 && (size_t)ri < nr) nc = wd_row_cells(ts[ti], rows[ri], &cells);
+    if (ri < 0 || (size_t)ri >= nr || ci < 0 || (size_t)ci >= nc) {
+        mb_mcp_text(res, "Failed to set cell alignment. Check that indices are valid.");
+        goto out;
+    }
+    cell_align(d, cells[ci], h, v);
+    wd_doc_touch(d);
+    char *ok = mb_asprintf("Cell alignment set successfully for table %lld, cell (%lld,%lld) to %s/%s.",
+                           (long long)ti, (long long)ri, (long long)ci, h, v);
+    wd_save_answer(d, f, res, "set cell alignment", ok);
+    free(ok);
+out:
+    free(cells);
+    free(rows);
+    free(ts);
+    wd_doc_free(d);
+    free(f);
+    return 0;
+}
+
+int wd_t_set_table_alignment_all(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
+{
+    (void)call;
+    const char *h = str_arg(a, "horizontal"), *v = str_arg(a, "vertical");
+    if (!align_args_ok(res, h, v)) return 0;
+    char *f = wd_docx_name(str_arg(a, "filename"));
+    json_int_t ti = json_integer_value(json_object_get(a, "table_index"));
+    wd_doc *d = wd_open_rw(res, f, 0, "set table alignment");
+    if (!d) {
+        free(f);
+        return 0;
+    }
+    xmlNodePtr *ts;
+    size_t nt = wd_tables(d, &ts);
+    if (ti < 0 || (size_t)ti >= nt) {
+        mb_mcp_textf(res, "Invalid table index. Document has %zu tables (0-%lld).", nt, (long long)nt - 1);
+    } else {
+        xmlNodePtr *rows;
+        size_t nr = wd_table_rows(ts[ti], &rows);
+        for (size_t r = 0; r < nr; r++) {
+            xmlNodePtr *cells;
+            size_t nc = wd_row_cells(ts[ti], rows[r], &cells);
+            for (size_t c = 0; c < nc; c++) cell_align(d, cells[c], h, v);
+            free(cells);
+        }
+        free(rows);
+        wd_doc_touch(d);
+        char *ok = mb_asprintf("Table alignment set successfully for table %lld to %s/%s for all cells.",
+                               (long long)ti, h, v);
+        wd_save_answer(d, f, res, "set table alignment", ok);
+        free(ok);
+    }
+    free(ts);
+    wd_doc_free(d);
+    free(f);
+    return 0;
+}

@@ -177,5 +177,7 @@ int wd_t_create_custom_style(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_format_text(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_format_table(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_cell_shading(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_set_table_cell_alignment(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_set_table_alignment_all(mb_mcp_call *, json_t *, mb_mcp_result *);
 
 #endif /* MB_SERVERS_WORD_H */
