@@ -1,0 +1,429 @@
+"""`mcpbox mcp word` over stdio (office-word-mcp-server, GongRzhe: the Klavis
+copy 568d8d8a by default, 1.1.9 with --upstream-version).
+
+Tool surface: names, order, schemas and descriptions of both pinned versions
+(and, where the upstream clone is on this machine, that surface.c is what
+gen_surface.py makes of it). Round trips: documents written by python-docx
+(Debian python3-docx) are read by the tools as python-docx reads them;
+documents the tools write open in python-docx with the expected content, and
+zip members no tool touched stay byte-identical. Hostile files give clear
+errors. Toolathlon's interview-report flow is replayed and checked."""
+import io
+import json
+import os
+import subprocess
+import zipfile
+
+import pytest
+
+from conftest import MCPBOX_BIN
+from mcp_stdio import StdioClient
+
+docx = pytest.importorskip("docx")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "data", "word")
+MIRROR = "/work/.mirror/GongRzhe+Office-Word-MCP-Server/repo"
+
+HEAD_TOOLS = [
+    "create_document", "copy_document", "get_document_info", "get_document_text",
+    "get_document_outline", "list_available_documents", "get_document_xml",
+    "insert_header_near_text", "insert_line_or_paragraph_near_text",
+    "insert_numbered_list_near_text", "add_paragraph", "add_heading", "add_picture", "add_table",
+    "add_page_break", "delete_paragraph", "search_and_replace", "create_custom_style",
+    "format_text", "format_table", "set_table_cell_shading", "apply_table_alternating_rows",
+    "highlight_table_header", "merge_table_cells", "merge_table_cells_horizontal",
+    "merge_table_cells_vertical", "set_table_cell_alignment", "set_table_alignment_all",
+    "protect_document", "unprotect_document", "add_footnote_to_document",
+    "add_footnote_after_text", "add_footnote_before_text", "add_footnote_enhanced",
+    "add_endnote_to_document", "customize_footnote_style", "delete_footnote_from_document",
+    "add_footnote_robust", "validate_document_footnotes", "delete_footnote_robust",
+    "get_paragraph_text_from_document", "find_text_in_document", "convert_to_pdf",
+    "replace_paragraph_block_below_header", "replace_block_between_manual_anchors",
+    "get_all_comments", "get_comments_by_author", "get_comments_for_paragraph",
+    "set_table_column_width", "set_table_column_widths", "set_table_width",
+    "auto_fit_table_columns", "format_table_cell_text", "set_table_cell_padding",
+]
+ONLY_HEAD = {"add_footnote_after_text", "add_footnote_before_text", "add_footnote_enhanced",
+             "delete_footnote_from_document", "add_footnote_robust",
+             "validate_document_footnotes", "delete_footnote_robust"}
+
+
+class Checked(StdioClient):
+    """Asserts a clean exit (ASan leak reports make the exit status non-zero)."""
+
+    def __exit__(self, exc_type, *rest):
+        rc = self.close()
+        if exc_type is None:
+            assert rc == 0, "server exit status %s; stderr:\n%s" % (rc, self.stderr())
+        return False
+
+
+def server(cwd, *extra):
+    return Checked([MCPBOX_BIN, "mcp", "word", *extra], cwd=str(cwd), timeout=120)
+
+
+@pytest.fixture
+def root(tmp_path):
+    d = tmp_path / "data"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def wd(root):
+    with server(root) as c:
+        c.initialize()
+
+        def call(name, args, error=False):
+            res = c.call(name, args)
+            assert bool(res.get("isError")) == error, res
+            assert "structuredContent" not in res
+            return StdioClient.text(res)
+        call.client = c
+        yield call
+
+
+def members(path):
+    with zipfile.ZipFile(path) as z:
+        return {i.filename: z.read(i.filename) for i in z.infolist()}
+
+
+# ------------------------------------------------------------------ surface
+
+def listed(root, *extra):
+    with server(root, *extra) as c:
+        init = c.initialize()
+        tools = c.list_tools()
+    return init, tools
+
+
+def test_word_surface_head(root):
+    init, tools = listed(root)
+    assert init["serverInfo"]["name"] == "Word Document Server"
+    assert [t["name"] for t in tools] == HEAD_TOOLS
+    by = {t["name"]: t for t in tools}
+    for t in tools:
+        assert list(t) == ["name", "description", "inputSchema", "_meta"]
+        assert t["_meta"] == {"_fastmcp": {"tags": []}}
+        for prop in t["inputSchema"]["properties"].values():
+            assert "title" not in prop
+    assert by["add_paragraph"]["inputSchema"] == {
+        "properties": {"filename": {"type": "string"}, "text": {"type": "string"},
+                       "style": {"default": None, "type": "string"},
+                       "font_name": {"default": None, "type": "string"},
+                       "font_size": {"default": None, "type": "integer"},
+                       "bold": {"default": None, "type": "boolean"},
+                       "italic": {"default": None, "type": "boolean"},
+                       "color": {"default": None, "type": "string"}},
+        "required": ["filename", "text"], "type": "object"}
+    assert by["list_available_documents"]["inputSchema"] == {
+        "properties": {"directory": {"default": ".", "type": "string"}}, "type": "object"}
+    assert by["add_table"]["inputSchema"]["properties"]["data"] == {
+        "default": None, "items": {}, "type": "array"}
+    assert by["replace_paragraph_block_below_header"]["inputSchema"]["properties"][
+        "detect_block_end_fn"] == {"default": None}
+    assert by["add_picture"]["inputSchema"]["properties"]["width"] == {"default": None, "type": "number"}
+    assert by["add_footnote_robust"]["inputSchema"]["properties"]["footnote_text"] == {
+        "default": "", "type": "string"}
+    assert by["add_paragraph"]["description"].startswith(
+        "Add a paragraph to a Word document with optional formatting.\n\nArgs:\n    filename: ")
+    assert by["add_footnote_after_text"]["description"] == (
+        "Add a footnote after specific text with proper superscript formatting.\n"
+        "This enhanced function ensures footnotes display correctly as superscript.")
+    assert by["replace_paragraph_block_below_header"]["description"] == (
+        "Reemplaza el bloque de p\u00e1rrafos debajo de un encabezado, evitando modificar TOC.")
+
+
+def test_word_surface_119(root):
+    _, tools = listed(root, "--upstream-version", "1.1.9")
+    assert [t["name"] for t in tools] == [n for n in HEAD_TOOLS if n not in ONLY_HEAD]
+    by = {t["name"]: t for t in tools}
+    assert by["add_paragraph"]["inputSchema"] == {
+        "properties": {"filename": {"type": "string"}, "text": {"type": "string"},
+                       "style": {"default": None, "type": "string"}},
+        "required": ["filename", "text"], "type": "object"}
+    assert list(by["add_heading"]["inputSchema"]["properties"]) == ["filename", "text", "level"]
+    assert "bullet_type" not in by["insert_numbered_list_near_text"]["inputSchema"]["properties"]
+
+
+@pytest.mark.skipif(not os.path.isdir(MIRROR), reason="upstream clone not on this machine")
+def test_word_surface_provenance():
+    """surface.c is exactly what gen_surface.py makes of the pinned commits."""
+    src = os.path.join(HERE, "..", "..", "src", "servers", "word")
+    out = subprocess.run(["/usr/bin/python3", os.path.join(src, "gen_surface.py"), MIRROR],
+                         check=True, capture_output=True, text=True).stdout
+    with open(os.path.join(src, "surface.c")) as f:
+        assert f.read() == out
+
+
+def test_word_validation(wd):
+    text = wd("add_table", {"filename": "a", "rows": "x"}, error=True)
+    assert text.startswith("2 validation errors for call[add_table]\nrows\n  Input should be a "
+                           "valid integer, unable to parse string as an integer [type=int_parsing, "
+                           "input_value='x', input_type=str]")
+    assert "cols\n  Missing required argument [type=missing_argument" in text
+    # lax coercion as pydantic does it: "2" is an int, "true" a bool
+    assert wd("create_document", {"filename": "c"}) == "Document c.docx created successfully"
+    assert wd("add_table", {"filename": "c", "rows": "2", "cols": 2.0}) == "Table (2x2) added to c.docx"
+    assert "Unexpected keyword argument" in wd("get_document_text", {"filename": "c", "x": 1}, error=True)
+
+
+# ------------------------------------------------------------- round trips
+
+def python_docx_sample(path):
+    d = docx.Document()
+    d.core_properties.title = "Quarterly report"
+    d.core_properties.author = "Ann"
+    d.add_heading("Overview", level=1)
+    p = d.add_paragraph("Revenue grew ")
+    p.add_run("strongly").bold = True
+    p.add_run(" in Q3.\tTabbed\nbroken")
+    d.add_paragraph("Caf\u00e9 \u201cquoted\u201d text", style="List Bullet")
+    t = d.add_table(rows=3, cols=3)
+    for r in range(3):
+        for c in range(3):
+            t.cell(r, c).text = "r%dc%d" % (r, c)
+    t.cell(0, 0).merge(t.cell(0, 1))
+    t.cell(1, 2).merge(t.cell(2, 2))
+    d.add_heading("Details", level=2)
+    d.add_paragraph("x" * 150)
+    d.save(str(path))
+
+
+def expected_text(path):
+    d = docx.Document(str(path))
+    out = [p.text for p in d.paragraphs]
+    for t in d.tables:
+        for row in t.rows:
+            for cell in row.cells:
+                out.extend(p.text for p in cell.paragraphs)
+    return "\n".join(out)
+
+
+def test_word_reads_python_docx_files(wd, root):
+    python_docx_sample(root / "r.docx")
+    assert wd("get_document_text", {"filename": "r.docx"}) == expected_text(root / "r.docx")
+    info = json.loads(wd("get_document_info", {"filename": "r"}))
+    d = docx.Document(str(root / "r.docx"))
+    assert info == {"title": "Quarterly report", "author": "Ann", "subject": "", "keywords": "",
+                    "created": str(d.core_properties.created),
+                    "modified": str(d.core_properties.modified),
+                    "last_modified_by": d.core_properties.last_modified_by or "",
+                    "revision": d.core_properties.revision,
+                    "page_count": 1,
+                    "word_count": sum(len(p.text.split()) for p in d.paragraphs),
+                    "paragraph_count": len(d.paragraphs), "table_count": 1}
+    outline_text = wd("get_document_outline", {"filename": "r"})
+    outline = json.loads(outline_text)
+    assert "\\u201c" in outline_text  # json.dumps escapes non-ASCII
+    assert [(p["text"], p["style"]) for p in outline["paragraphs"]] == [
+        (p.text[:100] + ("..." if len(p.text) > 100 else ""), p.style.name) for p in d.paragraphs]
+    tbl = outline["tables"][0]
+    assert (tbl["rows"], tbl["columns"]) == (3, 3)
+    assert tbl["preview"] == [[d.tables[0].cell(r, c).text for c in range(3)] for r in range(3)]
+    para = json.loads(wd("get_paragraph_text_from_document", {"filename": "r", "paragraph_index": 0}))
+    assert para == {"index": 0, "text": "Overview", "style": "Heading 1", "is_heading": True}
+    found = json.loads(wd("find_text_in_document", {"filename": "r", "text_to_find": "R0C",
+                                                      "match_case": False}))
+    # the merged cell ("r0c0\nr0c1") is seen twice, as row.cells repeats it
+    assert found["total_count"] == 5
+    assert found["occurrences"][0]["location"] == "Table 0, Row 0, Column 0"
+    words = json.loads(wd("find_text_in_document", {"filename": "r", "text_to_find": "grew",
+                                                      "whole_word": True}))
+    assert words["occurrences"] == [{"paragraph_index": 1, "position": 1,
+                                     "context": d.paragraphs[1].text}]
+    xml = wd("get_document_xml", {"filename": "r"})
+    assert xml == members(root / "r.docx")["word/document.xml"].decode()
+    listing = wd("list_available_documents", {"directory": str(root)})
+    size = os.path.getsize(root / "r.docx") / 1024
+    assert listing == "Found 1 Word documents in %s:\n- r.docx (%.2f KB)\n" % (root, size)
+
+
+def test_word_writes_for_python_docx(wd, root):
+    assert wd("create_document", {"filename": "w", "title": "T", "author": "Me"}) == \
+        "Document w.docx created successfully"
+    before = members(root / "w.docx")
+    assert wd("add_heading", {"filename": "w", "text": "Title", "level": 2, "font_name": "Calibri",
+                              "font_size": 14, "bold": True}) == "Heading 'Title' (level 2) added to w.docx"
+    assert wd("add_paragraph", {"filename": "w", "text": "Hello  world\tagain", "italic": True,
+                                "color": "#1f4e79"}) == "Paragraph added to w.docx"
+    assert wd("add_paragraph", {"filename": "w", "text": "styled", "style": "No Such"}) == \
+        "Style 'No Such' not found, paragraph added with default style to w.docx"
+    assert wd("add_table", {"filename": "w", "rows": 2, "cols": 2,
+                            "data": [["Overall Assessment", "Recommendation"], ["80%", 1]]}) == \
+        "Table (2x2) added to w.docx"
+    assert wd("add_page_break", {"filename": "w"}) == "Page break added to w.docx."
+    assert wd("search_and_replace", {"filename": "w", "find_text": "again", "replace_text": "AGAIN"}) == \
+        "Replaced 1 occurrence(s) of 'again' with 'AGAIN'."
+    assert wd("search_and_replace", {"filename": "w", "find_text": "zzz", "replace_text": "y"}) == \
+        "No occurrences of 'zzz' found."
+    assert wd("format_text", {"filename": "w", "paragraph_index": 1, "start_pos": 0, "end_pos": 5,
+                              "bold": True, "underline": True, "color": "red", "font_size": 12}) == \
+        "Text 'Hello' formatted successfully in paragraph 1."
+    assert wd("format_text", {"filename": "w", "paragraph_index": 1, "start_pos": 3, "end_pos": 99}) == \
+        "Invalid text positions. Paragraph has 18 characters."
+    assert wd("set_table_cell_shading", {"filename": "w", "table_index": 0, "row_index": 0,
+                                         "col_index": 1, "fill_color": "#d9d9d9"}) == \
+        "Cell shading applied successfully to table 0, row 0, column 1."
+    assert wd("format_table", {"filename": "w", "table_index": 0, "has_header_row": True,
+                               "border_style": "double", "shading": [["", ""], ["DAEEF3"]]}) == \
+        "Table at index 0 formatted successfully."
+    assert wd("set_table_alignment_all", {"filename": "w", "table_index": 0, "horizontal": "center"}) == \
+        "Table alignment set successfully for table 0 to center/top for all cells."
+    assert wd("set_table_cell_alignment", {"filename": "w", "table_index": 0, "row_index": 1,
+                                           "col_index": 1, "horizontal": "right",
+                                           "vertical": "bottom"}) == \
+        "Cell alignment set successfully for table 0, cell (1,1) to right/bottom."
+    assert wd("create_custom_style", {"filename": "w", "style_name": "Mine", "bold": True}) == \
+        "Style 'Mine' created successfully."
+    assert wd("delete_paragraph", {"filename": "w", "paragraph_index": 2}) == \
+        "Paragraph at index 2 deleted successfully."
+    assert wd("copy_document", {"source_filename": "w"}) == "Document copied to w_copy.docx"
+
+    d = docx.Document(str(root / "w.docx"))
+    assert d.core_properties.title == "T" and d.core_properties.author == "Me"
+    ps = d.paragraphs
+    assert [p.style.name for p in ps[:2]] == ["Heading 2", "Normal"]
+    assert ps[0].text == "Title"
+    r = ps[0].runs[0]
+    assert (r.font.name, r.font.size.pt, r.bold) == ("Calibri", 14.0, True)
+    assert ps[1].text == "Hello  world\tAGAIN"
+    runs = [x for x in ps[1].runs if x.text]
+    assert runs[0].text == "Hello" and runs[0].bold and runs[0].underline
+    assert str(runs[0].font.color.rgb) == "FF0000" and runs[0].font.size.pt == 12
+    assert runs[1].text == "  world\tAGAIN"
+    t = d.tables[0]
+    assert t.style.name == "Table Grid"
+    assert [[c.text for c in row.cells] for row in t.rows] == [
+        ["Overall Assessment", "Recommendation"], ["80%", "1"]]
+    assert t.rows[0].cells[0].paragraphs[0].runs[0].bold
+    tcpr = t.rows[0].cells[1]._tc.tcPr
+    shd = tcpr.find("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}shd")
+    q = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+    assert shd.get(q + "fill") == "D9D9D9" and shd.get(q + "val") == "clear"
+    fills = [s.get(q + "fill") for s in t.rows[1].cells[0]._tc.tcPr.iter(q + "shd")]
+    assert fills == ["DAEEF3"]
+    assert t.rows[0].cells[0].paragraphs[0].alignment == 1  # CENTER
+    assert t.rows[1].cells[1].paragraphs[0].alignment == 2  # RIGHT
+    assert t.rows[1].cells[1]._tc.tcPr.find(q + "vAlign").get(q + "val") == "bottom"
+    borders = t.rows[0].cells[0]._tc.tcPr.find(q + "tcBorders")
+    assert [b.get(q + "val") for b in borders] == ["double"] * 4
+    # index 2 was the "styled" paragraph; the page break stays (python-docx 0.8.11
+    # reads a page break as "\n", 1.x as "")
+    assert [p.text for p in ps[:2]] == ["Title", "Hello  world\tAGAIN"]
+    assert len(ps) == 3 and ps[2].text in ("", "\n")
+    assert ps[2].runs[0]._r.xml.count('w:type="page"') == 1
+    after = members(root / "w.docx")
+    changed = {n for n in before if before[n] != after.get(n)}
+    assert changed == {"word/document.xml"}
+    assert set(after) == set(before)
+    assert members(root / "w_copy.docx") == after
+
+
+def test_word_untouched_parts_identical(wd, root):
+    python_docx_sample(root / "u.docx")
+    before = members(root / "u.docx")
+    wd("add_paragraph", {"filename": "u", "text": "more"})
+    after = members(root / "u.docx")
+    assert {n for n in before if before[n] != after[n]} == {"word/document.xml"}
+    assert docx.Document(str(root / "u.docx")).paragraphs[-1].text == "more"
+
+
+def test_word_errors_like_upstream(wd, root):
+    assert wd("get_document_text", {"filename": "none"}) == "Document none.docx does not exist"
+    assert wd("add_paragraph", {"filename": "none", "text": "x"}) == "Document none.docx does not exist"
+    assert wd("add_heading", {"filename": "none", "text": "x", "level": 0}) == \
+        "Invalid heading level: 0. Level must be between 1 and 9."
+    assert wd("create_document", {"filename": "nodir/x"}) == \
+        "Cannot create document: Directory nodir does not exist"
+    wd("create_document", {"filename": "e"})
+    assert wd("delete_paragraph", {"filename": "e", "paragraph_index": 0}) == \
+        "Invalid paragraph index. Document has 0 paragraphs (0--1)."
+    assert wd("format_table", {"filename": "e", "table_index": 0}) == \
+        "Invalid table index. Document has 0 tables (0--1)."
+    assert json.loads(wd("get_paragraph_text_from_document", {"filename": "e", "paragraph_index": 3})) == \
+        {"error": "Invalid paragraph index: 3. Document has 0 paragraphs."}
+    assert wd("get_paragraph_text_from_document", {"filename": "e", "paragraph_index": -1}) == \
+        "Invalid parameter: paragraph_index must be a non-negative integer"
+    assert wd("find_text_in_document", {"filename": "e", "text_to_find": ""}) == "Search text cannot be empty"
+    assert wd("list_available_documents", {"directory": "nope"}) == "Directory nope does not exist"
+    os.chmod(root / "e.docx", 0o444)
+    if os.geteuid() != 0:
+        assert wd("add_page_break", {"filename": "e"}) == (
+            "Cannot modify document: File e.docx is not writeable (permission denied). "
+            "Consider creating a copy first.")
+
+
+# ----------------------------------------------------------------- hostile
+
+def write_zip(path, entries, compress=zipfile.ZIP_DEFLATED):
+    with zipfile.ZipFile(path, "w", compress) as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+
+
+def base_entries():
+    buf = io.BytesIO()
+    docx.Document().save(buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as z:
+        return {n: z.read(n) for n in z.namelist()}
+
+
+def test_word_hostile_files(wd, root):
+    (root / "junk.docx").write_bytes(b"not a zip at all")
+    assert wd("get_document_text", {"filename": "junk"}) == "Failed to extract text: File is not a zip file"
+    assert json.loads(wd("get_document_info", {"filename": "junk"})) == {
+        "error": "Failed to get document properties: File is not a zip file"}
+
+    good = base_entries()
+    raw = io.BytesIO()
+    write_zip(raw, good)
+    (root / "trunc.docx").write_bytes(raw.getvalue()[:len(raw.getvalue()) // 2])
+    assert wd("get_document_text", {"filename": "trunc"}).startswith("Failed to extract text: ")
+
+    bomb = dict(good)
+    bomb["word/document.xml"] = good["word/document.xml"].replace(
+        b"<w:body>", b"<w:body><!--" + b" " * (64 << 20) + b"-->")
+    write_zip(root / "bomb.docx", bomb)
+    text = wd("get_document_text", {"filename": "bomb"})
+    assert text.startswith("Failed to extract text: ") and "zip file" not in text
+
+    ent = dict(good)
+    ent["word/document.xml"] = (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa">'
+                                b'<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>' + good["word/document.xml"].split(b"?>", 1)[1])
+    write_zip(root / "ent.docx", ent)
+    assert wd("get_document_text", {"filename": "ent"}).startswith("Failed to extract text: ")
+
+    norels = {k: v for k, v in good.items() if k != "_rels/.rels"}
+    write_zip(root / "norels.docx", norels)
+    assert wd("get_document_outline", {"filename": "norels"}).startswith('{\n  "error": "Failed to get')
+
+    docm = dict(good)
+    docm["[Content_Types].xml"] = good["[Content_Types].xml"].replace(
+        b"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+        b"application/vnd.ms-word.document.macroEnabled.main+xml")
+    docm["word/vbaProject.bin"] = b"\xd0\xcf\x11\xe0 macro"
+    write_zip(root / "macro.docx", docm)
+    assert wd("add_paragraph", {"filename": "macro", "text": "x"}) == (
+        "Failed to add paragraph: file 'macro.docx' is not a Word file, content type is "
+        "'application/vnd.ms-word.document.macroEnabled.main+xml'")
+    assert members(root / "macro.docx")["word/vbaProject.bin"] == b"\xd0\xcf\x11\xe0 macro"
+    # the server is still there
+    assert wd("get_document_text", {"filename": "none"}) == "Document none.docx does not exist"
+
+
+# ------------------------------------------------------------------- pdf
+
+@pytest.mark.skipif(not os.path.exists("/usr/lib/libreoffice/program/swriter") and
+                    not os.path.exists("/usr/lib/libreoffice/program/libswlo.so"),
+                    reason="LibreOffice Writer not installed")
+def test_word_convert_to_pdf(wd, root):
+    wd("create_document", {"filename": "p"})
+    wd("add_paragraph", {"filename": "p", "text": "PDF body text"})
+    text = wd("convert_to_pdf", {"filename": "p", "output_filename": "out/p2"})
+    assert text == "Document successfully converted to PDF via libreoffice: %s/out/p2.pdf" % root
+    pdf = (root / "out" / "p2.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF")
+    pypdf = pytest.importorskip("pypdf")
+    assert "PDF body text" in pypdf.PdfReader(str(root / "out" / "p2.pdf")).pages[0].extract_text()
