@@ -427,3 +427,56 @@ def test_word_convert_to_pdf(wd, root):
     assert pdf.startswith(b"%PDF")
     pypdf = pytest.importorskip("pypdf")
     assert "PDF body text" in pypdf.PdfReader(str(root / "out" / "p2.pdf")).pages[0].extract_text()
+
+
+# ----------------------------------------------------------------- picture
+
+def png_bytes(w, h, ppm=None):
+    import struct
+    import zlib
+
+    def chunk(t, data):
+        return struct.pack(">I", len(data)) + t + data + struct.pack(">I", zlib.crc32(t + data))
+    raw = b"".join(b"\x00" + b"\xff\x00\x00" * w for _ in range(h))
+    out = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+    if ppm:
+        out += chunk(b"pHYs", struct.pack(">IIB", ppm, ppm, 1))
+    return out + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def test_word_add_picture(wd, root):
+    (root / "img.png").write_bytes(png_bytes(40, 20, ppm=3780))  # 96 dpi
+    (root / "plain.png").write_bytes(png_bytes(30, 30))
+    (root / "bad.png").write_bytes(b"GIF but not really")
+    wd("create_document", {"filename": "pic"})
+    before = members(root / "pic.docx")
+    assert wd("add_picture", {"filename": "pic", "image_path": "img.png", "width": 2.5}) == \
+        "Picture img.png added to pic.docx"
+    assert wd("add_picture", {"filename": "pic", "image_path": str(root / "img.png")}) == \
+        "Picture %s added to pic.docx" % (root / "img.png")
+    assert wd("add_picture", {"filename": "pic", "image_path": "plain.png"}) == \
+        "Picture plain.png added to pic.docx"
+    assert wd("add_picture", {"filename": "pic", "image_path": "nope.png"}) == \
+        "Image file not found: %s" % (root / "nope.png")
+    text = wd("add_picture", {"filename": "pic", "image_path": "bad.png"})
+    assert text.startswith("Failed to add picture: UnrecognizedImageError - No error details "
+                           "available\nDiagnostic info: Attempting to add image (%s" % (root / "bad.png"))
+    after = members(root / "pic.docx")
+    media = sorted(n for n in after if n.startswith("word/media/"))
+    assert media == ["word/media/image1.png", "word/media/image2.png"]  # the same image once
+    assert after["word/media/image1.png"] == (root / "img.png").read_bytes()
+    assert {n for n in before if before[n] != after[n]} == {
+        "word/document.xml", "word/_rels/document.xml.rels", "[Content_Types].xml"}
+
+    # sizes and ids as python-docx computes them for the same calls
+    ref = docx.Document()
+    ref.add_picture(str(root / "img.png"), width=docx.shared.Inches(2.5))
+    ref.add_picture(str(root / "img.png"))
+    ref.add_picture(str(root / "plain.png"))
+    d = docx.Document(str(root / "pic.docx"))
+    got = [(s.width, s.height) for s in d.inline_shapes]
+    assert got == [(s.width, s.height) for s in ref.inline_shapes]
+    assert [s._inline.docPr.id for s in d.inline_shapes] == [1, 2, 3]
+    blobs = [d.part.related_parts[s._inline.graphic.graphicData.pic.blipFill.blip.embed].blob
+             for s in d.inline_shapes]
+    assert blobs[0] == blobs[1] == (root / "img.png").read_bytes()

@@ -35,6 +35,7 @@ static const struct {
     {"add_paragraph", wd_t_add_paragraph},
     {"add_table", wd_t_add_table},
     {"add_page_break", wd_t_add_page_break},
+    {"add_picture", wd_t_add_picture},
     {"delete_paragraph", wd_t_delete_paragraph},
     {"search_and_replace", wd_t_search_and_replace},
     {"create_custom_style", wd_t_create_custom_style},
