@@ -115,12 +115,7 @@ static int finish_open(wd_doc *d, const char *shown, char **why)
     }
     d->w = root->ns;
     d->styles_part = part_by_rel(d->pkg, d->main, "/styles");
-    if (d->styles_part && mb_ooxml_has(d->pkg, d->styles_part)) {
-        if (mb_ooxml_xml(d->pkg, d->styles_part, &d->styles, &err)) {
-            *why = mb_strdup(err.msg);
-            return -1;
-        }
-    } else {
+    if (d->styles_part && !mb_ooxml_has(d->pkg, d->styles_part)) {
         free(d->styles_part);
         d->styles_part = NULL;
     }
@@ -370,9 +365,19 @@ static const char *internal_name(const char *ui)
 
 const char *wd_style_id(xmlNodePtr style) { return wd_attr(style, "styleId"); }
 
+xmlDocPtr wd_styles(wd_doc *d)
+{
+    if (!d->styles && d->styles_part && !d->styles_failed) {
+        mb_err err = {0};
+        /* python-docx fails to open such a document; here the styles read as absent */
+        if (mb_ooxml_xml(d->pkg, d->styles_part, &d->styles, &err)) d->styles_failed = 1;
+    }
+    return d->styles;
+}
+
 static xmlNodePtr styles_root(wd_doc *d)
 {
-    return d->styles ? xmlDocGetRootElement(d->styles) : NULL;
+    return wd_styles(d) ? xmlDocGetRootElement(d->styles) : NULL;
 }
 
 static int type_is(xmlNodePtr s, const char *type)

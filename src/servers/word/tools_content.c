@@ -50,7 +50,7 @@ static const char *str_arg(json_t *a, const char *k) { return json_string_value(
 /* core/styles.py ensure_heading_style: adds Heading 1..9 when missing. */
 static void ensure_heading_styles(wd_doc *d)
 {
-    if (!d->styles) return;
+    if (!wd_styles(d)) return;
     xmlNodePtr root = xmlDocGetRootElement(d->styles);
     xmlNsPtr w = root->ns;
     for (int i = 1; i <= 9; i++) {

@@ -46,7 +46,8 @@ typedef struct wd_doc {
     xmlNodePtr body;
     xmlNsPtr w;          /* the w: namespace of the main part */
     char *styles_part;   /* NULL when the document has none */
-    xmlDocPtr styles;    /* borrowed, NULL when none */
+    xmlDocPtr styles;    /* borrowed, parsed on first use (wd_styles) */
+    int styles_failed;
 } wd_doc;
 
 /* Opens `path` as python-docx's Document(path) would. On failure returns
@@ -58,6 +59,8 @@ int wd_doc_save(wd_doc *d, const char *path, char **why);
 void wd_doc_free(wd_doc *d);
 void wd_doc_touch(wd_doc *d);        /* document.xml changed */
 void wd_doc_touch_styles(wd_doc *d); /* styles.xml changed */
+/* styles.xml, parsed on first use; NULL when the document has none. */
+xmlDocPtr wd_styles(wd_doc *d);
 
 /* Element tests and helpers in the w: namespace. */
 int wd_is(xmlNodePtr n, const char *local);
