@@ -480,3 +480,133 @@ def test_word_add_picture(wd, root):
     blobs = [d.part.related_parts[s._inline.graphic.graphicData.pic.blipFill.blip.embed].blob
              for s in d.inline_shapes]
     assert blobs[0] == blobs[1] == (root / "img.png").read_bytes()
+
+
+# ------------------------------------------------------ tables and inserts
+
+def grid_doc(path, rows=4, cols=4):
+    d = docx.Document()
+    d.add_paragraph("before")
+    t = d.add_table(rows=rows, cols=cols)
+    for r in range(rows):
+        for c in range(cols):
+            t.cell(r, c).text = "%d%d" % (r, c)
+    d.save(str(path))
+
+
+def table_shape(path):
+    """Every w:tc as (gridSpan, vMerge, width, paragraph texts), row by row."""
+    d = docx.Document(str(path))
+    out = []
+    for tr in d.tables[0]._tbl.tr_lst:
+        row = []
+        for tc in tr.tc_lst:
+            pr = tc.tcPr
+            span = pr.find(W + "gridSpan") if pr is not None else None
+            vm = pr.find(W + "vMerge") if pr is not None else None
+            tcw = pr.find(W + "tcW") if pr is not None else None
+            row.append((span.get(W + "val") if span is not None else None,
+                        (vm.get(W + "val") or "continue") if vm is not None else None,
+                        tcw.get(W + "w") if tcw is not None else None,
+                        [p.text for p in tc.iter(W + "p")]))
+        out.append(row)
+    return out
+
+
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+
+@pytest.mark.parametrize("tool,args,cells", [
+    ("merge_table_cells", {"start_row": 0, "start_col": 0, "end_row": 1, "end_col": 1},
+     ((0, 0), (1, 1))),
+    ("merge_table_cells", {"start_row": 1, "start_col": 1, "end_row": 3, "end_col": 2},
+     ((1, 1), (3, 2))),
+    ("merge_table_cells_horizontal", {"row_index": 2, "start_col": 0, "end_col": 3}, ((2, 0), (2, 3))),
+    ("merge_table_cells_vertical", {"col_index": 3, "start_row": 0, "end_row": 2}, ((0, 3), (2, 3))),
+])
+def test_word_merges_like_python_docx(wd, root, tool, args, cells):
+    grid_doc(root / "m.docx")
+    grid_doc(root / "ref.docx")
+    text = wd(tool, dict(args, filename="m", table_index=0))
+    assert "merged" in text and "successfully" in text or "horizontally" in text or "vertically" in text
+    ref = docx.Document(str(root / "ref.docx"))
+    t = ref.tables[0]
+    (r1, c1), (r2, c2) = cells
+    t.cell(r1, c1).merge(t.cell(r2, c2))
+    ref.save(str(root / "ref.docx"))
+    assert table_shape(root / "m.docx") == table_shape(root / "ref.docx")
+    got, want = docx.Document(str(root / "m.docx")).tables[0], ref.tables[0]
+    assert [[c.text for c in r.cells] for r in got.rows] == [[c.text for c in r.cells] for r in want.rows]
+
+
+def test_word_table_tools(wd, root):
+    grid_doc(root / "t.docx", 3, 2)
+    assert wd("merge_table_cells", {"filename": "t", "table_index": 0, "start_row": 1, "start_col": 1,
+                                    "end_row": 0, "end_col": 1}) == \
+        "Invalid merge range: start indices must be <= end indices"
+    assert wd("merge_table_cells", {"filename": "t", "table_index": 0, "start_row": 0, "start_col": 0,
+                                    "end_row": 0, "end_col": 5}) == \
+        "Failed to merge cells. Check that indices are valid."
+    assert wd("apply_table_alternating_rows", {"filename": "t", "table_index": 0}) == \
+        "Alternating row shading applied successfully to table 0."
+    assert wd("highlight_table_header", {"filename": "t", "table_index": 0, "header_color": "#123abc"}) == \
+        "Header highlighting applied successfully to table 0."
+    t = docx.Document(str(root / "t.docx")).tables[0]
+    fills = [[c._tc.tcPr.find(W + "shd").get(W + "fill") for c in r.cells] for r in t.rows]
+    assert fills == [["123ABC"] * 2, ["F2F2F2"] * 2, ["FFFFFF"] * 2]
+    run = t.rows[0].cells[0].paragraphs[0].runs[0]
+    assert run.bold and str(run.font.color.rgb) == "FFFFFF"
+
+
+def test_word_insert_near_text(wd, root):
+    d = docx.Document()
+    for text in ("Intro", "Anchor here", "Outro"):
+        d.add_paragraph(text)
+    d.save(str(root / "i.docx"))
+    assert wd("insert_header_near_text", {"filename": "i", "target_text": "Anchor",
+                                          "header_title": "New H", "position": "before"}) == \
+        "Header 'New H' (style: Heading 1) inserted before the target paragraph."
+    assert wd("insert_header_near_text", {"filename": "i", "target_paragraph_index": 0,
+                                          "header_title": "Top", "header_style": "Title"}) == \
+        "Header 'Top' (style: Title) inserted after paragraph (index 0)."
+    assert wd("insert_header_near_text", {"filename": "i", "target_text": "zzz", "header_title": "x"}) == \
+        "Target paragraph not found (by index or text). (TOC paragraphs are skipped in text search)"
+    assert wd("insert_header_near_text", {"filename": "i", "target_paragraph_index": 99}) == \
+        "Invalid target_paragraph_index: 99. Document has 5 paragraphs."
+    assert wd("insert_line_or_paragraph_near_text", {"filename": "i", "target_text": "Outro",
+                                                     "line_text": "After outro", "line_style": "Quote"}) == \
+        "Line/paragraph inserted after the target paragraph with style 'Quote'."
+    text = wd("insert_line_or_paragraph_near_text", {"filename": "i", "target_paragraph_index": 0,
+                                                     "line_text": "same style"})
+    assert text.startswith("Line/paragraph inserted after paragraph (index 0) with style "
+                           "'_ParagraphStyle('Normal') id: ")
+    assert wd("insert_numbered_list_near_text", {"filename": "i", "target_text": "Anchor",
+                                                 "list_items": ["one", "two"], "bullet_type": "number"}) == \
+        "Numbered list with 2 items inserted after the target paragraph."
+    assert wd("insert_numbered_list_near_text", {"filename": "i", "target_paragraph_index": 0,
+                                                 "list_items": ["a", "b"], "position": "before"}) == \
+        "Bulleted list with 2 items inserted before paragraph (index 0)."
+    ps = docx.Document(str(root / "i.docx")).paragraphs
+    assert [(p.text, p.style.name) for p in ps] == [
+        ("b", "List Paragraph"), ("a", "List Paragraph"),  # "before" reverses, as upstream does
+        ("Intro", "Normal"), ("same style", "Normal"), ("Top", "Title"), ("New H", "Heading 1"),
+        ("Anchor here", "Normal"), ("one", "List Paragraph"), ("two", "List Paragraph"),
+        ("Outro", "Normal"), ("After outro", "Quote")]
+    num = ps[7]._p.pPr.numPr
+    assert (num.ilvl.val, num.numId.val) == (0, 2)
+
+
+def test_word_insert_list_119(root):
+    d = docx.Document()
+    d.add_paragraph("Anchor")
+    d.save(str(root / "l.docx"))
+    with server(root, "--upstream-version", "1.1.9") as c:
+        c.initialize()
+        res = c.call("insert_numbered_list_near_text", {"filename": "l", "target_text": "Anchor",
+                                                        "list_items": ["x"]})
+        assert StdioClient.text(res) == "Numbered list inserted after the target paragraph."
+        res = c.call("add_paragraph", {"filename": "l", "text": "t", "bold": True})
+        assert res["isError"] and "Unexpected keyword argument" in StdioClient.text(res)
+    ps = docx.Document(str(root / "l.docx")).paragraphs
+    assert [(p.text, p.style.name) for p in ps] == [("Anchor", "Normal"), ("x", "List Number")]
+    assert ps[1]._p.pPr.numPr is None

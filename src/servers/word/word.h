@@ -180,6 +180,14 @@ int wd_t_create_custom_style(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_format_text(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_format_table(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_cell_shading(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_insert_header_near_text(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_insert_line_or_paragraph_near_text(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_insert_numbered_list_near_text(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_apply_table_alternating_rows(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_highlight_table_header(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_merge_table_cells(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_merge_table_cells_horizontal(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_merge_table_cells_vertical(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_cell_alignment(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_alignment_all(mb_mcp_call *, json_t *, mb_mcp_result *);
 
