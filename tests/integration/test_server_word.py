@@ -610,3 +610,76 @@ def test_word_insert_list_119(root):
     ps = docx.Document(str(root / "l.docx")).paragraphs
     assert [(p.text, p.style.name) for p in ps] == [("Anchor", "Normal"), ("x", "List Number")]
     assert ps[1]._p.pPr.numPr is None
+
+
+# ------------------------------------------------------- comments, notes
+
+COMMENTS = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+            b'<w:comments xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+            b'<w:comment w:id="0" w:author="Ann Lee" w:initials="AL" w:date="2024-01-01T10:00:00Z">'
+            b'<w:p><w:r><w:t xml:space="preserve"> Check this </w:t></w:r></w:p>'
+            b'<w:p><w:r><w:t>figure</w:t></w:r></w:p></w:comment>'
+            b'<w:comment w:id="3" w:author="bob"><w:p><w:r><w:t>Caf\xc3\xa9?</w:t></w:r></w:p></w:comment>'
+            b'</w:comments>')
+
+
+def with_comments(path):
+    d = docx.Document()
+    d.add_paragraph("Commented paragraph")
+    buf = io.BytesIO()
+    d.save(buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    parts["word/comments.xml"] = COMMENTS
+    parts["[Content_Types].xml"] = parts["[Content_Types].xml"].replace(
+        b"</Types>", b'<Override PartName="/word/comments.xml" ContentType="application/'
+        b'vnd.openxmlformats-officedocument.wordprocessingml.comments+xml"/></Types>')
+    parts["word/_rels/document.xml.rels"] = parts["word/_rels/document.xml.rels"].replace(
+        b"</Relationships>", b'<Relationship Id="rId99" Type="http://schemas.openxmlformats.org/'
+        b'officeDocument/2006/relationships/comments" Target="comments.xml"/></Relationships>')
+    write_zip(path, parts)
+
+
+def test_word_comments(wd, root):
+    with_comments(root / "c.docx")
+    text = wd("get_all_comments", {"filename": "c"})
+    assert "Caf\\u00e9?" in text
+    assert json.loads(text) == {"success": True, "total_comments": 2, "comments": [
+        {"id": "comment_1", "comment_id": "0", "author": "Ann Lee", "initials": "AL",
+         "date": "2024-01-01T10:00:00+00:00", "text": "Check this figure", "paragraph_index": None,
+         "in_table": False, "reference_text": ""},
+        {"id": "comment_2", "comment_id": "3", "author": "bob", "initials": "", "date": None,
+         "text": "Caf\u00e9?", "paragraph_index": None, "in_table": False, "reference_text": ""}]}
+    by = json.loads(wd("get_comments_by_author", {"filename": "c", "author": "BOB"}))
+    assert by["author"] == "BOB" and by["total_comments"] == 1 and by["comments"][0]["comment_id"] == "3"
+    assert json.loads(wd("get_comments_by_author", {"filename": "c", "author": "  "})) == {
+        "success": False, "error": "Author name cannot be empty"}
+    assert json.loads(wd("get_comments_for_paragraph", {"filename": "c", "paragraph_index": 0})) == {
+        "success": True, "paragraph_index": 0, "paragraph_text": "Commented paragraph",
+        "comments": [], "total_comments": 0}
+    assert json.loads(wd("get_comments_for_paragraph", {"filename": "c", "paragraph_index": 5})) == {
+        "success": False, "error": "Paragraph index 5 is out of range. Document has 1 paragraphs."}
+    assert json.loads(wd("get_all_comments", {"filename": "none"})) == {
+        "success": False, "error": "Document none.docx does not exist"}
+    wd("create_document", {"filename": "plain"})
+    assert json.loads(wd("get_all_comments", {"filename": "plain"})) == {
+        "success": True, "comments": [], "total_comments": 0}
+
+
+def test_word_fake_notes(wd, root):
+    wd("create_document", {"filename": "n"})
+    wd("add_paragraph", {"filename": "n", "text": "Body"})
+    assert wd("add_footnote_to_document", {"filename": "n", "paragraph_index": 0, "footnote_text": "A note"}) == \
+        "Footnote added to paragraph 0 in n.docx (simplified approach)"
+    assert wd("add_footnote_to_document", {"filename": "n", "paragraph_index": 0, "footnote_text": "B"}) == \
+        "Footnote added to paragraph 0 in n.docx (simplified approach)"
+    assert wd("add_endnote_to_document", {"filename": "n", "paragraph_index": 0, "endnote_text": "E"}) == \
+        "Endnote added to paragraph 0 in n.docx"
+    assert wd("add_endnote_to_document", {"filename": "n", "paragraph_index": 9, "endnote_text": "E"}) == \
+        "Invalid paragraph index. Document has 8 paragraphs (0-7)."
+    ps = docx.Document(str(root / "n.docx")).paragraphs
+    texts = [p.text for p in ps]
+    assert texts[0] == "Body\u00b9\u00b9\u2020"
+    assert texts[2:5] == ["Footnotes:", "\u00b9 A note", "\u00b9 B"]
+    assert texts[6:] == ["Endnotes:", "\u2020 E"] and ps[6].style.name == "Heading 1"
+    assert [r.font.superscript for r in ps[0].runs] == [None, None, True, None, True, True]

@@ -233,3 +233,8 @@ void wd_cell_set_text(wd_doc *d, xmlNodePtr tc, const char *text)
     xmlNodePtr r = wd_add(d, p, "r");
     wd_run_set_text(d, r, text);
 }
+
+void wd_run_superscript(wd_doc *d, xmlNodePtr r)
+{
+    wd_set(d, rpr_child(d, r, "vertAlign"), "val", "superscript");
+}

@@ -51,6 +51,11 @@ static const struct {
     {"merge_table_cells_horizontal", wd_t_merge_table_cells_horizontal},
     {"merge_table_cells_vertical", wd_t_merge_table_cells_vertical},
     {"set_table_cell_alignment", wd_t_set_table_cell_alignment},
+    {"get_all_comments", wd_t_get_all_comments},
+    {"get_comments_by_author", wd_t_get_comments_by_author},
+    {"get_comments_for_paragraph", wd_t_get_comments_for_paragraph},
+    {"add_footnote_to_document", wd_t_add_footnote_to_document},
+    {"add_endnote_to_document", wd_t_add_endnote_to_document},
     {"set_table_alignment_all", wd_t_set_table_alignment_all},
 };
 

@@ -118,6 +118,7 @@ void wd_run_underline(wd_doc *d, xmlNodePtr r, int on);
 void wd_run_color(wd_doc *d, xmlNodePtr r, const char *hex6);
 void wd_run_size(wd_doc *d, xmlNodePtr r, double points);
 void wd_run_font(wd_doc *d, xmlNodePtr r, const char *name);
+void wd_run_superscript(wd_doc *d, xmlNodePtr r);
 /* The pPr / tcPr of a node, created when absent. */
 xmlNodePtr wd_get_ppr(wd_doc *d, xmlNodePtr p);
 xmlNodePtr wd_get_tcpr(wd_doc *d, xmlNodePtr tc);
@@ -188,6 +189,11 @@ int wd_t_highlight_table_header(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_merge_table_cells(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_merge_table_cells_horizontal(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_merge_table_cells_vertical(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_get_all_comments(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_get_comments_by_author(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_get_comments_for_paragraph(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_add_footnote_to_document(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_add_endnote_to_document(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_cell_alignment(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_alignment_all(mb_mcp_call *, json_t *, mb_mcp_result *);
 
