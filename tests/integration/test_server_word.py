@@ -683,3 +683,55 @@ def test_word_fake_notes(wd, root):
     assert texts[2:5] == ["Footnotes:", "\u00b9 A note", "\u00b9 B"]
     assert texts[6:] == ["Endnotes:", "\u2020 E"] and ps[6].style.name == "Heading 1"
     assert [r.font.superscript for r in ps[0].runs] == [None, None, True, None, True, True]
+
+
+def test_word_width_and_cell_tools(wd, root):
+    grid_doc(root / "w.docx", 2, 3)
+    assert wd("set_table_column_width", {"filename": "w", "table_index": 0, "col_index": 1, "width": 1.5,
+                                         "width_type": "inches"}) == \
+        "Column width set successfully for table 0, column 1 to 1.5 inches."
+    assert wd("set_table_column_width", {"filename": "w", "table_index": 0, "col_index": 7, "width": 1}) == \
+        "Invalid column index. Table has 3 columns (0-2)."
+    assert wd("set_table_column_width", {"filename": "w", "table_index": 0, "col_index": 0, "width": 1,
+                                         "width_type": "px"}) == \
+        "Invalid width type. Valid options: points, inches, cm, percent, auto"
+    assert wd("set_table_column_widths", {"filename": "w", "table_index": 0, "widths": [72, "36", 10, 99],
+                                          "width_type": "points"}) == \
+        "Column widths set successfully for table 0 with 4 columns in points."
+    assert wd("set_table_width", {"filename": "w", "table_index": 0, "width": 80, "width_type": "percent"}) == \
+        "Table width set successfully for table 0 to 80.0 percent."
+    t = docx.Document(str(root / "w.docx")).tables[0]
+    widths = [[(c._tc.tcPr.find(W + "tcW").get(W + "w"), c._tc.tcPr.find(W + "tcW").get(W + "type"))
+               for c in r.cells] for r in t.rows]
+    assert widths == [[("1440", "dxa"), ("720", "dxa"), ("200", "dxa")]] * 2
+    tblw = t._tbl.tblPr.find(W + "tblW")
+    assert (tblw.get(W + "w"), tblw.get(W + "type")) == ("4000", "pct")
+    assert wd("auto_fit_table_columns", {"filename": "w", "table_index": 0}) == \
+        "Table 0 set to auto-fit columns based on content."
+    t = docx.Document(str(root / "w.docx")).tables[0]
+    assert t._tbl.tblPr.find(W + "tblLayout").get(W + "type") == "autofit"
+    assert {c._tc.tcPr.find(W + "tcW").get(W + "type") for r in t.rows for c in r.cells} == {"auto"}
+
+    assert wd("format_table_cell_text", {"filename": "w", "table_index": 0, "row_index": 1, "col_index": 2,
+                                         "text_content": "x" * 40, "bold": True, "color": "#00ff00",
+                                         "font_size": 9, "font_name": "Arial"}) == (
+        "Cell text formatted successfully in table 0, cell (1,2): content='%s...', bold=True, "
+        "color=#00ff00, size=9pt, font=Arial." % ("x" * 30))
+    assert wd("format_table_cell_text", {"filename": "w", "table_index": 0, "row_index": 0,
+                                         "col_index": 0}) == \
+        "Cell text formatted successfully in table 0, cell (0,0): no changes."
+    assert wd("format_table_cell_text", {"filename": "w", "table_index": 0, "row_index": 5,
+                                         "col_index": 0}) == "Invalid row index. Table has 2 rows (0-1)."
+    assert wd("set_table_cell_padding", {"filename": "w", "table_index": 0, "row_index": 0, "col_index": 1,
+                                         "top": 5, "left": 2.5}) == \
+        "Cell padding set successfully for table 0, cell (0,1): top=5.0, left=2.5 points."
+    assert wd("set_table_cell_padding", {"filename": "w", "table_index": 0, "row_index": 0, "col_index": 1,
+                                         "unit": "cm"}) == "Invalid unit. Valid options: points, percent"
+    t = docx.Document(str(root / "w.docx")).tables[0]
+    cell = t.rows[1].cells[2]
+    run = cell.paragraphs[0].runs[0]
+    assert cell.text == "x" * 40 and run.bold and run.font.size.pt == 9 and run.font.name == "Arial"
+    assert str(run.font.color.rgb) == "00FF00"
+    mar = t.rows[0].cells[1]._tc.tcPr.find(W + "tcMar")
+    assert [(m.tag.split("}")[1], m.get(W + "w"), m.get(W + "type")) for m in mar] == [
+        ("top", "100", "dxa"), ("left", "50", "dxa")]

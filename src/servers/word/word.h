@@ -194,6 +194,12 @@ int wd_t_get_comments_by_author(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_get_comments_for_paragraph(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_add_footnote_to_document(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_add_endnote_to_document(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_set_table_column_width(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_set_table_column_widths(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_set_table_width(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_auto_fit_table_columns(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_format_table_cell_text(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_set_table_cell_padding(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_cell_alignment(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_alignment_all(mb_mcp_call *, json_t *, mb_mcp_result *);
 
