@@ -735,3 +735,42 @@ def test_word_width_and_cell_tools(wd, root):
     mar = t.rows[0].cells[1]._tc.tcPr.find(W + "tcMar")
     assert [(m.tag.split("}")[1], m.get(W + "w"), m.get(W + "type")) for m in mar] == [
         ("top", "100", "dxa"), ("left", "50", "dxa")]
+
+
+def test_word_replace_blocks(wd, root):
+    d = docx.Document()
+    d.add_heading("Intro", 1)
+    d.add_paragraph("old 1")
+    d.add_table(rows=1, cols=1).cell(0, 0).text = "kept table"
+    d.add_paragraph("old 2")
+    d.add_heading("Next", 1)
+    d.add_paragraph("START")
+    d.add_paragraph("mid")
+    d.add_paragraph("END")
+    d.add_paragraph("tail").runs[0].bold = True
+    d.save(str(root / "b.docx"))
+    assert wd("replace_paragraph_block_below_header", {"filename": "b.docx", "header_text": " intro ",
+                                                       "new_paragraphs": ["new A", "new B"]}) == \
+        "Replaced content under ' intro ' with 2 paragraph(s), style: Normal, removed 2 elements."
+    assert wd("replace_paragraph_block_below_header", {"filename": "b.docx", "header_text": "nope",
+                                                       "new_paragraphs": []}) == \
+        "Header 'nope' not found in document."
+    assert wd("replace_paragraph_block_below_header", {"filename": "b", "header_text": "x",
+                                                       "new_paragraphs": []}) == "Document b not found."
+    assert wd("replace_block_between_manual_anchors", {"filename": "b.docx", "start_anchor_text": "START",
+                                                       "end_anchor_text": "END",
+                                                       "new_paragraphs": ["between"],
+                                                       "new_paragraph_style": "Quote"}) == \
+        "Replaced content between 'START' and 'END' with 1 paragraph(s), style: Quote, removed 1 elements."
+    assert wd("replace_block_between_manual_anchors", {"filename": "b.docx", "start_anchor_text": "END",
+                                                       "new_paragraphs": ["last"]}) == \
+        "Replaced content between 'END' and 'next logical header' with 1 paragraph(s), style: Normal, " \
+        "removed 0 elements."
+    text = wd("replace_block_between_manual_anchors", {"filename": "b.docx", "start_anchor_text": "END",
+                                                       "new_paragraphs": [], "match_fn": "x"}, error=True)
+    assert text == "Error calling tool 'replace_block_between_manual_anchors': 'str' object is not callable"
+    got = docx.Document(str(root / "b.docx"))
+    assert [p.text for p in got.paragraphs] == ["Intro", "new A", "new B", "Next", "START", "between",
+                                                "END", "last", "tail"]
+    assert got.paragraphs[5].style.name == "Quote"
+    assert len(got.tables) == 1 and got.tables[0].cell(0, 0).text == "kept table"

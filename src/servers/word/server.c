@@ -51,6 +51,8 @@ static const struct {
     {"merge_table_cells_horizontal", wd_t_merge_table_cells_horizontal},
     {"merge_table_cells_vertical", wd_t_merge_table_cells_vertical},
     {"set_table_cell_alignment", wd_t_set_table_cell_alignment},
+    {"replace_paragraph_block_below_header", wd_t_replace_paragraph_block_below_header},
+    {"replace_block_between_manual_anchors", wd_t_replace_block_between_manual_anchors},
     {"set_table_column_width", wd_t_set_table_column_width},
     {"set_table_column_widths", wd_t_set_table_column_widths},
     {"set_table_width", wd_t_set_table_width},

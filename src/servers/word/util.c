@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <locale.h>
 #include <unistd.h>
+#include <wctype.h>
 
 #include "servers/word/word.h"
 
@@ -87,4 +89,33 @@ void wd_json_result(mb_mcp_result *res, json_t *v)
     mb_mcp_text(res, t);
     free(t);
     json_decref(v);
+}
+
+char *wd_py_strip(const char *s)
+{
+    size_t len = strlen(s), a = len, b = 0, i = 0;
+    while (i < len) {
+        size_t at = i;
+        if (!py_space(mb_utf8_next(s, len, &i))) {
+            if (a == len) a = at;
+            b = i;
+        }
+    }
+    return a == len ? mb_strdup("") : mb_strndup(s + a, b - a);
+}
+
+char *wd_py_lower(const char *s)
+{
+    static locale_t loc;
+    if (!loc) loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    mb_buf b = {0};
+    mb_buf_puts(&b, "");
+    size_t len = strlen(s), i = 0;
+    while (i < len) {
+        unsigned cp = mb_utf8_next(s, len, &i);
+        if (loc) cp = (unsigned)towlower_l((wint_t)cp, loc);
+        else if (cp >= 'A' && cp <= 'Z') cp += 32;
+        mb_utf8_put(&b, cp);
+    }
+    return mb_buf_steal(&b);
 }

@@ -139,6 +139,9 @@ int wd_writeable(const char *path, char **msg);
 size_t wd_word_count(const char *s);
 /* s[:n] + ("..." if len(s) > n) in code points; caller frees. */
 char *wd_preview(const char *s, size_t n);
+/* Python's str.strip() / str.lower(); caller frees. */
+char *wd_py_strip(const char *s);
+char *wd_py_lower(const char *s);
 /* json.dumps(v, indent=2) as the result text (steals v). */
 void wd_json_result(mb_mcp_result *res, json_t *v);
 
@@ -200,6 +203,8 @@ int wd_t_set_table_width(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_auto_fit_table_columns(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_format_table_cell_text(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_cell_padding(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_replace_paragraph_block_below_header(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_replace_block_between_manual_anchors(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_cell_alignment(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_alignment_all(mb_mcp_call *, json_t *, mb_mcp_result *);
 
