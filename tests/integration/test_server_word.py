@@ -774,3 +774,28 @@ def test_word_replace_blocks(wd, root):
                                                 "END", "last", "tail"]
     assert got.paragraphs[5].style.name == "Quote"
     assert len(got.tables) == 1 and got.tables[0].cell(0, 0).text == "kept table"
+
+
+@pytest.mark.parametrize("version", [None, "1.1.9"])
+def test_word_convert_to_pdf_without_libreoffice(root, version):
+    extra = ("--upstream-version", version) if version else ()
+    with Checked([MCPBOX_BIN, "mcp", "word", *extra], cwd=str(root), timeout=60,
+                 env=dict(os.environ, PATH="/nonexistent")) as c:
+        c.initialize()
+        assert StdioClient.text(c.call("create_document", {"filename": "q"})) == \
+            "Document q.docx created successfully"
+        text = StdioClient.text(c.call("convert_to_pdf", {"filename": "q"}))
+    tail = ("To convert documents to PDF, please install either:\n"
+            "1. LibreOffice (recommended for Linux/macOS)\n"
+            "2. Microsoft Word (required for docx2pdf on Windows/macOS)")
+    if version:
+        assert text == (
+            "Failed to convert document to PDF using LibreOffice or docx2pdf.\n"
+            "LibreOffice errors: libreoffice error: [Errno 2] No such file or directory: 'libreoffice'; "
+            "soffice error: [Errno 2] No such file or directory: 'soffice'\n"
+            "docx2pdf error: No module named 'docx2pdf'\n" + tail)
+    else:
+        assert text == (
+            "Failed to convert document to PDF using all available methods.\n"
+            "Recorded errors: Command 'libreoffice' not found.; Command 'soffice' not found.; "
+            "docx2pdf is not installed, skipping fallback.\n" + tail)

@@ -672,6 +672,7 @@ static int cancelled_cb(void *ctx) { return mb_mcp_call_cancelled(ctx); }
 
 int wd_t_convert_to_pdf(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
+    int v119 = ((wd_server *)mb_mcp_call_data(call))->v119;
     char *f = wd_docx_name(json_string_value(json_object_get(a, "filename")));
     const char *given = json_string_value(json_object_get(a, "output_filename"));
     if (!exists(f)) {
@@ -721,6 +722,31 @@ int wd_t_convert_to_pdf(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
         mb_proc_result pr = {0};
         int rc = mb_proc_run(&spec, &pr, &err);
         free(home);
+        if (v119) { /* 1.1.9: "<cmd> error: ..." and success on exit status 0 */
+            const char *sep = errors.len ? "; " : "";
+            if (rc) mb_buf_printf(&errors, "%s%s error: %s", sep, CMDS[i], err.msg);
+            else if (pr.spawn_errno) {
+                char *e = mb_py_os_error(pr.spawn_errno, CMDS[i]);
+                mb_buf_printf(&errors, "%s%s error: %s", sep, CMDS[i], e);
+                free(e);
+            } else if (pr.timed_out) {
+                mb_buf_printf(&errors, "%s%s error: Command '[...]' timed out after 60 seconds", sep, CMDS[i]);
+            } else if (pr.exited && pr.exit_code == 0) {
+                const char *slash = strrchr(f, '/');
+                const char *base = slash ? slash + 1 : f;
+                char *created = mb_asprintf("%s/%.*s.pdf", strcmp(dir, "/") ? dir : "", (int)(strlen(base) - 5), base);
+                if (strcmp(created, out) && exists(created)) rename(created, out);
+                free(created);
+                mb_mcp_textf(res, "Document successfully converted to PDF: %s", out);
+                mb_proc_result_free(&pr);
+                mb_buf_free(&errors);
+                goto done;
+            } else {
+                mb_buf_printf(&errors, "%s%s error: %s", sep, CMDS[i], pr.err.data ? pr.err.data : "");
+            }
+            mb_proc_result_free(&pr);
+            continue;
+        }
         if (rc) {
             mb_buf_printf(&errors, "%sAn error occurred with %s: %s", errors.len ? "; " : "", CMDS[i], err.msg);
         } else if (pr.spawn_errno == ENOENT) {
@@ -758,6 +784,18 @@ int wd_t_convert_to_pdf(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
             mb_buf_printf(&errors, "%s%s failed. Stderr: %.*s", errors.len ? "; " : "", CMDS[i], (int)n, e);
         }
         mb_proc_result_free(&pr);
+    }
+    if (v119) {
+        mb_mcp_textf(res,
+                     "Failed to convert document to PDF using LibreOffice or docx2pdf.\n"
+                     "LibreOffice errors: %s\n"
+                     "docx2pdf error: No module named 'docx2pdf'\n"
+                     "To convert documents to PDF, please install either:\n"
+                     "1. LibreOffice (recommended for Linux/macOS)\n"
+                     "2. Microsoft Word (required for docx2pdf on Windows/macOS)",
+                     errors.data ? errors.data : "");
+        mb_buf_free(&errors);
+        goto done;
     }
     mb_buf_printf(&errors, "%sdocx2pdf is not installed, skipping fallback.", errors.len ? "; " : "");
     mb_mcp_textf(res,
