@@ -799,3 +799,45 @@ def test_word_convert_to_pdf_without_libreoffice(root, version):
             "Failed to convert document to PDF using all available methods.\n"
             "Recorded errors: Command 'libreoffice' not found.; Command 'soffice' not found.; "
             "docx2pdf is not installed, skipping fallback.\n" + tail)
+
+
+# -------------------------------------------------------------- protection
+
+def test_word_protect_unprotect(wd, root):
+    msoffcrypto = pytest.importorskip("msoffcrypto")
+    python_docx_sample(root / "s.docx")
+    original = (root / "s.docx").read_bytes()
+    assert wd("protect_document", {"filename": "s", "password": "p\u00e4ss w0rd"}) == \
+        "Document s.docx encrypted successfully with password."
+    enc = (root / "s.docx").read_bytes()
+    assert enc.startswith(b"\xd0\xcf\x11\xe0")
+    # Debian's msoffcrypto-tool, an independent implementation, opens it
+    f = msoffcrypto.OfficeFile(io.BytesIO(enc))
+    f.load_key(password="p\u00e4ss w0rd", verify_password=True)
+    out = io.BytesIO()
+    f.decrypt(out)
+    assert out.getvalue() == original
+    assert wd("get_document_text", {"filename": "s"}) == "Failed to extract text: File is not a zip file"
+    assert wd("protect_document", {"filename": "s", "password": "x"}) == \
+        "Failed to encrypt document s.docx: File is already encrypted. Original file restored."
+    assert wd("unprotect_document", {"filename": "s", "password": "wrong"}) == \
+        "Failed to decrypt document s.docx: Incorrect password."
+    assert (root / "s.docx").read_bytes() == enc
+    assert wd("unprotect_document", {"filename": "s", "password": "p\u00e4ss w0rd"}) == \
+        "Document s.docx decrypted successfully."
+    assert (root / "s.docx").read_bytes() == original
+    assert wd("unprotect_document", {"filename": "s", "password": "x"}) == \
+        "Failed to decrypt document s.docx: File is not encrypted or is not a supported Office format."
+    # a hostile compound file: the signature, then garbage
+    (root / "ole.docx").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + os.urandom(3000))
+    text = wd("unprotect_document", {"filename": "ole", "password": "x"})
+    assert text == "Failed to decrypt document ole.docx: File is not encrypted or is not a supported Office format."
+    # a small package (streams under the mini-stream cutoff) round-trips too
+    write_zip(root / "tiny.docx", {"a.txt": b"x" * 100})
+    tiny = (root / "tiny.docx").read_bytes()
+    assert wd("protect_document", {"filename": "tiny", "password": "t"}).endswith("successfully with password.")
+    f = msoffcrypto.OfficeFile(io.BytesIO((root / "tiny.docx").read_bytes()))
+    f.load_key(password="t", verify_password=True)
+    out = io.BytesIO()
+    f.decrypt(out)
+    assert out.getvalue() == tiny

@@ -51,6 +51,8 @@ static const struct {
     {"merge_table_cells_horizontal", wd_t_merge_table_cells_horizontal},
     {"merge_table_cells_vertical", wd_t_merge_table_cells_vertical},
     {"set_table_cell_alignment", wd_t_set_table_cell_alignment},
+    {"protect_document", wd_t_protect_document},
+    {"unprotect_document", wd_t_unprotect_document},
     {"replace_paragraph_block_below_header", wd_t_replace_paragraph_block_below_header},
     {"replace_block_between_manual_anchors", wd_t_replace_block_between_manual_anchors},
     {"set_table_column_width", wd_t_set_table_column_width},

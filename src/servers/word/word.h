@@ -205,6 +205,8 @@ int wd_t_format_table_cell_text(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_cell_padding(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_replace_paragraph_block_below_header(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_replace_block_between_manual_anchors(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_protect_document(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_unprotect_document(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_cell_alignment(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_alignment_all(mb_mcp_call *, json_t *, mb_mcp_result *);
 
