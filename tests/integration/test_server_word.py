@@ -841,3 +841,75 @@ def test_word_protect_unprotect(wd, root):
     out = io.BytesIO()
     f.decrypt(out)
     assert out.getvalue() == tiny
+
+
+# --------------------------------------------------------- real footnotes
+
+def test_word_real_footnotes(root):
+    d = docx.Document()
+    d.add_paragraph("First paragraph with target words")
+    d.add_paragraph("Second one")
+    t = d.add_table(rows=1, cols=1)
+    t.cell(0, 0).text = "in a cell"
+    d.save(str(root / "f.docx"))
+    with server(root) as c:
+        c.initialize()
+
+        def text(name, args):
+            res = c.call(name, args)
+            assert not res.get("isError"), res
+            return StdioClient.text(res)
+
+        def structured(name, args):
+            res = c.call(name, args)
+            assert not res.get("isError"), res
+            body = StdioClient.text(res)
+            assert json.loads(body) == res["structuredContent"]
+            assert ", " not in body.replace(", o", "")[:20]  # compact JSON
+            return res["structuredContent"]
+
+        assert text("add_footnote_after_text", {"filename": "f", "search_text": "target",
+                                                "footnote_text": "Note A"}) == \
+            "Successfully added footnote (ID: 2) to f.docx"
+        assert text("add_footnote_before_text", {"filename": "f", "search_text": "Second",
+                                                 "footnote_text": "Note B", "output_filename": "g.docx"}) == \
+            "Successfully added footnote (ID: 3) to g.docx"
+        assert text("add_footnote_enhanced", {"filename": "f", "paragraph_index": 2,
+                                              "footnote_text": "Cell note"}) == \
+            "Successfully added footnote (ID: 3) to f.docx"
+        assert text("add_footnote_after_text", {"filename": "f", "search_text": "zzz", "footnote_text": "x"}) == \
+            "Text 'zzz' not found in document"
+        assert text("add_footnote_enhanced", {"filename": "f", "paragraph_index": 9, "footnote_text": "x"}) == \
+            "Paragraph index 9 out of range"
+        r = structured("add_footnote_robust", {"filename": "f", "paragraph_index": 1, "footnote_text": "Robust"})
+        assert r == {"success": True, "message": "Successfully added footnote (ID: 4) to f.docx",
+                     "details": {"footnote_id": 4, "location": "paragraph_index",
+                                 "styles_created": ["FootnoteReference", "FootnoteText"],
+                                 "coherence_verified": True}}
+        assert structured("add_footnote_robust", {"filename": "f"}) == {
+            "success": False, "message": "Must provide either search_text or paragraph_index", "details": None}
+        v = structured("validate_document_footnotes", {"filename": "f"})
+        assert v["valid"] is True and v["message"] == "Document footnotes are valid"
+        assert (v["report"]["total_references"], v["report"]["total_content"]) == (3, 3)
+        assert v["report"]["missing_styles"] == []
+        assert text("delete_footnote_from_document", {"filename": "f", "search_text": "Second"}) == \
+            "Successfully deleted footnote 4"
+        r = structured("delete_footnote_robust", {"filename": "f", "footnote_id": 99})
+        assert r == {"success": False, "message": "Footnote 99 not found", "details": None}
+        r = structured("delete_footnote_robust", {"filename": "f", "footnote_id": 2})
+        assert r["success"] and r["details"] == {"footnote_id": 2, "references_removed": 1,
+                                                 "content_removed": 1, "orphans_removed": []}
+        assert structured("validate_document_footnotes", {"filename": "none"}) == {
+            "valid": False, "message": "Document none.docx does not exist", "report": {}}
+    # the references and notes are real: python-docx's XML shows them where expected
+    f = docx.Document(str(root / "f.docx"))
+    assert 'w:footnoteReference w:id="3"' in f.tables[0].cell(0, 0)._tc.xml
+    assert "footnoteReference" not in f.paragraphs[0]._p.xml
+    with zipfile.ZipFile(root / "f.docx") as z:
+        notes = z.read("word/footnotes.xml").decode()
+        assert "Cell note" in notes and "Note A" not in notes and "Robust" not in notes
+        assert "footnotes.xml" in z.read("word/_rels/document.xml.rels").decode()
+        assert "/word/footnotes.xml" in z.read("[Content_Types].xml").decode()
+    g = docx.Document(str(root / "g.docx"))
+    xml = g.paragraphs[1]._p.xml
+    assert xml.index("footnoteReference") < xml.index("Second one")

@@ -207,6 +207,13 @@ int wd_t_replace_paragraph_block_below_header(mb_mcp_call *, json_t *, mb_mcp_re
 int wd_t_replace_block_between_manual_anchors(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_protect_document(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_unprotect_document(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_add_footnote_after_text(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_add_footnote_before_text(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_add_footnote_enhanced(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_add_footnote_robust(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_delete_footnote_from_document(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_delete_footnote_robust(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_validate_document_footnotes(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_cell_alignment(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_alignment_all(mb_mcp_call *, json_t *, mb_mcp_result *);
 
