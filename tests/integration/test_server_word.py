@@ -913,3 +913,34 @@ def test_word_real_footnotes(root):
     g = docx.Document(str(root / "g.docx"))
     xml = g.paragraphs[1]._p.xml
     assert xml.index("footnoteReference") < xml.index("Second one")
+
+
+@pytest.mark.parametrize("version", [None, "1.1.9"])
+def test_word_customize_footnote_style(root, version):
+    extra = ("--upstream-version", version) if version else ()
+    with server(root, *extra) as c:
+        c.initialize()
+
+        def call(name, args):
+            res = c.call(name, args)
+            assert not res.get("isError"), res
+            return StdioClient.text(res)
+        call("create_document", {"filename": "c"})
+        call("add_paragraph", {"filename": "c", "text": "One"})
+        call("add_paragraph", {"filename": "c", "text": "Two"})
+        call("add_footnote_to_document", {"filename": "c", "paragraph_index": 0, "footnote_text": "first"})
+        call("add_footnote_to_document", {"filename": "c", "paragraph_index": 1, "footnote_text": "second"})
+        assert call("customize_footnote_style", {"filename": "c", "numbering_format": "a, b, c",
+                                                 "font_name": "Arial", "font_size": 9}) == \
+            "Footnote style and numbering customized in c.docx"
+    d = docx.Document(str(root / "c.docx"))
+    style = [s for s in d.styles if s.name == "Footnote Text"][0]
+    assert (style.font.name, style.font.size.pt) == ("Arial", 9)
+    got = [(p.text, p.style.name) for p in d.paragraphs]
+    if version:  # 1.1.9 renumbers the marks and the notes under "Footnotes:"
+        assert got[:2] == [("Onea", "Normal"), ("Twob", "Normal")]
+        assert got[4:] == [("a first", "Footnote Text"), ("b second", "Footnote Text")]
+    else:  # 568d8d8a renumbers the marks and styles their paragraphs
+        assert got[:2] == [("Onea", "Footnote Text"), ("Twob", "Footnote Text")]
+        assert got[4:] == [("\u00b9 first", "Normal"), ("\u00b9 second", "Normal")]
+    assert [r.font.superscript for r in d.paragraphs[0].runs] == [None, None, True]

@@ -51,6 +51,7 @@ static const struct {
     {"merge_table_cells_horizontal", wd_t_merge_table_cells_horizontal},
     {"merge_table_cells_vertical", wd_t_merge_table_cells_vertical},
     {"set_table_cell_alignment", wd_t_set_table_cell_alignment},
+    {"customize_footnote_style", wd_t_customize_footnote_style},
     {"add_footnote_after_text", wd_t_add_footnote_after_text},
     {"add_footnote_before_text", wd_t_add_footnote_before_text},
     {"add_footnote_enhanced", wd_t_add_footnote_enhanced},

@@ -214,6 +214,7 @@ int wd_t_add_footnote_robust(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_delete_footnote_from_document(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_delete_footnote_robust(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_validate_document_footnotes(mb_mcp_call *, json_t *, mb_mcp_result *);
+int wd_t_customize_footnote_style(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_cell_alignment(mb_mcp_call *, json_t *, mb_mcp_result *);
 int wd_t_set_table_alignment_all(mb_mcp_call *, json_t *, mb_mcp_result *);
 
