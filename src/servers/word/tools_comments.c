@@ -19,12 +19,6 @@
 
 #include "servers/word/word.h"
 
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 static void answer_error(mb_mcp_result *res, const char *msg)
 {
     wd_json_result(res, json_pack("{s:b,s:s}", "success", 0, "error", msg));
@@ -169,7 +163,7 @@ int wd_t_get_all_comments(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     (void)call;
     char *f = wd_docx_name(json_string_value(json_object_get(a, "filename")));
     char *why = NULL;
-    if (!exists(f)) {
+    if (!wd_exists(f)) {
         char *m = mb_asprintf("Document %s does not exist", f);
         answer_error(res, m);
         free(m);
@@ -203,7 +197,7 @@ int wd_t_get_comments_by_author(mb_mcp_call *call, json_t *a, mb_mcp_result *res
     char *f = wd_docx_name(json_string_value(json_object_get(a, "filename")));
     const char *author = json_string_value(json_object_get(a, "author"));
     char *why = NULL, *stripped = py_strip(author);
-    if (!exists(f)) {
+    if (!wd_exists(f)) {
         char *m = mb_asprintf("Document %s does not exist", f);
         answer_error(res, m);
         free(m);
@@ -245,7 +239,7 @@ int wd_t_get_comments_for_paragraph(mb_mcp_call *call, json_t *a, mb_mcp_result 
     json_int_t pi = json_integer_value(json_object_get(a, "paragraph_index"));
     char *why = NULL, *text = NULL;
     size_t np = 0;
-    if (!exists(f)) {
+    if (!wd_exists(f)) {
         char *m = mb_asprintf("Document %s does not exist", f);
         answer_error(res, m);
         free(m);

@@ -11,19 +11,13 @@
 
 #include "servers/word/word.h"
 
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 /* The common prologue of the mutating tools: existence, writeability, open.
  * NULL when `res` already holds upstream's answer. */
 wd_doc *wd_open_rw(mb_mcp_result *res, const char *f, int suggest_new, const char *verb)
 {
     char *msg = NULL, *why = NULL;
     wd_doc *d = NULL;
-    if (!exists(f)) mb_mcp_textf(res, "Document %s does not exist", f);
+    if (!wd_exists(f)) mb_mcp_textf(res, "Document %s does not exist", f);
     else if (!wd_writeable(f, &msg))
         mb_mcp_textf(res, "Cannot modify document: %s. Consider creating a copy first%s.", msg,
                      suggest_new ? " or creating a new document" : "");
@@ -43,7 +37,6 @@ int wd_save_answer(wd_doc *d, const char *f, mb_mcp_result *res, const char *ver
     return 0;
 }
 
-static const char *str_arg(json_t *a, const char *k) { return json_string_value(json_object_get(a, k)); }
 
 /* ------------------------------------------------------------- headings */
 
@@ -76,10 +69,10 @@ static void ensure_heading_styles(wd_doc *d)
 /* Font options shared by add_heading / add_paragraph (HEAD only). */
 static int apply_font(wd_doc *d, xmlNodePtr p, json_t *a, int with_color, char **why)
 {
-    const char *font = str_arg(a, "font_name");
+    const char *font = wd_str(a, "font_name");
     json_t *size = json_object_get(a, "font_size"), *bold = json_object_get(a, "bold"),
            *italic = json_object_get(a, "italic");
-    const char *color = with_color ? str_arg(a, "color") : NULL;
+    const char *color = with_color ? wd_str(a, "color") : NULL;
     int sz = json_is_integer(size) && json_integer_value(size) != 0;
     if (!((font && *font) || sz || json_is_boolean(bold) || json_is_boolean(italic) || (color && *color)))
         return 0;
@@ -106,8 +99,8 @@ static int apply_font(wd_doc *d, xmlNodePtr p, json_t *a, int with_color, char *
 int wd_t_add_heading(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     wd_server *ws = mb_mcp_call_data(call);
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    const char *text = str_arg(a, "text");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    const char *text = wd_str(a, "text");
     json_int_t level = json_integer_value(json_object_get(a, "level"));
     if (level < 1 || level > 9) {
         mb_mcp_textf(res, "Invalid heading level: %lld. Level must be between 1 and 9.", (long long)level);
@@ -171,9 +164,9 @@ out:
 int wd_t_add_paragraph(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     wd_server *ws = mb_mcp_call_data(call);
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    const char *text = str_arg(a, "text");
-    const char *style = str_arg(a, "style");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    const char *text = wd_str(a, "text");
+    const char *style = wd_str(a, "style");
     wd_doc *d = wd_open_rw(res, f, 1, "add paragraph");
     if (!d) {
         free(f);
@@ -228,7 +221,7 @@ static char *py_str(json_t *v)
 int wd_t_add_table(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     json_int_t rows = json_integer_value(json_object_get(a, "rows"));
     json_int_t cols = json_integer_value(json_object_get(a, "cols"));
     json_t *data = json_object_get(a, "data");
@@ -274,7 +267,7 @@ out:
 int wd_t_add_page_break(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     wd_doc *d = wd_open_rw(res, f, 0, "add page break");
     if (d) {
         xmlNodePtr p = wd_add_paragraph(d, NULL);
@@ -295,7 +288,7 @@ int wd_t_add_page_break(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 int wd_t_delete_paragraph(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     json_int_t idx = json_integer_value(json_object_get(a, "paragraph_index"));
     wd_doc *d = wd_open_rw(res, f, 0, "delete paragraph");
     if (d) {
@@ -378,8 +371,8 @@ static long replace_in_para(wd_doc *d, xmlNodePtr p, const char *old, const char
 int wd_t_search_and_replace(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    const char *find = str_arg(a, "find_text"), *repl = str_arg(a, "replace_text");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    const char *find = wd_str(a, "find_text"), *repl = wd_str(a, "replace_text");
     wd_doc *d = wd_open_rw(res, f, 0, "search and replace");
     if (d) {
         long count = 0;

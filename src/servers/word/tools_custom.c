@@ -15,7 +15,6 @@
 
 #include "servers/word/word.h"
 
-static const char *str_arg(json_t *a, const char *k) { return json_string_value(json_object_get(a, k)); }
 
 static int superscript(xmlNodePtr r)
 {
@@ -160,8 +159,8 @@ static void style_font(wd_doc *d, xmlNodePtr style, const char *font, json_int_t
 int wd_t_customize_footnote_style(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     int v119 = ((wd_server *)mb_mcp_call_data(call))->v119;
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    const char *fmt = str_arg(a, "numbering_format"), *font = str_arg(a, "font_name");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    const char *fmt = wd_str(a, "numbering_format"), *font = wd_str(a, "font_name");
     json_int_t start = json_integer_value(json_object_get(a, "start_number"));
     json_t *size = json_object_get(a, "font_size");
     wd_doc *d = wd_open_rw(res, f, 0, "customize footnote style");

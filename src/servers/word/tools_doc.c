@@ -24,12 +24,6 @@
 #define NS_DC "http://purl.org/dc/elements/1.1/"
 #define NS_DCTERMS "http://purl.org/dc/terms/"
 
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 /* ------------------------------------------------------------- create */
 
 static int core_rel(const mb_ooxml_rel *rel, void *payload)
@@ -146,7 +140,7 @@ int wd_t_copy_document(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     const char *given = json_string_value(json_object_get(a, "destination_filename"));
     char *dst = given && *given ? wd_docx_name(given) : NULL;
     char *why = NULL;
-    if (!exists(src)) {
+    if (!wd_exists(src)) {
         mb_mcp_textf(res, "Failed to copy document: Source document %s does not exist", src);
     } else {
         if (!dst) {
@@ -221,7 +215,7 @@ int wd_t_get_document_info(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     char *f = wd_docx_name(json_string_value(json_object_get(a, "filename")));
     char *why = NULL;
     wd_doc *d = NULL;
-    if (!exists(f)) {
+    if (!wd_exists(f)) {
         mb_mcp_textf(res, "Document %s does not exist", f);
     } else if (wd_doc_open(f, &d, &why)) {
         char *m = mb_asprintf("Failed to get document properties: %s", why);
@@ -299,7 +293,7 @@ int wd_t_get_document_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     char *f = wd_docx_name(json_string_value(json_object_get(a, "filename")));
     char *why = NULL;
     wd_doc *d = NULL;
-    if (!exists(f)) mb_mcp_textf(res, "Document %s does not exist", f);
+    if (!wd_exists(f)) mb_mcp_textf(res, "Document %s does not exist", f);
     else if (wd_doc_open(f, &d, &why)) mb_mcp_textf(res, "Failed to extract text: %s", why);
     else {
         mb_buf b = {0};
@@ -362,7 +356,7 @@ int wd_t_get_document_outline(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     char *f = wd_docx_name(json_string_value(json_object_get(a, "filename")));
     char *why = NULL;
     wd_doc *d = NULL;
-    if (!exists(f)) {
+    if (!wd_exists(f)) {
         char *m = mb_asprintf("Document %s does not exist", f);
         wd_json_result(res, json_pack("{s:s}", "error", m));
         free(m);
@@ -419,7 +413,7 @@ int wd_t_list_available_documents(mb_mcp_call *call, json_t *a, mb_mcp_result *r
 {
     (void)call;
     const char *dir = json_string_value(json_object_get(a, "directory"));
-    if (!exists(dir)) {
+    if (!wd_exists(dir)) {
         mb_mcp_textf(res, "Directory %s does not exist", dir);
         return 0;
     }
@@ -465,7 +459,7 @@ int wd_t_get_document_xml(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
     char *f = wd_docx_name(json_string_value(json_object_get(a, "filename")));
-    if (!exists(f)) {
+    if (!wd_exists(f)) {
         mb_mcp_textf(res, "Document %s does not exist", f);
         free(f);
         return 0;
@@ -501,7 +495,7 @@ int wd_t_get_paragraph_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     json_int_t idx = json_integer_value(json_object_get(a, "paragraph_index"));
     char *why = NULL;
     wd_doc *d = NULL;
-    if (!exists(f)) mb_mcp_textf(res, "Document %s does not exist", f);
+    if (!wd_exists(f)) mb_mcp_textf(res, "Document %s does not exist", f);
     else if (idx < 0) mb_mcp_text(res, "Invalid parameter: paragraph_index must be a non-negative integer");
     else if (wd_doc_open(f, &d, &why)) {
         char *m = mb_asprintf("Failed to get paragraph text: %s", why);
@@ -613,7 +607,7 @@ int wd_t_find_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     int ww = json_is_true(json_object_get(a, "whole_word"));
     char *why = NULL;
     wd_doc *d = NULL;
-    if (!exists(f)) mb_mcp_textf(res, "Document %s does not exist", f);
+    if (!wd_exists(f)) mb_mcp_textf(res, "Document %s does not exist", f);
     else if (!*q) mb_mcp_text(res, "Search text cannot be empty");
     else if (wd_doc_open(f, &d, &why)) {
         char *m = mb_asprintf("Failed to search for text: %s", why);
@@ -675,7 +669,7 @@ int wd_t_convert_to_pdf(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     int v119 = ((wd_server *)mb_mcp_call_data(call))->v119;
     char *f = wd_docx_name(json_string_value(json_object_get(a, "filename")));
     const char *given = json_string_value(json_object_get(a, "output_filename"));
-    if (!exists(f)) {
+    if (!wd_exists(f)) {
         mb_mcp_textf(res, "Document %s does not exist", f);
         free(f);
         return 0;
@@ -735,7 +729,7 @@ int wd_t_convert_to_pdf(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
                 const char *slash = strrchr(f, '/');
                 const char *base = slash ? slash + 1 : f;
                 char *created = mb_asprintf("%s/%.*s.pdf", strcmp(dir, "/") ? dir : "", (int)(strlen(base) - 5), base);
-                if (strcmp(created, out) && exists(created)) rename(created, out);
+                if (strcmp(created, out) && wd_exists(created)) rename(created, out);
                 free(created);
                 mb_mcp_textf(res, "Document successfully converted to PDF: %s", out);
                 mb_proc_result_free(&pr);
@@ -759,11 +753,11 @@ int wd_t_convert_to_pdf(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
             const char *base = slash ? slash + 1 : f;
             size_t blen = strlen(base) - 5; /* f ends in .docx */
             char *created = mb_asprintf("%s/%.*s.pdf", strcmp(dir, "/") ? dir : "", (int)blen, base);
-            if (exists(created)) {
+            if (wd_exists(created)) {
                 if (strcmp(created, out) && rename(created, out)) {
                     mb_buf_printf(&errors, "%sAn error occurred with %s: %s", errors.len ? "; " : "",
                                   CMDS[i], strerror(errno));
-                } else if (exists(out)) {
+                } else if (wd_exists(out)) {
                     mb_mcp_textf(res, "Document successfully converted to PDF via %s: %s", CMDS[i], out);
                     free(created);
                     mb_proc_result_free(&pr);

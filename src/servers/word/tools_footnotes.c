@@ -26,13 +26,6 @@
 
 #define CT_FOOTNOTES "application/vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"
 
-static const char *str_arg(json_t *a, const char *k) { return json_string_value(json_object_get(a, k)); }
-
-static int exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
 
 static const char MIN_FOOTNOTES[] =
     "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
@@ -148,7 +141,7 @@ static outcome add_robust(const char *f, const char *search, json_t *pindex, con
         return fail(mb_strdup("Must provide either search_text or paragraph_index"));
     if (search && *search && json_is_integer(pindex))
         return fail(mb_strdup("Cannot provide both search_text and paragraph_index"));
-    if (!exists(f)) return fail(mb_asprintf("File not found: %s", f));
+    if (!wd_exists(f)) return fail(mb_asprintf("File not found: %s", f));
     const char *working = output && *output ? output : f;
     if (output && *output && strcmp(output, f)) {
         char *e = copy_to(f, output);
@@ -328,7 +321,7 @@ out:
 static outcome delete_robust(const char *f, json_int_t fid, const char *search, const char *output, int clean)
 {
     if (!fid && (!search || !*search)) return fail(mb_strdup("Must provide either footnote_id or search_text"));
-    if (!exists(f)) return fail(mb_asprintf("File not found: %s", f));
+    if (!wd_exists(f)) return fail(mb_asprintf("File not found: %s", f));
     const char *working = output && *output ? output : f;
     if (output && *output && strcmp(output, f)) {
         char *e = copy_to(f, output);
@@ -595,10 +588,10 @@ static int text_tool(mb_mcp_result *res, const char *f, const char *search, json
                      const char *position)
 {
     char *msg = NULL;
-    if (!exists(f)) mb_mcp_textf(res, "Document %s does not exist", f);
+    if (!wd_exists(f)) mb_mcp_textf(res, "Document %s does not exist", f);
     else if (!wd_writeable(f, &msg)) mb_mcp_textf(res, "Cannot modify document: %s. Consider creating a copy first.", msg);
     else {
-        outcome o = add_robust(f, search, pindex, str_arg(a, "footnote_text"), str_arg(a, "output_filename"), position);
+        outcome o = add_robust(f, search, pindex, wd_str(a, "footnote_text"), wd_str(a, "output_filename"), position);
         mb_mcp_text(res, o.message);
         free(o.message);
         json_decref(o.details);
@@ -610,8 +603,8 @@ static int text_tool(mb_mcp_result *res, const char *f, const char *search, json
 int wd_t_add_footnote_after_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    text_tool(res, f, str_arg(a, "search_text"), NULL, a, "after");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    text_tool(res, f, wd_str(a, "search_text"), NULL, a, "after");
     free(f);
     return 0;
 }
@@ -619,8 +612,8 @@ int wd_t_add_footnote_after_text(mb_mcp_call *call, json_t *a, mb_mcp_result *re
 int wd_t_add_footnote_before_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    text_tool(res, f, str_arg(a, "search_text"), NULL, a, "before");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    text_tool(res, f, wd_str(a, "search_text"), NULL, a, "before");
     free(f);
     return 0;
 }
@@ -628,7 +621,7 @@ int wd_t_add_footnote_before_text(mb_mcp_call *call, json_t *a, mb_mcp_result *r
 int wd_t_add_footnote_enhanced(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     text_tool(res, f, NULL, json_object_get(a, "paragraph_index"), a, "after");
     free(f);
     return 0;
@@ -637,7 +630,7 @@ int wd_t_add_footnote_enhanced(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 int wd_t_add_footnote_robust(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     char *msg = NULL;
     json_t *d;
     if (!wd_writeable(f, &msg)) {
@@ -645,8 +638,8 @@ int wd_t_add_footnote_robust(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
         d = json_pack("{s:b,s:s,s:n}", "success", 0, "message", m, "details");
         free(m);
     } else {
-        outcome o = add_robust(f, str_arg(a, "search_text"), json_object_get(a, "paragraph_index"),
-                               str_arg(a, "footnote_text"), NULL, "after");
+        outcome o = add_robust(f, wd_str(a, "search_text"), json_object_get(a, "paragraph_index"),
+                               wd_str(a, "footnote_text"), NULL, "after");
         d = json_pack("{s:b,s:s,s:o}", "success", o.ok, "message", o.message, "details",
                       o.details ? o.details : json_null());
         free(o.message);
@@ -661,13 +654,13 @@ int wd_t_add_footnote_robust(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 int wd_t_delete_footnote_from_document(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     char *msg = NULL;
-    if (!exists(f)) mb_mcp_textf(res, "Document %s does not exist", f);
+    if (!wd_exists(f)) mb_mcp_textf(res, "Document %s does not exist", f);
     else if (!wd_writeable(f, &msg)) mb_mcp_textf(res, "Cannot modify document: %s. Consider creating a copy first.", msg);
     else {
-        outcome o = delete_robust(f, json_integer_value(json_object_get(a, "footnote_id")), str_arg(a, "search_text"),
-                                  str_arg(a, "output_filename"), 1);
+        outcome o = delete_robust(f, json_integer_value(json_object_get(a, "footnote_id")), wd_str(a, "search_text"),
+                                  wd_str(a, "output_filename"), 1);
         mb_mcp_text(res, o.message);
         free(o.message);
         json_decref(o.details);
@@ -680,7 +673,7 @@ int wd_t_delete_footnote_from_document(mb_mcp_call *call, json_t *a, mb_mcp_resu
 int wd_t_delete_footnote_robust(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     char *msg = NULL;
     json_t *d;
     if (!wd_writeable(f, &msg)) {
@@ -688,7 +681,7 @@ int wd_t_delete_footnote_robust(mb_mcp_call *call, json_t *a, mb_mcp_result *res
         d = json_pack("{s:b,s:s,s:n}", "success", 0, "message", m, "details");
         free(m);
     } else {
-        outcome o = delete_robust(f, json_integer_value(json_object_get(a, "footnote_id")), str_arg(a, "search_text"),
+        outcome o = delete_robust(f, json_integer_value(json_object_get(a, "footnote_id")), wd_str(a, "search_text"),
                                   NULL, json_is_true(json_object_get(a, "clean_orphans")));
         d = json_pack("{s:b,s:s,s:o}", "success", o.ok, "message", o.message, "details",
                       o.details ? o.details : json_null());
@@ -704,9 +697,9 @@ int wd_t_delete_footnote_robust(mb_mcp_call *call, json_t *a, mb_mcp_result *res
 int wd_t_validate_document_footnotes(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     json_t *d;
-    if (!exists(f)) {
+    if (!wd_exists(f)) {
         char *m = mb_asprintf("Document %s does not exist", f);
         d = json_pack("{s:b,s:s,s:{}}", "valid", 0, "message", m, "report");
         free(m);

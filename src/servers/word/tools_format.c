@@ -12,7 +12,6 @@
 
 #include "servers/word/word.h"
 
-static const char *str_arg(json_t *a, const char *k) { return json_string_value(json_object_get(a, k)); }
 
 /* --------------------------------------------------------- custom style */
 
@@ -23,10 +22,10 @@ int wd_t_create_custom_style(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
      * paragraph style), so no style is ever added: the document is opened
      * and saved unchanged and success is reported. Reproduced as is. */
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     wd_doc *d = wd_open_rw(res, f, 0, "create style");
     if (d) {
-        char *ok = mb_asprintf("Style '%s' created successfully.", str_arg(a, "style_name"));
+        char *ok = mb_asprintf("Style '%s' created successfully.", wd_str(a, "style_name"));
         wd_save_answer(d, f, res, "create style", ok);
         free(ok);
     }
@@ -48,7 +47,7 @@ static const struct {
 int wd_t_format_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     json_int_t pi = json_integer_value(json_object_get(a, "paragraph_index"));
     json_int_t s = json_integer_value(json_object_get(a, "start_pos"));
     json_int_t e = json_integer_value(json_object_get(a, "end_pos"));
@@ -101,7 +100,7 @@ int wd_t_format_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     if (json_is_boolean(v = json_object_get(a, "bold"))) wd_run_flag(d, rt, "b", json_is_true(v));
     if (json_is_boolean(v = json_object_get(a, "italic"))) wd_run_flag(d, rt, "i", json_is_true(v));
     if (json_is_boolean(v = json_object_get(a, "underline"))) wd_run_underline(d, rt, json_is_true(v));
-    const char *color = str_arg(a, "color");
+    const char *color = wd_str(a, "color");
     if (color && *color) {
         const char *hex = NULL;
         char rgb[7], *why = NULL;
@@ -113,7 +112,7 @@ int wd_t_format_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     }
     json_t *fs = json_object_get(a, "font_size");
     if (json_is_integer(fs) && json_integer_value(fs)) wd_run_size(d, rt, (double)json_integer_value(fs));
-    const char *font = str_arg(a, "font_name");
+    const char *font = wd_str(a, "font_name");
     if (font && *font) wd_run_font(d, rt, font);
     if ((size_t)e < len) wd_add_run(d, p, text + be);
     wd_doc_touch(d);
@@ -156,7 +155,7 @@ static int xml_attr_ok(const char *s)
 int wd_t_format_table(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     json_int_t ti = json_integer_value(json_object_get(a, "table_index"));
     wd_doc *d = wd_open_rw(res, f, 0, "format table");
     if (!d) {
@@ -185,7 +184,7 @@ int wd_t_format_table(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
             }
         free(cells);
     }
-    const char *bs = str_arg(a, "border_style");
+    const char *bs = wd_str(a, "border_style");
     if (bs && *bs) {
         const char *val = !strcasecmp(bs, "none")     ? "nil"
                           : !strcasecmp(bs, "double") ? "double"
@@ -233,11 +232,11 @@ out:
 int wd_t_set_table_cell_shading(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     json_int_t ti = json_integer_value(json_object_get(a, "table_index"));
     json_int_t ri = json_integer_value(json_object_get(a, "row_index"));
     json_int_t ci = json_integer_value(json_object_get(a, "col_index"));
-    const char *fill = str_arg(a, "fill_color"), *pattern = str_arg(a, "pattern");
+    const char *fill = wd_str(a, "fill_color"), *pattern = wd_str(a, "pattern");
     wd_doc *d = wd_open_rw(res, f, 0, "apply cell shading");
     if (!d) {
         free(f);
@@ -347,9 +346,9 @@ static int align_args_ok(mb_mcp_result *res, const char *h, const char *v)
 int wd_t_set_table_cell_alignment(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    const char *h = str_arg(a, "horizontal"), *v = str_arg(a, "vertical");
+    const char *h = wd_str(a, "horizontal"), *v = wd_str(a, "vertical");
     if (!align_args_ok(res, h, v)) return 0;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     json_int_t ti = json_integer_value(json_object_get(a, "table_index"));
     json_int_t ri = json_integer_value(json_object_get(a, "row_index"));
     json_int_t ci = json_integer_value(json_object_get(a, "col_index"));
@@ -388,9 +387,9 @@ out:
 int wd_t_set_table_alignment_all(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    const char *h = str_arg(a, "horizontal"), *v = str_arg(a, "vertical");
+    const char *h = wd_str(a, "horizontal"), *v = wd_str(a, "vertical");
     if (!align_args_ok(res, h, v)) return 0;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     json_int_t ti = json_integer_value(json_object_get(a, "table_index"));
     wd_doc *d = wd_open_rw(res, f, 0, "set table alignment");
     if (!d) {

@@ -18,7 +18,6 @@
 
 #include "servers/word/word.h"
 
-static const char *str_arg(json_t *a, const char *k) { return json_string_value(json_object_get(a, k)); }
 
 /* The target paragraph; NULL with `res` answered. *by_index tells how it was found. */
 static xmlNodePtr find_target(wd_doc *d, json_t *a, mb_mcp_result *res, int *by_index, json_int_t *idx)
@@ -27,7 +26,7 @@ static xmlNodePtr find_target(wd_doc *d, json_t *a, mb_mcp_result *res, int *by_
     size_t n = wd_paragraphs(d, &ps);
     xmlNodePtr found = NULL;
     json_t *ji = json_object_get(a, "target_paragraph_index");
-    const char *text = str_arg(a, "target_text");
+    const char *text = wd_str(a, "target_text");
     *by_index = json_is_integer(ji);
     if (*by_index) {
         *idx = json_integer_value(ji);
@@ -81,9 +80,9 @@ static char *where(const char *position, int by_index, json_int_t idx)
 int wd_t_insert_header_near_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    const char *title = str_arg(a, "header_title"), *style = str_arg(a, "header_style");
-    const char *position = str_arg(a, "position");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    const char *title = wd_str(a, "header_title"), *style = wd_str(a, "header_style");
+    const char *position = wd_str(a, "position");
     wd_doc *d = open_doc(res, f, "insert header");
     int by_index;
     json_int_t idx = 0;
@@ -110,9 +109,9 @@ int wd_t_insert_header_near_text(mb_mcp_call *call, json_t *a, mb_mcp_result *re
 int wd_t_insert_line_or_paragraph_near_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    const char *text = str_arg(a, "line_text"), *style = str_arg(a, "line_style");
-    const char *position = str_arg(a, "position");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    const char *text = wd_str(a, "line_text"), *style = wd_str(a, "line_style");
+    const char *position = wd_str(a, "position");
     wd_doc *d = open_doc(res, f, "insert line/paragraph");
     int by_index;
     json_int_t idx = 0;
@@ -147,9 +146,9 @@ int wd_t_insert_line_or_paragraph_near_text(mb_mcp_call *call, json_t *a, mb_mcp
 int wd_t_insert_numbered_list_near_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     wd_server *ws = mb_mcp_call_data(call);
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    const char *position = str_arg(a, "position");
-    const char *bullet = ws->v119 ? "number" : str_arg(a, "bullet_type");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    const char *position = wd_str(a, "position");
+    const char *bullet = ws->v119 ? "number" : wd_str(a, "bullet_type");
     json_t *items = json_object_get(a, "list_items");
     wd_doc *d = open_doc(res, f, "insert numbered list");
     int by_index;

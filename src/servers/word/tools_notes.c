@@ -13,7 +13,6 @@
 
 #include "servers/word/word.h"
 
-static const char *str_arg(json_t *a, const char *k) { return json_string_value(json_object_get(a, k)); }
 
 /* `"Name" in doc.styles`: a style whose w:name is exactly the internal name */
 static const char *note_style(wd_doc *d, const char *name)
@@ -50,7 +49,7 @@ static xmlNodePtr para_at(wd_doc *d, json_int_t i, mb_mcp_result *res)
 int wd_t_add_footnote_to_document(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     json_int_t i = json_integer_value(json_object_get(a, "paragraph_index"));
     wd_doc *d = wd_open_rw(res, f, 0, "add footnote");
     xmlNodePtr p = d ? para_at(d, i, res) : NULL;
@@ -61,7 +60,7 @@ int wd_t_add_footnote_to_document(mb_mcp_call *call, json_t *a, mb_mcp_result *r
             wd_add_run(d, wd_add_paragraph(d, "\n"), NULL);
             wd_add_paragraph(d, "Footnotes:");
         }
-        char *text = mb_asprintf("\xc2\xb9 %s", str_arg(a, "footnote_text"));
+        char *text = mb_asprintf("\xc2\xb9 %s", wd_str(a, "footnote_text"));
         xmlNodePtr np = wd_add_paragraph(d, text);
         free(text);
         wd_para_set_style(d, np, note_style(d, "Footnote Text"));
@@ -78,7 +77,7 @@ int wd_t_add_footnote_to_document(mb_mcp_call *call, json_t *a, mb_mcp_result *r
 int wd_t_add_endnote_to_document(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     json_int_t i = json_integer_value(json_object_get(a, "paragraph_index"));
     wd_doc *d = wd_open_rw(res, f, 0, "add endnote");
     xmlNodePtr p = d ? para_at(d, i, res) : NULL;
@@ -93,7 +92,7 @@ int wd_t_add_endnote_to_document(mb_mcp_call *call, json_t *a, mb_mcp_result *re
                 goto out;
             }
         }
-        char *text = mb_asprintf("\xe2\x80\xa0 %s", str_arg(a, "endnote_text"));
+        char *text = mb_asprintf("\xe2\x80\xa0 %s", wd_str(a, "endnote_text"));
         xmlNodePtr np = wd_add_paragraph(d, text);
         free(text);
         wd_para_set_style(d, np, note_style(d, "Endnote Text"));

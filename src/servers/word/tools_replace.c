@@ -22,7 +22,6 @@
 
 #include "servers/word/word.h"
 
-static const char *str_arg(json_t *a, const char *k) { return json_string_value(json_object_get(a, k)); }
 
 static void tool_error(mb_mcp_call *call, mb_mcp_result *res, const char *msg)
 {
@@ -86,7 +85,7 @@ static int text_matches(xmlNodePtr p, const char *want_lower)
 
 int wd_t_replace_paragraph_block_below_header(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
-    const char *f = str_arg(a, "filename"), *header = str_arg(a, "header_text");
+    const char *f = wd_str(a, "filename"), *header = wd_str(a, "header_text");
     json_t *items = json_object_get(a, "new_paragraphs");
     struct stat st;
     if (stat(f, &st)) {
@@ -189,8 +188,8 @@ static int visually_distinct(xmlNodePtr n)
 
 int wd_t_replace_block_between_manual_anchors(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
-    const char *f = str_arg(a, "filename"), *start = str_arg(a, "start_anchor_text");
-    const char *end_text = str_arg(a, "end_anchor_text"), *style = str_arg(a, "new_paragraph_style");
+    const char *f = wd_str(a, "filename"), *start = wd_str(a, "start_anchor_text");
+    const char *end_text = wd_str(a, "end_anchor_text"), *style = wd_str(a, "new_paragraph_style");
     json_t *items = json_object_get(a, "new_paragraphs"), *match = json_object_get(a, "match_fn");
     if (!style || !*style) style = "Normal";
     struct stat st;

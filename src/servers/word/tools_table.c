@@ -13,22 +13,8 @@
 
 #include "servers/word/word.h"
 
-static const char *str_arg(json_t *a, const char *k) { return json_string_value(json_object_get(a, k)); }
-static json_int_t int_arg(json_t *a, const char *k) { return json_integer_value(json_object_get(a, k)); }
 
 /* The table, or NULL with the answer given. */
-static xmlNodePtr table_at(wd_doc *d, json_int_t ti, mb_mcp_result *res)
-{
-    xmlNodePtr *ts;
-    size_t nt = wd_tables(d, &ts);
-    xmlNodePtr t = NULL;
-    if (ti < 0 || (size_t)ti >= nt)
-        mb_mcp_textf(res, "Invalid table index. Document has %zu tables (0-%lld).", nt, (long long)nt - 1);
-    else t = ts[ti];
-    free(ts);
-    return t;
-}
-
 /* ------------------------------------------------------------- tcPr order */
 
 static const char *const TCPR_ORDER[] = {"cnfStyle", "tcW", "gridSpan", "hMerge", "vMerge",
@@ -92,10 +78,10 @@ static int fill_ok(const char *s) { return !strpbrk(s, "\"<&"); }
 int wd_t_apply_table_alternating_rows(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    const char *c1 = str_arg(a, "color1"), *c2 = str_arg(a, "color2");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    const char *c1 = wd_str(a, "color1"), *c2 = wd_str(a, "color2");
     wd_doc *d = wd_open_rw(res, f, 0, "apply alternating row shading");
-    xmlNodePtr t = d ? table_at(d, int_arg(a, "table_index"), res) : NULL;
+    xmlNodePtr t = d ? wd_table_at(d, wd_int(a, "table_index"), res) : NULL;
     if (t) {
         xmlNodePtr *rows;
         size_t nr = wd_table_rows(t, &rows);
@@ -114,7 +100,7 @@ int wd_t_apply_table_alternating_rows(mb_mcp_call *call, json_t *a, mb_mcp_resul
         free(rows);
         wd_doc_touch(d);
         char *msg = mb_asprintf("Alternating row shading applied successfully to table %lld.",
-                                (long long)int_arg(a, "table_index"));
+                                (long long)wd_int(a, "table_index"));
         wd_save_answer(d, f, res, "apply alternating row shading", msg);
         free(msg);
     }
@@ -126,10 +112,10 @@ int wd_t_apply_table_alternating_rows(mb_mcp_call *call, json_t *a, mb_mcp_resul
 int wd_t_highlight_table_header(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    const char *hc = str_arg(a, "header_color"), *tcol = str_arg(a, "text_color");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    const char *hc = wd_str(a, "header_color"), *tcol = wd_str(a, "text_color");
     wd_doc *d = wd_open_rw(res, f, 0, "apply header highlighting");
-    xmlNodePtr t = d ? table_at(d, int_arg(a, "table_index"), res) : NULL;
+    xmlNodePtr t = d ? wd_table_at(d, wd_int(a, "table_index"), res) : NULL;
     if (t) {
         xmlNodePtr *rows;
         size_t nr = wd_table_rows(t, &rows);
@@ -159,7 +145,7 @@ int wd_t_highlight_table_header(mb_mcp_call *call, json_t *a, mb_mcp_result *res
         free(rows);
         wd_doc_touch(d);
         char *msg = mb_asprintf("Header highlighting applied successfully to table %lld.",
-                                (long long)int_arg(a, "table_index"));
+                                (long long)wd_int(a, "table_index"));
         wd_save_answer(d, f, res, "apply header highlighting", msg);
         free(msg);
     }
@@ -355,9 +341,9 @@ static int merge(wd_doc *d, xmlNodePtr tbl, long r1, long c1, long r2, long c2)
 static int merge_tool(json_t *a, mb_mcp_result *res, long r1, long c1, long r2, long c2,
                       const char *verb, const char *fail, const char *ok, int checks)
 {
-    char *f = wd_docx_name(str_arg(a, "filename"));
+    char *f = wd_docx_name(wd_str(a, "filename"));
     wd_doc *d = wd_open_rw(res, f, 0, verb);
-    xmlNodePtr t = d ? table_at(d, int_arg(a, "table_index"), res) : NULL;
+    xmlNodePtr t = d ? wd_table_at(d, wd_int(a, "table_index"), res) : NULL;
     if (!t) goto out;
     if (checks && (r1 > r2 || c1 > c2)) {
         mb_mcp_text(res, "Invalid merge range: start indices must be <= end indices");
@@ -394,8 +380,8 @@ out:
 int wd_t_merge_table_cells(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    json_int_t t = int_arg(a, "table_index"), r1 = int_arg(a, "start_row"), c1 = int_arg(a, "start_col"),
-               r2 = int_arg(a, "end_row"), c2 = int_arg(a, "end_col");
+    json_int_t t = wd_int(a, "table_index"), r1 = wd_int(a, "start_row"), c1 = wd_int(a, "start_col"),
+               r2 = wd_int(a, "end_row"), c2 = wd_int(a, "end_col");
     char *ok = mb_asprintf("Cells merged successfully in table %lld from (%lld,%lld) to (%lld,%lld).",
                            (long long)t, (long long)r1, (long long)c1, (long long)r2, (long long)c2);
     merge_tool(a, res, r1, c1, r2, c2, "merge cells", "Failed to merge cells. Check that indices are valid.",
@@ -407,8 +393,8 @@ int wd_t_merge_table_cells(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 int wd_t_merge_table_cells_horizontal(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    json_int_t t = int_arg(a, "table_index"), r = int_arg(a, "row_index"), c1 = int_arg(a, "start_col"),
-               c2 = int_arg(a, "end_col");
+    json_int_t t = wd_int(a, "table_index"), r = wd_int(a, "row_index"), c1 = wd_int(a, "start_col"),
+               c2 = wd_int(a, "end_col");
     char *ok = mb_asprintf("Cells merged horizontally in table %lld, row %lld, columns %lld-%lld.",
                            (long long)t, (long long)r, (long long)c1, (long long)c2);
     merge_tool(a, res, r, c1, r, c2, "merge cells horizontally",
@@ -420,8 +406,8 @@ int wd_t_merge_table_cells_horizontal(mb_mcp_call *call, json_t *a, mb_mcp_resul
 int wd_t_merge_table_cells_vertical(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    json_int_t t = int_arg(a, "table_index"), c = int_arg(a, "col_index"), r1 = int_arg(a, "start_row"),
-               r2 = int_arg(a, "end_row");
+    json_int_t t = wd_int(a, "table_index"), c = wd_int(a, "col_index"), r1 = wd_int(a, "start_row"),
+               r2 = wd_int(a, "end_row");
     char *ok = mb_asprintf("Cells merged vertically in table %lld, column %lld, rows %lld-%lld.",
                            (long long)t, (long long)c, (long long)r1, (long long)r2);
     merge_tool(a, res, r1, c, r2, c, "merge cells vertically",

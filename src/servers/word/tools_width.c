@@ -14,8 +14,6 @@
 
 #include "servers/word/word.h"
 
-static const char *str_arg(json_t *a, const char *k) { return json_string_value(json_object_get(a, k)); }
-static json_int_t int_arg(json_t *a, const char *k) { return json_integer_value(json_object_get(a, k)); }
 
 /* repr() of a Python float (pydantic gives float parameters as floats) */
 static char *py_float(double x)
@@ -26,18 +24,6 @@ static char *py_float(double x)
     char *out = mb_strndup(s + 1, strlen(s) - 2);
     free(s);
     return out;
-}
-
-static xmlNodePtr table_at(wd_doc *d, json_int_t ti, mb_mcp_result *res)
-{
-    xmlNodePtr *ts;
-    size_t nt = wd_tables(d, &ts);
-    xmlNodePtr t = NULL;
-    if (ti < 0 || (size_t)ti >= nt)
-        mb_mcp_textf(res, "Invalid table index. Document has %zu tables (0-%lld).", nt, (long long)nt - 1);
-    else t = ts[ti];
-    free(ts);
-    return t;
 }
 
 static void replace_child(wd_doc *d, xmlNodePtr parent, const char *local, const char *w, const char *type)
@@ -91,13 +77,13 @@ static void column_width(wd_doc *d, xmlNodePtr t, size_t col, const char *value,
 int wd_t_set_table_column_width(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    const char *wt = str_arg(a, "width_type");
+    const char *wt = wd_str(a, "width_type");
     double width = json_number_value(json_object_get(a, "width"));
     if (!valid_type(res, wt)) return 0;
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    json_int_t ti = int_arg(a, "table_index"), ci = int_arg(a, "col_index");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    json_int_t ti = wd_int(a, "table_index"), ci = wd_int(a, "col_index");
     wd_doc *d = wd_open_rw(res, f, 0, "set column width");
-    xmlNodePtr t = d ? table_at(d, ti, res) : NULL;
+    xmlNodePtr t = d ? wd_table_at(d, ti, res) : NULL;
     if (t) {
         size_t ncols = wd_table_cols(t);
         if (ci < 0 || (size_t)ci >= ncols) {
@@ -122,7 +108,7 @@ int wd_t_set_table_column_width(mb_mcp_call *call, json_t *a, mb_mcp_result *res
 int wd_t_set_table_column_widths(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    const char *wt = str_arg(a, "width_type");
+    const char *wt = wd_str(a, "width_type");
     json_t *widths = json_object_get(a, "widths");
     size_t n = json_array_size(widths);
     double *vals = mb_calloc(n ? n : 1, sizeof *vals);
@@ -141,10 +127,10 @@ int wd_t_set_table_column_widths(mb_mcp_call *call, json_t *a, mb_mcp_result *re
         free(vals);
         return 0;
     }
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    json_int_t ti = int_arg(a, "table_index");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    json_int_t ti = wd_int(a, "table_index");
     wd_doc *d = wd_open_rw(res, f, 0, "set column widths");
-    xmlNodePtr t = d ? table_at(d, ti, res) : NULL;
+    xmlNodePtr t = d ? wd_table_at(d, ti, res) : NULL;
     if (t) {
         size_t ncols = wd_table_cols(t);
         for (size_t i = 0; i < n && i < ncols; i++) {
@@ -177,13 +163,13 @@ static xmlNodePtr tblpr(wd_doc *d, xmlNodePtr t)
 int wd_t_set_table_width(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    const char *wt = str_arg(a, "width_type");
+    const char *wt = wd_str(a, "width_type");
     double width = json_number_value(json_object_get(a, "width"));
     if (!valid_type(res, wt)) return 0;
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    json_int_t ti = int_arg(a, "table_index");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    json_int_t ti = wd_int(a, "table_index");
     wd_doc *d = wd_open_rw(res, f, 0, "set table width");
-    xmlNodePtr t = d ? table_at(d, ti, res) : NULL;
+    xmlNodePtr t = d ? wd_table_at(d, ti, res) : NULL;
     if (t) {
         char *v = word_value(width, wt), *w = py_float(width);
         replace_child(d, tblpr(d, t), "tblW", v, word_type(wt));
@@ -202,10 +188,10 @@ int wd_t_set_table_width(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 int wd_t_auto_fit_table_columns(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    json_int_t ti = int_arg(a, "table_index");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    json_int_t ti = wd_int(a, "table_index");
     wd_doc *d = wd_open_rw(res, f, 0, "set table auto-fit");
-    xmlNodePtr t = d ? table_at(d, ti, res) : NULL;
+    xmlNodePtr t = d ? wd_table_at(d, ti, res) : NULL;
     if (t) {
         replace_child(d, tblpr(d, t), "tblLayout", NULL, "autofit");
         size_t ncols = wd_table_cols(t);
@@ -266,14 +252,14 @@ static const char *cell_color(const char *c, char buf[7])
 int wd_t_format_table_cell_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    json_int_t ti = int_arg(a, "table_index"), ri = int_arg(a, "row_index"), ci = int_arg(a, "col_index");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    json_int_t ti = wd_int(a, "table_index"), ri = wd_int(a, "row_index"), ci = wd_int(a, "col_index");
     json_t *text = json_object_get(a, "text_content"), *bold = json_object_get(a, "bold"),
            *italic = json_object_get(a, "italic"), *under = json_object_get(a, "underline"),
            *size = json_object_get(a, "font_size");
-    const char *color = str_arg(a, "color"), *font = str_arg(a, "font_name");
+    const char *color = wd_str(a, "color"), *font = wd_str(a, "font_name");
     wd_doc *d = wd_open_rw(res, f, 0, "format cell text");
-    xmlNodePtr t = d ? table_at(d, ti, res) : NULL;
+    xmlNodePtr t = d ? wd_table_at(d, ti, res) : NULL;
     xmlNodePtr tc = t ? cell_at(t, ri, ci, res) : NULL;
     if (!tc) goto out;
     if (json_is_string(text)) wd_cell_set_text(d, tc, json_string_value(text));
@@ -324,16 +310,16 @@ out:
 int wd_t_set_table_cell_padding(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     (void)call;
-    const char *unit = str_arg(a, "unit");
+    const char *unit = wd_str(a, "unit");
     if (strcasecmp(unit, "points") && strcasecmp(unit, "percent")) {
         mb_mcp_text(res, "Invalid unit. Valid options: points, percent");
         return 0;
     }
-    char *f = wd_docx_name(str_arg(a, "filename"));
-    json_int_t ti = int_arg(a, "table_index"), ri = int_arg(a, "row_index"), ci = int_arg(a, "col_index");
+    char *f = wd_docx_name(wd_str(a, "filename"));
+    json_int_t ti = wd_int(a, "table_index"), ri = wd_int(a, "row_index"), ci = wd_int(a, "col_index");
     static const char *const SIDES[] = {"top", "bottom", "left", "right"};
     wd_doc *d = wd_open_rw(res, f, 0, "set cell padding");
-    xmlNodePtr t = d ? table_at(d, ti, res) : NULL;
+    xmlNodePtr t = d ? wd_table_at(d, ti, res) : NULL;
     xmlNodePtr tc = t ? cell_at(t, ri, ci, res) : NULL;
     if (!tc) goto out;
     int pct = !strcasecmp(unit, "percent");

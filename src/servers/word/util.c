@@ -20,6 +20,24 @@ char *wd_docx_name(const char *filename)
     return mb_asprintf("%s.docx", filename);
 }
 
+int wd_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+xmlNodePtr wd_table_at(wd_doc *d, json_int_t i, mb_mcp_result *res)
+{
+    xmlNodePtr *ts;
+    size_t nt = wd_tables(d, &ts);
+    xmlNodePtr t = NULL;
+    if (i < 0 || (size_t)i >= nt)
+        mb_mcp_textf(res, "Invalid table index. Document has %zu tables (0-%lld).", nt, (long long)nt - 1);
+    else t = ts[i];
+    free(ts);
+    return t;
+}
+
 int wd_writeable(const char *path, char **msg)
 {
     *msg = NULL;

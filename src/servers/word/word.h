@@ -131,6 +131,13 @@ int wd_rgb_from_string(const char *s, char out[7], char **why);
 
 /* ------------------------------------------------------------- utilities */
 
+/* An argument (validated and defaulted by the dispatcher). */
+static inline const char *wd_str(json_t *a, const char *k) { return json_string_value(json_object_get(a, k)); }
+static inline json_int_t wd_int(json_t *a, const char *k) { return json_integer_value(json_object_get(a, k)); }
+/* os.path.exists */
+int wd_exists(const char *path);
+/* doc.tables[i], or NULL with "Invalid table index. ..." answered. */
+xmlNodePtr wd_table_at(wd_doc *d, json_int_t i, mb_mcp_result *res);
 /* ensure_docx_extension */
 char *wd_docx_name(const char *filename);
 /* check_file_writeable: 1 ok, else 0 and *msg. */
