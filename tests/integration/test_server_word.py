@@ -413,22 +413,6 @@ def test_word_hostile_files(wd, root):
     assert wd("get_document_text", {"filename": "none"}) == "Document none.docx does not exist"
 
 
-# ------------------------------------------------------------------- pdf
-
-@pytest.mark.skipif(not os.path.exists("/usr/lib/libreoffice/program/swriter") and
-                    not os.path.exists("/usr/lib/libreoffice/program/libswlo.so"),
-                    reason="LibreOffice Writer not installed")
-def test_word_convert_to_pdf(wd, root):
-    wd("create_document", {"filename": "p"})
-    wd("add_paragraph", {"filename": "p", "text": "PDF body text"})
-    text = wd("convert_to_pdf", {"filename": "p", "output_filename": "out/p2"})
-    assert text == "Document successfully converted to PDF via libreoffice: %s/out/p2.pdf" % root
-    pdf = (root / "out" / "p2.pdf").read_bytes()
-    assert pdf.startswith(b"%PDF")
-    pypdf = pytest.importorskip("pypdf")
-    assert "PDF body text" in pypdf.PdfReader(str(root / "out" / "p2.pdf")).pages[0].extract_text()
-
-
 # ----------------------------------------------------------------- picture
 
 def png_bytes(w, h, ppm=None):
