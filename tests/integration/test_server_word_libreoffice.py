@@ -101,3 +101,31 @@ def test_word_convert_to_pdf(wd, root):
     assert "PDF body text" in pypdf.PdfReader(str(root / "out" / "p2.pdf")).pages[0].extract_text()
 
 
+
+
+def test_word_written_files_open_in_libreoffice(wd, root, tmp_path):  # noqa: F811
+    """What the write tools make, LibreOffice opens: its text export has every piece."""
+    from test_server_word import png_bytes
+    (root / "i.png").write_bytes(png_bytes(8, 8))
+    wd("create_document", {"filename": "lo", "title": "T"})
+    wd("add_heading", {"filename": "lo", "text": "LO heading", "level": 1, "border_bottom": True})
+    wd("add_paragraph", {"filename": "lo", "text": "Body\ttext", "bold": True, "color": "FF0000"})
+    wd("add_table", {"filename": "lo", "rows": 2, "cols": 2, "data": [["c1", "c2"], ["c3", "c4"]]})
+    wd("merge_table_cells_horizontal", {"filename": "lo", "table_index": 0, "row_index": 1, "start_col": 0,
+                                        "end_col": 1})
+    wd("set_table_cell_shading", {"filename": "lo", "table_index": 0, "row_index": 0, "col_index": 0,
+                                  "fill_color": "D9D9D9"})
+    wd("add_picture", {"filename": "lo", "image_path": "i.png", "width": 1})
+    wd("add_footnote_enhanced", {"filename": "lo", "paragraph_index": 1, "footnote_text": "A real note"})
+    wd("insert_numbered_list_near_text", {"filename": "lo", "target_text": "Body", "list_items": ["item x"]})
+    wd("add_page_break", {"filename": "lo"})
+    wd("add_paragraph", {"filename": "lo", "text": "After the break"})
+    subprocess.run([SOFFICE, "-env:UserInstallation=file://%s" % (tmp_path / "p"), "--headless",
+                    "--convert-to", "txt:Text (encoded):UTF8", "--outdir", str(tmp_path), str(root / "lo.docx")],
+                   check=True, capture_output=True, timeout=120, env=dict(os.environ, HOME=str(tmp_path)))
+    text = (tmp_path / "lo.txt").read_text(encoding="utf-8-sig")
+    for piece in ("LO heading", "c1", "c4", "item x", "After the break"):
+        assert piece in text, (piece, text)
+    # the footnote is a real one to LibreOffice: numbered at its reference (the text
+    # export leaves the note's body out)
+    assert "Body\ttext1" in text
