@@ -56,11 +56,10 @@ static int name_cmp(const char *a, const char *b)
     return 0;
 }
 
-static const wd_cfb_entry *const *g_sort_entries;
-static int by_name(const void *a, const void *b)
+static int by_name(const void *a, const void *b, void *entries)
 {
-    const wd_cfb_entry *x = g_sort_entries[*(const uint32_t *)a - 1];
-    const wd_cfb_entry *y = g_sort_entries[*(const uint32_t *)b - 1];
+    const wd_cfb_entry *x = (const wd_cfb_entry *)entries + (*(const uint32_t *)a - 1);
+    const wd_cfb_entry *y = (const wd_cfb_entry *)entries + (*(const uint32_t *)b - 1);
     const char *nx = strrchr(x->path, '/'), *ny = strrchr(y->path, '/');
     return name_cmp(nx ? nx + 1 : x->path, ny ? ny + 1 : y->path);
 }
@@ -95,20 +94,16 @@ int wd_cfb_write(const wd_cfb_entry *entries, size_t n, mb_buf *out)
         if (i) nodes[i].e = &entries[i - 1];
     }
     /* children of each storage (and of the root) */
-    const wd_cfb_entry **ptrs = mb_calloc(n ? n : 1, sizeof *ptrs);
-    for (size_t i = 0; i < n; i++) ptrs[i] = &entries[i];
-    g_sort_entries = ptrs;
     uint32_t *ids = mb_calloc(nn, sizeof *ids);
     for (size_t s = 0; s < nn; s++) {
         if (s && !entries[s - 1].storage) continue;
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
             if (s ? parent_of(&entries[i], &entries[s - 1]) : top_level(&entries[i])) ids[k++] = (uint32_t)(i + 1);
-        qsort(ids, k, sizeof *ids, by_name);
+        qsort_r(ids, k, sizeof *ids, by_name, (void *)entries);
         nodes[s].child = tree(nodes, ids, k);
     }
     free(ids);
-    free(ptrs);
     /* mini stream: every stream under the cutoff, 64-byte aligned */
     mb_buf ministream = {0};
     uint32_t nminis = 0;

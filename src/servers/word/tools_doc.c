@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <wctype.h>
 
 #include "servers/common/proc.h"
 #include "servers/word/word.h"
@@ -530,16 +528,13 @@ int wd_t_get_paragraph_text(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 /* Code points of a UTF-8 string, lower-cased when asked (str.lower()). */
 static unsigned *cps(const char *s, size_t *n, int lower)
 {
-    static locale_t loc;
-    if (!loc) loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-    size_t len = strlen(s), i = 0, k = 0;
+    char *low = lower ? wd_py_lower(s) : NULL;
+    const char *src = low ? low : s;
+    size_t len = strlen(src), i = 0, k = 0;
     unsigned *out = mb_malloc((len + 1) * sizeof *out);
-    while (i < len) {
-        unsigned cp = mb_utf8_next(s, len, &i);
-        if (lower) cp = loc ? (unsigned)towlower_l((wint_t)cp, loc) : (cp < 128 ? (unsigned)(cp | ((cp >= 'A' && cp <= 'Z') ? 32 : 0)) : cp);
-        out[k++] = cp;
-    }
+    while (i < len) out[k++] = mb_utf8_next(src, len, &i);
     *n = k;
+    free(low);
     return out;
 }
 

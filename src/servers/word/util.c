@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <locale.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <wctype.h>
 
@@ -122,10 +123,14 @@ char *wd_py_strip(const char *s)
     return a == len ? mb_strdup("") : mb_strndup(s + a, b - a);
 }
 
+static locale_t utf8_locale;
+static void make_locale(void) { utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0); }
+
 char *wd_py_lower(const char *s)
 {
-    static locale_t loc;
-    if (!loc) loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, make_locale);
+    locale_t loc = utf8_locale;
     mb_buf b = {0};
     mb_buf_puts(&b, "");
     size_t len = strlen(s), i = 0;
