@@ -131,6 +131,7 @@ typedef struct mb_mcp_tool {
     const char *output_schema; /* optional JSON object text */
     const char *annotations;   /* optional JSON object text */
     mb_mcp_tool_fn fn;
+    const char *meta;          /* optional JSON object text, listed as "_meta" (last) */
 } mb_mcp_tool;
 
 /* What initialize reports, and how the server behaves. */

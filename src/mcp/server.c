@@ -54,6 +54,7 @@ void mb_mcp_server_free(mb_mcp_server *srv)
         json_decref(srv->tools[i].input);
         json_decref(srv->tools[i].output);
         json_decref(srv->tools[i].annotations);
+        json_decref(srv->tools[i].meta);
     }
     free(srv->tools);
     json_decref(srv->capabilities);
@@ -104,6 +105,7 @@ int mb_mcp_add_tool(mb_mcp_server *srv, const mb_mcp_tool *tool, mb_err *err)
     if (tool->annotations &&
         !(e.annotations = parse_object(tool->annotations, tool->name, "annotations", err)))
         goto fail;
+    if (tool->meta && !(e.meta = parse_object(tool->meta, tool->name, "meta", err))) goto fail;
     if (srv->ntools == srv->captools) {
         srv->captools = srv->captools ? srv->captools * 2 : 16;
         srv->tools = mb_realloc(srv->tools, srv->captools * sizeof *srv->tools);
@@ -113,6 +115,7 @@ int mb_mcp_add_tool(mb_mcp_server *srv, const mb_mcp_tool *tool, mb_err *err)
 fail:
     json_decref(e.input);
     json_decref(e.output);
+    json_decref(e.annotations);
     return MB_EINVAL;
 }
 
@@ -204,6 +207,7 @@ static json_t *do_tools_list(mb_mcp_server *srv, json_t *id)
         if (srv->info->flavor == MB_MCP_TS_MCPSERVER)
             json_object_set_new(t, "execution", json_pack("{s:s}", "taskSupport", "forbidden"));
         if (e->output) json_object_set(t, "outputSchema", e->output);
+        if (e->meta) json_object_set(t, "_meta", e->meta);
         json_array_append_new(tools, t);
     }
     return result_msg(id, json_pack("{s:o}", "tools", tools));

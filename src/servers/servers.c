@@ -71,6 +71,9 @@ const mb_server_entry mb_servers[] = {
      "  --online            ask arXiv for what the catalog lacks and keep it there\n"
      "                      ($ARXIV_ONLINE=1; through --proxy / $ARXIV_PROXY / https_proxy;\n"
      "                      --request-delay between requests, default 3 s as arXiv asks)\n"},
+    {"word", mb_srv_word_create, "office-word-mcp-server 568d8d8a / 1.1.9 (GongRzhe)",
+     "mcpbox mcp word [--upstream-version 1.1.9]\n"
+     "  --upstream-version V  1.1.9 (47 tools, Toolathlon's pin) or 568d8d8a (54, default)\n"},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -45,6 +45,8 @@ int mb_srv_coderunner_create(int argc, char **argv, mb_mcp_server **out, mb_err 
 int mb_srv_codeexec_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 /* excel-mcp-server 0.1.7 (src/servers/excel) */
 int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
+/* office-word-mcp-server 568d8d8a / 1.1.9 (src/servers/word) */
+int mb_srv_word_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 
 /* pdf-tools: lockon-n/pdf-tools-mcp 0.1.4 (Toolathlon) */
 int mb_srv_pdftools_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
