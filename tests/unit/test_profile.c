@@ -135,7 +135,12 @@ static void test_atlas_settings(void **state)
     assert_string_equal(t->argv[5], "0.1.4");
     assert_string_equal(t->argv[7], "/data");
     assert_string_equal(t->cwd, "/data");
-    assert_null(mb_profile_server_find(p, "word"));
+    /* word as Toolathlon's image pins it */
+    t = mb_profile_server_find(p, "word");
+    assert_non_null(t);
+    assert_string_equal(t->argv[4], "1.1.9");
+    /* servers not implemented natively are absent, not half-configured */
+    assert_null(mb_profile_server_find(p, "notion"));
     mb_profile_free(p);
 }
 
