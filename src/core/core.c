@@ -220,6 +220,25 @@ int mb_core_live(mb_core *core, const char *id, mb_sandbox_rec *out, mb_err *err
     return MB_OK;
 }
 
+int mb_core__lock_rec(mb_core *core, const char *owner, const char *id, mb_sandbox_rec *rec,
+                      mb_sblock **lock, mb_err *err)
+{
+    *lock = NULL;
+    /* Unknown ids are turned away before they make a lock entry. */
+    int rc = owner ? mb_core_get(core, owner, id, rec, err) : mb_core_live(core, id, rec, err);
+    if (rc) return rc;
+    mb_sblock *l = mb_core__lock(core, id);
+    /* A release may have run while we waited: the record read under the
+     * lock is the one that counts. */
+    rc = owner ? mb_core_get(core, owner, id, rec, err) : mb_core_live(core, id, rec, err);
+    if (rc) {
+        mb_core__unlock(core, l);
+        return rc;
+    }
+    *lock = l;
+    return MB_OK;
+}
+
 int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
 {
     mb_sblock *lock = mb_core__lock(core, id);

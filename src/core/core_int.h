@@ -82,6 +82,11 @@ struct mb_core {
 typedef struct mb_sblock mb_sblock;
 mb_sblock *mb_core__lock(mb_core *core, const char *id);
 void mb_core__unlock(mb_core *core, mb_sblock *l);
+/* Takes the lock of sandbox `id` and reads its record under it (owner NULL:
+ * any owner), so that an operation never acts on a sandbox released while it
+ * waited. On error (404 when released or not the owner's) no lock is held. */
+int mb_core__lock_rec(mb_core *core, const char *owner, const char *id, mb_sandbox_rec *rec,
+                      mb_sblock **lock, mb_err *err);
 /* Entries in the table (held or waited on), for tests. */
 size_t mb_core__locks_in_use(mb_core *core);
 typedef struct mb_quota_ent mb_quota_ent;

@@ -31,9 +31,17 @@ static char *blob_path(mb_core *core, const char *id, const char *name)
 
 char *mb_core_upload_tmp_path(mb_core *core, const char *id)
 {
-    char *dir = mb_core__blob_dir(core, id);
-    mb_mkdir_p(dir, 0700, NULL);
-    free(dir);
+    /* Made only while the sandbox is live, under its lock: a release that
+     * ran since the caller checked must not get its blob dir back. The PUT
+     * then fails to open its file, and the commit says 404. */
+    mb_sandbox_rec rec;
+    mb_sblock *lock;
+    if (mb_core__lock_rec(core, NULL, id, &rec, &lock, NULL) == MB_OK) {
+        char *dir = mb_core__blob_dir(core, id);
+        mb_mkdir_p(dir, 0700, NULL);
+        free(dir);
+        mb_core__unlock(core, lock);
+    }
     char tag[37];
     mb_uuid4(tag);
     char *name = mb_asprintf("upload.tar.gz.part-%.8s", tag);
@@ -45,9 +53,13 @@ char *mb_core_upload_tmp_path(mb_core *core, const char *id)
 int mb_core_upload_commit(mb_core *core, const char *id, const char *tmp_path, uint64_t size,
                           mb_err *err)
 {
-    mb_sblock *lock = mb_core__lock(core, id);
     mb_sandbox_rec rec;
-    int rc = mb_core_live(core, id, &rec, err);
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, NULL, id, &rec, &lock, err);
+    if (rc) {
+        unlink(tmp_path);
+        return rc;
+    }
     char *final = blob_path(core, id, "upload.tar.gz");
     if (!rc && rename(tmp_path, final) != 0) rc = mb_err_sys(err, errno, "cannot keep the upload");
     if (!rc) {
@@ -97,9 +109,9 @@ int mb_core__extract(mb_core *core, const mb_sandbox_rec *rec, const char *archi
 int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err *err)
 {
     mb_sandbox_rec rec;
-    int rc = mb_core_get(core, owner, id, &rec, err);
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    mb_sblock *lock = mb_core__lock(core, id);
     char *upload = blob_path(core, id, "upload.tar.gz");
     char *baseline = blob_path(core, id, "baseline.tar.gz");
     const char *source = NULL;
@@ -156,9 +168,9 @@ static void dump_bounds(mb_core *core, const char *id, mb_archive_write_opts *wo
 int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
 {
     mb_sandbox_rec rec;
-    int rc = mb_core_get(core, owner, id, &rec, err);
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    mb_sblock *lock = mb_core__lock(core, id);
     char *dir = mb_core__blob_dir(core, id);
     mb_mkdir_p(dir, 0700, NULL);
     char *tmp = blob_path(core, id, "dump.tar.gz.part");
@@ -218,9 +230,9 @@ int mb_core_open_dump(mb_core *core, const char *id, int *fd, uint64_t *size, mb
 int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err)
 {
     mb_sandbox_rec rec;
-    int rc = mb_core_get(core, owner, id, &rec, err);
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    mb_sblock *lock = mb_core__lock(core, id);
     rc = mb_core__sandbox_reset(core, &rec, err);
     if (!rc && mb_core_live(core, id, &rec, NULL) == MB_OK) {
         rec.updated_at = mb_now();
