@@ -96,9 +96,20 @@ int mb_core__start_reaper(mb_core *core, mb_err *err);
 void mb_core__stop_reaper(mb_core *core);
 /* Release without owner checks (the reaper, start-up expiry). */
 int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err);
-char *mb_core__blob_dir(mb_core *core, const char *id);
+
+/* paths.c: every path under the data dir DIR (caller frees). */
+/* DIR/NAME: a top-level entry (run, workspaces, blobs, egress, mcpbox.db). */
+char *mb_core__path_top(mb_core *core, const char *name);
+/* DIR/run/ID: the sandbox layer's state dir. */
+char *mb_core__path_run(mb_core *core, const char *id);
 /* DIR/workspaces/ID: the mount point of the sandbox's workspace tmpfs. */
-char *mb_core__volume(mb_core *core, const char *id);
+char *mb_core__path_volume(mb_core *core, const char *id);
+/* DIR/workspaces/ID/.logs, or the file FILE in it (file non-NULL). */
+char *mb_core__path_logs(mb_core *core, const char *id, const char *file);
+/* DIR/blobs/ID, or the blob NAME in it (name non-NULL). */
+char *mb_core__path_blob(mb_core *core, const char *id, const char *name);
+/* DIR/egress/ID: the proxy sockets' directory. */
+char *mb_core__path_egress(mb_core *core, const char *id);
 
 /* live.c: the table of running sandboxes. get() takes a reference that put()
  * drops; take() removes the entry and waits until no lookup holds it. */

@@ -161,18 +161,13 @@ static void sb_paths_free(sb_paths *p)
     p->binds = NULL;
 }
 
-char *mb_core__volume(mb_core *core, const char *id)
-{
-    return mb_asprintf("%s/workspaces/%s", core->cfg.data_dir, id);
-}
-
 static void sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_profile *p,
                     mb_sandbox_opts *o, sb_paths *paths)
 {
     paths->binds = NULL;
     paths->egress = NULL;
-    paths->state = mb_asprintf("%s/run/%s", core->cfg.data_dir, id);
-    paths->volume = mb_core__volume(core, id);
+    paths->state = mb_core__path_run(core, id);
+    paths->volume = mb_core__path_volume(core, id);
     memset(o, 0, sizeof *o);
     o->id = id;
     o->state_dir = paths->state;
@@ -238,7 +233,10 @@ static void mark_released(mb_core *core, const char *id)
  * when the server fails (stderr_tail). */
 static char *server_log(mb_core *core, const char *sandbox_id, const char *server)
 {
-    return mb_asprintf("%s/workspaces/%s/.logs/%s.log", core->cfg.data_dir, sandbox_id, server);
+    char *name = mb_asprintf("%s.log", server);
+    char *path = mb_core__path_logs(core, sandbox_id, name);
+    free(name);
+    return path;
 }
 
 static int open_server_log(mb_core *core, const char *sandbox_id, const char *server, int *fd,
@@ -246,7 +244,7 @@ static int open_server_log(mb_core *core, const char *sandbox_id, const char *se
 {
     if (strchr(server, '/') || server[0] == '.')
         return mb_err_set(err, MB_EINVAL, "'%s' is not a server name", server);
-    char *dir = mb_asprintf("%s/workspaces/%s/.logs", core->cfg.data_dir, sandbox_id);
+    char *dir = mb_core__path_logs(core, sandbox_id, NULL);
     char *path = server_log(core, sandbox_id, server);
     int rc = MB_OK;
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
@@ -739,7 +737,7 @@ static int reset_between(void *ctx, mb_err *err)
         }
     }
     if (!rc) rc = mb_core__seed(r->core, r->rec, err);
-    char *baseline = mb_asprintf("%s/blobs/%s/baseline.tar.gz", r->core->cfg.data_dir, r->rec->id);
+    char *baseline = mb_core__path_blob(r->core, r->rec->id, "baseline.tar.gz");
     if (!rc && access(baseline, F_OK) == 0) rc = mb_core__extract(r->core, r->rec, baseline, err);
     free(baseline);
     free(ws);
@@ -822,7 +820,7 @@ static void adopt_all(mb_core *core)
         sb_paths_free(&paths);
     }
     free(recs);
-    char *run = mb_asprintf("%s/run", core->cfg.data_dir);
+    char *run = mb_core__path_top(core, "run");
     mb_err err;
     if (mb_sandbox_sweep(run, keep_live, core, &err) != MB_OK)
         mb_warn("sweeping leftover sandboxes: %s", err.msg);

@@ -24,11 +24,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-static char *blob_path(mb_core *core, const char *id, const char *name)
-{
-    return mb_asprintf("%s/blobs/%s/%s", core->cfg.data_dir, id, name);
-}
-
 char *mb_core_upload_tmp_path(mb_core *core, const char *id)
 {
     /* Made only while the sandbox is live, under its lock: a release that
@@ -37,7 +32,7 @@ char *mb_core_upload_tmp_path(mb_core *core, const char *id)
     mb_sandbox_rec rec;
     mb_sblock *lock;
     if (mb_core__lock_rec(core, NULL, id, &rec, &lock, NULL) == MB_OK) {
-        char *dir = mb_core__blob_dir(core, id);
+        char *dir = mb_core__path_blob(core, id, NULL);
         mb_mkdir_p(dir, 0700, NULL);
         free(dir);
         mb_core__unlock(core, lock);
@@ -45,7 +40,7 @@ char *mb_core_upload_tmp_path(mb_core *core, const char *id)
     char tag[37];
     mb_uuid4(tag);
     char *name = mb_asprintf("upload.tar.gz.part-%.8s", tag);
-    char *path = blob_path(core, id, name);
+    char *path = mb_core__path_blob(core, id, name);
     free(name);
     return path;
 }
@@ -60,7 +55,7 @@ int mb_core_upload_commit(mb_core *core, const char *id, const char *tmp_path, u
         unlink(tmp_path);
         return rc;
     }
-    char *final = blob_path(core, id, "upload.tar.gz");
+    char *final = mb_core__path_blob(core, id, "upload.tar.gz");
     if (!rc && rename(tmp_path, final) != 0) rc = mb_err_sys(err, errno, "cannot keep the upload");
     if (!rc) {
         mb_blob_rec b = {0};
@@ -93,7 +88,7 @@ int mb_core__extract(mb_core *core, const mb_sandbox_rec *rec, const char *archi
     if (fd < 0) return mb_err_sys(err, errno, "cannot open the uploaded archive");
     char *ws = mb_core_workspace(core, rec->id);
     /* Staged on the workspace's own tmpfs, outside what the sandbox sees. */
-    char *volume = mb_core__volume(core, rec->id);
+    char *volume = mb_core__path_volume(core, rec->id);
     opts.staging_dir = volume;
     mb_archive_stats stats = {0};
     int rc = mb_archive_extract(fd, ws, &opts, &stats, err);
@@ -112,8 +107,8 @@ int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err 
     mb_sblock *lock;
     int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    char *upload = blob_path(core, id, "upload.tar.gz");
-    char *baseline = blob_path(core, id, "baseline.tar.gz");
+    char *upload = mb_core__path_blob(core, id, "upload.tar.gz");
+    char *baseline = mb_core__path_blob(core, id, "baseline.tar.gz");
     const char *source = NULL;
     if (access(upload, F_OK) == 0) source = upload;
     else if (access(baseline, F_OK) == 0) source = baseline;  /* re-initialize from the last one */
@@ -156,7 +151,7 @@ int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err 
  * a few sparse gigabytes cannot buy minutes of the daemon's CPU. */
 static void dump_bounds(mb_core *core, const char *id, mb_archive_write_opts *wo)
 {
-    char *volume = mb_core__volume(core, id);
+    char *volume = mb_core__path_volume(core, id);
     struct statvfs vfs;
     if (statvfs(volume, &vfs) == 0 && vfs.f_blocks)
         wo->max_bytes = (uint64_t)vfs.f_blocks * (uint64_t)vfs.f_frsize;
@@ -171,10 +166,10 @@ int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
     mb_sblock *lock;
     int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    char *dir = mb_core__blob_dir(core, id);
+    char *dir = mb_core__path_blob(core, id, NULL);
     mb_mkdir_p(dir, 0700, NULL);
-    char *tmp = blob_path(core, id, "dump.tar.gz.part");
-    char *final = blob_path(core, id, "dump.tar.gz");
+    char *tmp = mb_core__path_blob(core, id, "dump.tar.gz.part");
+    char *final = mb_core__path_blob(core, id, "dump.tar.gz");
     char *ws = mb_core_workspace(core, id);
     mb_archive_stats stats = {0};
     mb_archive_write_opts wo = MB_ARCHIVE_WRITE_OPTS_INIT;
@@ -215,7 +210,7 @@ int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
 
 int mb_core_open_dump(mb_core *core, const char *id, int *fd, uint64_t *size, mb_err *err)
 {
-    char *path = blob_path(core, id, "dump.tar.gz");
+    char *path = mb_core__path_blob(core, id, "dump.tar.gz");
     *fd = open(path, O_RDONLY | O_CLOEXEC);
     free(path);
     if (*fd < 0)
