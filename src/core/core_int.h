@@ -120,10 +120,48 @@ mb_live *mb_live_take(mb_core *core, const char *id);
 /* Removes and returns any one entry (NULL when empty), for shutdown. */
 mb_live *mb_live_take_any(mb_core *core);
 
-/* runtime.c: sandboxes and their servers. */
+/* runtime.c: starting and stopping the runtime; the loaded profiles. */
 int mb_core__runtime_open(mb_core *core, mb_err *err);
 void mb_core__runtime_close(mb_core *core);
 const mb_profile *mb_core__profile(mb_core *core, const char *benchmark);
+/* gwhooks.c: creates core->gw with the core's spawn/log/tenant hooks. */
+int mb_core__gateway_open(mb_core *core, mb_err *err);
+/* pool.c: creates core->pool when --pool/--pool-all ask for one. */
+int mb_core__pool_open(mb_core *core, mb_err *err);
+/* Claims a readied sandbox of profile `key` (MB_ENOTFOUND: none idle, or no
+ * pool): rec gets its id and uid range. */
+int mb_core__pool_claim(mb_core *core, const char *key, mb_sandbox_rec *rec, mb_sandbox **sb);
+/* adopt.c: re-attaches the sandboxes the store says are running (at start). */
+void mb_core__adopt_all(mb_core *core);
+
+/* sandboxes.c: what a mb_sandbox_opts points to (freed by _free). */
+typedef struct mb_sb_paths {
+    char *state;
+    char *volume;
+    char *egress;
+    mb_sandbox_bind *binds;
+} mb_sb_paths;
+void mb_core__sb_paths_free(mb_sb_paths *p);
+/* The sandbox layer's options for sandbox `id` (profile p may be NULL: only
+ * what a destroy or adopt needs). */
+void mb_core__sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_profile *p,
+                      mb_sandbox_opts *o, mb_sb_paths *paths);
+/* Picks a free uid range and inserts the record, atomically with respect to
+ * every other picker. */
+int mb_core__insert_record(mb_core *core, mb_sandbox_rec *rec, mb_err *err);
+void mb_core__mark_released(mb_core *core, const char *id);
+
+/* servers.c: one server to register and start (without waiting for it). */
+typedef struct mb_start_job {
+    mb_core *core;
+    const char *id;
+    const mb_profile_server *ps;
+    int ok;
+    mb_err err;
+} mb_start_job;
+void mb_core__start_servers(mb_start_job *jobs, size_t n);
+/* Registers one server of sandbox `id` with the gateway (not started). */
+int mb_core__add_server(mb_core *core, const char *id, const mb_profile_server *ps, mb_err *err);
 /* Creates (or claims from the pool) the sandbox of `rec`, whose id and
  * uid_base it may replace with a pooled sandbox's, and fills /data with the
  * benchmark's seed. On failure nothing is left running. */
