@@ -15,9 +15,7 @@
 
 static unsigned bucket(const char *id)
 {
-    unsigned h = 2166136261u;
-    for (const char *p = id; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
-    return h % MB_LIVE_BUCKETS;
+    return (unsigned)(mb_hash_str(id) % MB_LIVE_BUCKETS);
 }
 
 void mb_live_add(mb_core *core, const char *id, mb_sandbox *sb, const mb_profile *profile)

@@ -38,23 +38,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-static char **dup_strv(const char *const *v)
-{
-    if (!v) return NULL;
-    size_t n = 0;
-    while (v[n]) n++;
-    char **out = mb_calloc(n + 1, sizeof *out);
-    for (size_t i = 0; i < n; i++) out[i] = mb_strdup(v[i]);
-    return out;
-}
-
-static void free_strv(char **v)
-{
-    if (!v) return;
-    for (char **p = v; *p; p++) free(*p);
-    free(v);
-}
-
 mb_gw_backend *mb_gw_backend_new(mb_gateway *gw, const char *sandbox_id, const char *server,
                                  const mb_backend_spec *spec)
 {
@@ -83,8 +66,8 @@ void mb_gw_backend_ref(mb_gw_backend *b) { atomic_fetch_add(&b->refs, 1); }
 void mb_gw_backend_unref(mb_gw_backend *b)
 {
     if (!b || atomic_fetch_sub(&b->refs, 1) != 1) return;
-    free_strv(b->argv);
-    free_strv(b->envp);
+    mb_strv_free(b->argv);
+    mb_strv_free(b->envp);
     free(b->cwd);
     mb_buf_free(&b->inq);
     mb_gw_table_dispose(&b->pending);
@@ -100,11 +83,11 @@ void mb_gw_backend_unref(mb_gw_backend *b)
 void mb_gw_backend_set_spec_locked(mb_gw_backend *b, const mb_backend_spec *spec)
 {
     mb_assert_held(&b->lock);
-    free_strv(b->argv);
-    free_strv(b->envp);
+    mb_strv_free(b->argv);
+    mb_strv_free(b->envp);
     free(b->cwd);
-    b->argv = dup_strv(spec ? spec->argv : NULL);
-    b->envp = dup_strv(spec ? spec->envp : NULL);
+    b->argv = mb_strv_dup(spec ? spec->argv : NULL);
+    b->envp = mb_strv_dup(spec ? spec->envp : NULL);
     b->cwd = spec && spec->cwd ? mb_strdup(spec->cwd) : NULL;
 }
 
@@ -289,8 +272,8 @@ static int start_locked(mb_gw_backend *b, mb_err *err)
     b->state = MB_GW_STARTING;
     b->want_running = 1;
     if (b->spawned_ms) b->restarts++;
-    char **argv = dup_strv((const char *const *)b->argv);
-    char **envp = dup_strv((const char *const *)b->envp);
+    char **argv = mb_strv_dup((const char *const *)b->argv);
+    char **envp = mb_strv_dup((const char *const *)b->envp);
     char *cwd = b->cwd ? mb_strdup(b->cwd) : NULL;
     pthread_mutex_unlock(&b->lock);
 
@@ -300,8 +283,8 @@ static int start_locked(mb_gw_backend *b, mb_err *err)
     int rc = argv && argv[0] ? gw->opts.spawn(gw->opts.ctx, b->sandbox_id, b->server, &spec,
                                               &proc, &e)
                              : mb_err_set(&e, MB_EINVAL, "no command to run");
-    free_strv(argv);
-    free_strv(envp);
+    mb_strv_free(argv);
+    mb_strv_free(envp);
     free(cwd);
 
     pthread_mutex_lock(&b->lock);

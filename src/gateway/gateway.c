@@ -38,28 +38,11 @@ void mb_gw_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, int64_t deadli
     pthread_cond_timedwait(c, m, &ts);
 }
 
-static char **copy_list(const char *const *v)
-{
-    if (!v) return NULL;
-    size_t n = 0;
-    while (v[n]) n++;
-    char **out = mb_calloc(n + 1, sizeof *out);
-    for (size_t i = 0; i < n; i++) out[i] = mb_strdup(v[i]);
-    return out;
-}
-
-static void free_list(char **v)
-{
-    if (!v) return;
-    for (char **p = v; *p; p++) free(*p);
-    free(v);
-}
-
 /* -------------------------------------------------------------- registry */
 
 static mb_gw_sandbox *find_sandbox(mb_gateway *gw, const char *id)
 {
-    for (mb_gw_hnode *n = mb_gw_table_find(&gw->sandboxes, mb_gw_hash_str(id)); n;
+    for (mb_gw_hnode *n = mb_gw_table_find(&gw->sandboxes, mb_hash_str(id)); n;
          n = mb_gw_table_next(n)) {
         mb_gw_sandbox *sb = MB_GW_CONTAINER(n, mb_gw_sandbox, node);
         if (!strcmp(sb->id, id)) return sb;
@@ -147,7 +130,7 @@ int mb_gateway_add(mb_gateway *gw, const char *sandbox_id, const char *server,
         sb = mb_calloc(1, sizeof *sb);
         sb->id = mb_strdup(sandbox_id);
         mb_gw_list_init(&sb->backends);
-        mb_gw_table_insert(&gw->sandboxes, &sb->node, mb_gw_hash_str(sandbox_id));
+        mb_gw_table_insert(&gw->sandboxes, &sb->node, mb_hash_str(sandbox_id));
     }
     mb_gw_backend *b = find_backend(sb, server);
     if (b) {
@@ -310,8 +293,8 @@ int mb_gateway_create(const mb_gateway_opts *opts, mb_gateway **out, mb_err *err
         gw->opts.session_idle_ms = MB_GW_DEFAULT_SESSION_IDLE_MS;
     if (!gw->opts.max_message_bytes) gw->opts.max_message_bytes = MB_GW_DEFAULT_MAX_MESSAGE;
     if (!gw->opts.max_sessions) gw->opts.max_sessions = MB_GW_DEFAULT_MAX_SESSIONS;
-    gw->origins = copy_list(opts->allowed_origins);
-    gw->hosts = copy_list(opts->allowed_hosts);
+    gw->origins = mb_strv_dup(opts->allowed_origins);
+    gw->hosts = mb_strv_dup(opts->allowed_hosts);
     gw->opts.allowed_origins = (const char *const *)gw->origins;
     gw->opts.allowed_hosts = (const char *const *)gw->hosts;
     /* Every request takes the lock to read; opening and ending sessions must
@@ -396,7 +379,7 @@ void mb_gateway_destroy(mb_gateway *gw)
     mb_gw_table_dispose(&gw->tally_sandbox);
     mb_gw_table_dispose(&gw->tally_tenant);
     pthread_rwlock_destroy(&gw->lock);
-    free_list(gw->origins);
-    free_list(gw->hosts);
+    mb_strv_free(gw->origins);
+    mb_strv_free(gw->hosts);
     free(gw);
 }

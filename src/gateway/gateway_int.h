@@ -155,8 +155,6 @@ mb_gw_hnode *mb_gw_table_next(const mb_gw_hnode *n);
 /* Iteration: for (i = 0; (n = mb_gw_table_at(t, &i)); ) visits every node
  * once; the table must not change meanwhile. */
 mb_gw_hnode *mb_gw_table_at(const mb_gw_table *t, size_t *cursor);
-/* FNV-1a of a string, for string-keyed tables. */
-uint64_t mb_gw_hash_str(const char *s);
 
 /* --------------------------------------------- framing.c: stdout framing */
 
@@ -409,7 +407,7 @@ struct mb_gw_backend {
 };
 
 typedef struct mb_gw_sandbox {
-    mb_gw_hnode node;   /* in gw->sandboxes, key = mb_gw_hash_str(id) */
+    mb_gw_hnode node;   /* in gw->sandboxes, key = mb_hash_str(id) */
     char *id;
     mb_gw_link backends;
 } mb_gw_sandbox;

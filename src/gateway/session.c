@@ -125,7 +125,7 @@ static int session_key(const char *id, uint64_t *key)
 
 static mb_gw_tally *tally_find(mb_gw_table *t, const char *name)
 {
-    for (mb_gw_hnode *n = mb_gw_table_find(t, mb_gw_hash_str(name)); n; n = mb_gw_table_next(n)) {
+    for (mb_gw_hnode *n = mb_gw_table_find(t, mb_hash_str(name)); n; n = mb_gw_table_next(n)) {
         mb_gw_tally *y = MB_GW_CONTAINER(n, mb_gw_tally, node);
         if (!strcmp(y->name, name)) return y;
     }
@@ -138,7 +138,7 @@ static mb_gw_tally *tally_add(mb_gw_table *t, const char *name)
     if (!y) {
         y = mb_calloc(1, sizeof *y);
         y->name = mb_strdup(name);
-        mb_gw_table_insert(t, &y->node, mb_gw_hash_str(name));
+        mb_gw_table_insert(t, &y->node, mb_hash_str(name));
     }
     y->n++;
     return y;

@@ -113,12 +113,3 @@ mb_gw_hnode *mb_gw_table_at(const mb_gw_table *t, size_t *cursor)
     return NULL;
 }
 
-uint64_t mb_gw_hash_str(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
