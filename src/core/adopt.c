@@ -24,8 +24,8 @@
 static int keep_live(void *ctx, const char *id)
 {
     mb_core *core = ctx;
-    mb_live *l = mb_live_get(core, id);
-    mb_live_put(core, l);
+    mb_live *l = mb_core__live_get(core, id);
+    mb_core__live_put(core, l);
     return l != NULL;
 }
 
@@ -48,7 +48,7 @@ void mb_core__adopt_all(mb_core *core)
         int rc = idle ? MB_ENOTFOUND : mb_sandbox_adopt(&o, &sb, &err);
         if (rc == MB_OK && p) {
             mb_core__clean_leftovers(core, rec->id, 1);
-            mb_live_add(core, rec->id, sb, p);
+            mb_core__live_add(core, rec->id, sb, p);
             mb_server_rec *srv;
             size_t ns;
             if (mb_store_server_list(core->store, rec->id, &srv, &ns, NULL) == MB_OK) {

@@ -113,12 +113,12 @@ char *mb_core__path_egress(mb_core *core, const char *id);
 
 /* live.c: the table of running sandboxes. get() takes a reference that put()
  * drops; take() removes the entry and waits until no lookup holds it. */
-void mb_live_add(mb_core *core, const char *id, mb_sandbox *sb, const mb_profile *profile);
-mb_live *mb_live_get(mb_core *core, const char *id);
-void mb_live_put(mb_core *core, mb_live *l);
-mb_live *mb_live_take(mb_core *core, const char *id);
+void mb_core__live_add(mb_core *core, const char *id, mb_sandbox *sb, const mb_profile *profile);
+mb_live *mb_core__live_get(mb_core *core, const char *id);
+void mb_core__live_put(mb_core *core, mb_live *l);
+mb_live *mb_core__live_take(mb_core *core, const char *id);
 /* Removes and returns any one entry (NULL when empty), for shutdown. */
-mb_live *mb_live_take_any(mb_core *core);
+mb_live *mb_core__live_take_any(mb_core *core);
 
 /* runtime.c: starting and stopping the runtime; the loaded profiles. */
 int mb_core__runtime_open(mb_core *core, mb_err *err);

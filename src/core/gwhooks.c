@@ -52,7 +52,7 @@ static int spawn_in_sandbox(void *ctx, const char *sandbox_id, const char *serve
                             const mb_backend_spec *spec, mb_backend_proc *out, mb_err *err)
 {
     mb_core *core = ctx;
-    mb_live *l = mb_live_get(core, sandbox_id);
+    mb_live *l = mb_core__live_get(core, sandbox_id);
     if (!l)
         return mb_err_set(err, MB_ENOTFOUND, "sandbox %s is not running, so '%s' cannot start",
                           sandbox_id, server);
@@ -64,7 +64,7 @@ static int spawn_in_sandbox(void *ctx, const char *sandbox_id, const char *serve
         rc = mb_sandbox_spawn_server(l->sb, &ss, log_fd, &sock, &pid, err);
         close(log_fd);
     }
-    mb_live_put(core, l);
+    mb_core__live_put(core, l);
     if (rc) return rc;
     out->in_fd = out->out_fd = sock; /* the gateway owns (and closes) it */
     out->err_fd = -1;

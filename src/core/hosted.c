@@ -54,7 +54,7 @@ int mb_core_exec(mb_core *core, const char *owner, const char *id, const char *c
     mb_sblock *lock;
     int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    mb_live *l = mb_live_get(core, id);
+    mb_live *l = mb_core__live_get(core, id);
     mb_exec_result res;
     memset(&res, 0, sizeof res);
     if (!l) {
@@ -67,7 +67,7 @@ int mb_core_exec(mb_core *core, const char *owner, const char *id, const char *c
                              .output_cap = out_cap};
         rc = mb_sandbox_exec(l->sb, &spec, &res, err);
     }
-    mb_live_put(core, l);
+    mb_core__live_put(core, l);
     mb_core__unlock(core, lock);
     if (!rc && res.truncated)
         rc = mb_err_set(err, MB_ETOOBIG, "the output of %s is over %zu bytes", argv[0], out_cap);

@@ -78,7 +78,7 @@ static int pool_prepare(void *ctx, const char *key, mb_sandbox *sb, void *cookie
              strcmp(key, MB_PROFILE_DEFAULT) ? key : "");
     int rc = mb_core__seed(core, &rec, err);
     if (rc) return rc;
-    mb_live_add(core, c->id, sb, p);
+    mb_core__live_add(core, c->id, sb, p);
     c->live = 1;
     /* Started in parallel, then waited for; a server that fails here is
      * tried again when the sandbox is acquired. */
@@ -105,7 +105,7 @@ static void pool_unprepare(void *ctx, const char *key, mb_sandbox *sb, void *coo
     if (!c->live) return;
     mb_gateway_remove_sandbox(core->gw, c->id);
     mb_core__egress_release(core, c->id);
-    free(mb_live_take(core, c->id)); /* the pool destroys the sandbox itself */
+    free(mb_core__live_take(core, c->id)); /* the pool destroys the sandbox itself */
     c->live = 0;
 }
 

@@ -50,7 +50,7 @@ static int reset_between(void *ctx, mb_err *err)
 
 int mb_core__sandbox_reset(mb_core *core, const mb_sandbox_rec *rec, mb_err *err)
 {
-    mb_live *l = mb_live_get(core, rec->id);
+    mb_live *l = mb_core__live_get(core, rec->id);
     if (!l)
         return mb_err_set(err, MB_ECONFLICT,
                           "sandbox %s is not running (%s); release it and acquire a new one",
@@ -58,6 +58,6 @@ int mb_core__sandbox_reset(mb_core *core, const mb_sandbox_rec *rec, mb_err *err
     reset_ctx r = {core, rec, l, 0};
     int rc = mb_gateway_restart_sandbox(core->gw, rec->id, reset_between, &r, err);
     if (rc == MB_ENOTFOUND && !r.ran) rc = reset_between(&r, err); /* no servers */
-    mb_live_put(core, l);
+    mb_core__live_put(core, l);
     return rc;
 }

@@ -151,7 +151,7 @@ void mb_core__runtime_close(mb_core *core)
     core->gw = NULL;
     mb_core__egress_close(core);
     mb_live *l;
-    while ((l = mb_live_take_any(core))) {
+    while ((l = mb_core__live_take_any(core))) {
         mb_sandbox_close(l->sb); /* the sandbox keeps running for the next start */
         free(l);
     }

@@ -115,13 +115,13 @@ int mb_core__sandbox_up(mb_core *core, mb_sandbox_rec *rec, mb_err *err)
         mb_err e2;
         if (pooled) {
             mb_gateway_remove_sandbox(core->gw, rec->id);
-            free(mb_live_take(core, rec->id));
+            free(mb_core__live_take(core, rec->id));
         }
         if (sb) mb_sandbox_destroy(sb, &e2);
         mb_core__mark_released(core, rec->id);
         return rc;
     }
-    if (!pooled) mb_live_add(core, rec->id, sb, p);
+    if (!pooled) mb_core__live_add(core, rec->id, sb, p);
     return MB_OK;
 }
 
@@ -129,7 +129,7 @@ int mb_core__sandbox_down(mb_core *core, const mb_sandbox_rec *rec, mb_err *err)
 {
     mb_gateway_remove_sandbox(core->gw, rec->id);
     mb_core__egress_release(core, rec->id);
-    mb_live *l = mb_live_take(core, rec->id);
+    mb_live *l = mb_core__live_take(core, rec->id);
     int rc;
     if (l) {
         rc = mb_sandbox_destroy(l->sb, err);
