@@ -347,6 +347,13 @@ static void serve_create(zy_state *st, mb__msg *m)
     close(pidfd);
 }
 
+int mb_zygote_helper_main(int fd, char *title, size_t title_len)
+{
+    int keep[1] = {fd};
+    (void)mb__close_fds_except(keep, 1);
+    return mb__zygote_main(fd, title, title_len);
+}
+
 int mb__zygote_main(int fd, char *title, size_t title_len)
 {
     zy_state st;
