@@ -50,7 +50,7 @@ struct mb_core {
     pthread_mutex_t quota_lock;
     struct mb_quota_ent *quota_owners, *quota_uploads;
 
-    /* Runtime (runtime.c): this binary's path (bound into every sandbox),
+    /* Runtime (runtime.c and the files it names): this binary's path (bound into every sandbox),
      * the loaded profiles, the gateway serving every MCP URL, the warm pool
      * and the table of running sandboxes. */
     char *mcpbox_bin;

@@ -2,7 +2,7 @@
  * transfer.c - archives in and out of a workspace: the PUT upload, initialize
  * (extract into /data), dump (tar.gz of /data) and reset (back to the seed
  * plus the last initialized archive, with the servers restarted: the
- * sandbox half of it is in runtime.c).
+ * sandbox half of it is in reset.c).
  *
  * Files per sandbox, in DIR/blobs/ID/:
  *   upload.tar.gz     the last complete PUT, until an initialize consumes it
