@@ -51,34 +51,34 @@ struct mb_api {
 extern const mb_route mb_routes[];
 
 /* Handlers (sandboxes.c, transfer.c, localdev.c, meta.c). */
-void mb_api_acquire(mb_api *api, mb_call *call);
-void mb_api_list(mb_api *api, mb_call *call);
-void mb_api_get(mb_api *api, mb_call *call);
-void mb_api_release(mb_api *api, mb_call *call);
-void mb_api_reset(mb_api *api, mb_call *call);
-void mb_api_upload_url(mb_api *api, mb_call *call);
-void mb_api_initialize(mb_api *api, mb_call *call);
-void mb_api_dump(mb_api *api, mb_call *call);
-void mb_api_blob_put(mb_api *api, mb_call *call);
-void mb_api_blob_get(mb_api *api, mb_call *call);
-void mb_api_localdev_acquire(mb_api *api, mb_call *call);
-void mb_api_localdev_get(mb_api *api, mb_call *call);
-void mb_api_localdev_release(mb_api *api, mb_call *call);
-void mb_api_localdev_reset(mb_api *api, mb_call *call);
-void mb_api_localdev_initialize(mb_api *api, mb_call *call);
+void mb_api__acquire(mb_api *api, mb_call *call);
+void mb_api__list(mb_api *api, mb_call *call);
+void mb_api__get(mb_api *api, mb_call *call);
+void mb_api__release(mb_api *api, mb_call *call);
+void mb_api__reset(mb_api *api, mb_call *call);
+void mb_api__upload_url(mb_api *api, mb_call *call);
+void mb_api__initialize(mb_api *api, mb_call *call);
+void mb_api__dump(mb_api *api, mb_call *call);
+void mb_api__blob_put(mb_api *api, mb_call *call);
+void mb_api__blob_get(mb_api *api, mb_call *call);
+void mb_api__localdev_acquire(mb_api *api, mb_call *call);
+void mb_api__localdev_get(mb_api *api, mb_call *call);
+void mb_api__localdev_release(mb_api *api, mb_call *call);
+void mb_api__localdev_reset(mb_api *api, mb_call *call);
+void mb_api__localdev_initialize(mb_api *api, mb_call *call);
 /* The /sandbox/{server} family (services.c); args[0] is the server's name
  * as the client wrote it, args[1] the sandbox id. */
-void mb_api_svc_list(mb_api *api, mb_call *call);
-void mb_api_svc_prepare(mb_api *api, mb_call *call);
-void mb_api_svc_acquire(mb_api *api, mb_call *call);
-void mb_api_svc_get(mb_api *api, mb_call *call);
-void mb_api_svc_release(mb_api *api, mb_call *call);
-void mb_api_svc_reset(mb_api *api, mb_call *call);
-void mb_api_svc_upload_url(mb_api *api, mb_call *call);
-void mb_api_svc_initialize(mb_api *api, mb_call *call);
-void mb_api_svc_dump(mb_api *api, mb_call *call);
-void mb_api_healthz(mb_api *api, mb_call *call);
-void mb_api_openapi_doc(mb_api *api, mb_call *call);
+void mb_api__svc_list(mb_api *api, mb_call *call);
+void mb_api__svc_prepare(mb_api *api, mb_call *call);
+void mb_api__svc_acquire(mb_api *api, mb_call *call);
+void mb_api__svc_get(mb_api *api, mb_call *call);
+void mb_api__svc_release(mb_api *api, mb_call *call);
+void mb_api__svc_reset(mb_api *api, mb_call *call);
+void mb_api__svc_upload_url(mb_api *api, mb_call *call);
+void mb_api__svc_initialize(mb_api *api, mb_call *call);
+void mb_api__svc_dump(mb_api *api, mb_call *call);
+void mb_api__healthz(mb_api *api, mb_call *call);
+void mb_api__openapi_doc(mb_api *api, mb_call *call);
 
 /* Validates an acquire body and acquires (sandboxes.c). On failure the
  * error response is queued and nothing is left to free. */
@@ -109,9 +109,9 @@ json_t *mb_api__svc_auth_data(mb_api *api, const mb_svc_target *t);
 json_t *mb_api__acquire_message(mb_api *api, const char *benchmark, const char *base);
 
 /* JSON views of records (views.c). */
-json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec);
-json_t *mb_api_sandbox_info(mb_api *api, const mb_sandbox_rec *rec);
+json_t *mb_api__server_items(mb_api *api, const mb_sandbox_rec *rec);
+json_t *mb_api__sandbox_info(mb_api *api, const mb_sandbox_rec *rec);
 /* 422 with a FastAPI detail array (stolen). */
-void mb_api_respond_422(mb_call *call, json_t *detail);
+void mb_api__respond_422(mb_call *call, json_t *detail);
 
 #endif

@@ -32,7 +32,7 @@ static json_t *live_urls(mb_api *api, const char *id)
     return urls;
 }
 
-void mb_api_localdev_acquire(mb_api *api, mb_call *call)
+void mb_api__localdev_acquire(mb_api *api, mb_call *call)
 {
     mb_acquire_body body;
     mb_sandbox_rec rec;
@@ -47,7 +47,7 @@ void mb_api_localdev_acquire(mb_api *api, mb_call *call)
     mb_http_respond_json(call->req, 201, o);
 }
 
-void mb_api_localdev_get(mb_api *api, mb_call *call)
+void mb_api__localdev_get(mb_api *api, mb_call *call)
 {
     mb_sandbox_rec rec;
     mb_err err;
@@ -58,7 +58,7 @@ void mb_api_localdev_get(mb_api *api, mb_call *call)
     char updated[40];
     mb_iso8601(rec.updated_at, updated);
     json_t *urls = json_object();
-    json_t *items = mb_api_server_items(api, &rec);
+    json_t *items = mb_api__server_items(api, &rec);
     size_t i;
     json_t *item;
     json_array_foreach(items, i, item) {
@@ -85,7 +85,7 @@ static void status_answer(mb_call *call, const char *id, const char *status, con
                                    "message", msg));
 }
 
-void mb_api_localdev_release(mb_api *api, mb_call *call)
+void mb_api__localdev_release(mb_api *api, mb_call *call)
 {
     mb_err err;
     if (mb_core_release(api->core, call->key.owner, call->args[0], 0, &err) != MB_OK) {
@@ -95,7 +95,7 @@ void mb_api_localdev_release(mb_api *api, mb_call *call)
     status_answer(call, call->args[0], "idle", "Sandbox released successfully");
 }
 
-void mb_api_localdev_reset(mb_api *api, mb_call *call)
+void mb_api__localdev_reset(mb_api *api, mb_call *call)
 {
     mb_err err;
     if (mb_core_reset(api->core, call->key.owner, call->args[0], &err) != MB_OK) {
@@ -105,7 +105,7 @@ void mb_api_localdev_reset(mb_api *api, mb_call *call)
     status_answer(call, call->args[0], "occupied", "Sandbox reset to its initial state");
 }
 
-void mb_api_localdev_initialize(mb_api *api, mb_call *call)
+void mb_api__localdev_initialize(mb_api *api, mb_call *call)
 {
-    mb_api_initialize(api, call);
+    mb_api__initialize(api, call);
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void mb_api_healthz(mb_api *api, mb_call *call)
+void mb_api__healthz(mb_api *api, mb_call *call)
 {
     mb_sandbox_rec *recs;
     size_t n = 0;
@@ -217,16 +217,16 @@ json_t *mb_api_openapi(void)
         for (int k = 0; k < MB_ROUTE_MAX_ARGS && param[k]; k++)
             json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:o}", "name", param[k], "in",
                                                     "path", "required", 1, "schema", str()));
-        if (r->fn == mb_api_svc_release)
+        if (r->fn == mb_api__svc_release)
             json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:o}", "name", "instance_id",
                                                     "in", "query", "required", 0, "schema",
                                                     nullable(str())));
-        if (r->fn == mb_api_svc_initialize)
+        if (r->fn == mb_api__svc_initialize)
             json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:{s:s,s:b}}", "name",
                                                     "init_default_data", "in", "query",
                                                     "required", 0, "schema", "type", "boolean",
                                                     "default", 0));
-        if (r->fn == mb_api_svc_list) {
+        if (r->fn == mb_api__svc_list) {
             json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:o}", "name", "server_name",
                                                     "in", "query", "required", 0, "schema",
                                                     nullable(str())));
@@ -234,7 +234,7 @@ json_t *mb_api_openapi(void)
                                                     "query", "required", 0, "schema",
                                                     nullable(str())));
         }
-        if (r->fn == mb_api_release || r->fn == mb_api_svc_release)
+        if (r->fn == mb_api__release || r->fn == mb_api__svc_release)
             json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:{s:s,s:b}}", "name", "is_ttl",
                                                     "in", "query", "required", 0, "schema", "type",
                                                     "boolean", "default", 0));
@@ -248,10 +248,10 @@ json_t *mb_api_openapi(void)
         json_object_set_new(op, "parameters", params);
         if (r->body == MB_BODY_BUFFER)
             json_object_set_new(op, "requestBody", json_pack(
-                "{s:b,s:{s:{s:o}}}", "required", r->fn == mb_api_acquire, "content",
+                "{s:b,s:{s:{s:o}}}", "required", r->fn == mb_api__acquire, "content",
                 "application/json", "schema",
-                r->fn == mb_api_svc_acquire      ? ref("AcquireSandboxRequest")
-                : r->fn == mb_api_svc_initialize ? json_pack("{s:s}", "type", "object")
+                r->fn == mb_api__svc_acquire      ? ref("AcquireSandboxRequest")
+                : r->fn == mb_api__svc_initialize ? json_pack("{s:s}", "type", "object")
                                                  : ref("AcquireLocalSandboxRequest")));
         if (r->body == MB_BODY_FILE)
             json_object_set_new(op, "requestBody", json_pack(
@@ -264,7 +264,7 @@ json_t *mb_api_openapi(void)
         if (r->response)
             json_object_set_new(ok, "content", json_pack("{s:{s:o}}", "application/json",
                                                          "schema", ref(r->response)));
-        else if (r->fn == mb_api_blob_get)
+        else if (r->fn == mb_api__blob_get)
             json_object_set_new(ok, "content", json_pack("{s:{s:{s:s,s:s}}}", "application/gzip",
                                                          "schema", "type", "string", "format",
                                                          "binary"));
@@ -287,7 +287,7 @@ json_t *mb_api_openapi(void)
                      "HTTPBearer", "type", "http", "scheme", "bearer");
 }
 
-void mb_api_openapi_doc(mb_api *api, mb_call *call)
+void mb_api__openapi_doc(mb_api *api, mb_call *call)
 {
     mb_http_respond_json(call->req, 200, mb_api_openapi());
 }

@@ -29,7 +29,7 @@ int mb_api__acquire_body(mb_api *api, mb_call *call, int mode, mb_acquire_body *
     const mb_config *cfg = mb_core_config(api->core);
     if (mb_api_parse_acquire(call->req->body.data, call->req->body.len, mode,
                              cfg->default_ttl_seconds, body, &detail) != MB_OK) {
-        mb_api_respond_422(call, detail);
+        mb_api__respond_422(call, detail);
         return MB_EINVAL;
     }
     if (mode == MB_ACQUIRE_LOCAL_DEV) keep_offered(api, body);
@@ -74,7 +74,7 @@ json_t *mb_api__acquire_message(mb_api *api, const char *benchmark, const char *
     return v ? v : json_string(base);
 }
 
-void mb_api_acquire(mb_api *api, mb_call *call)
+void mb_api__acquire(mb_api *api, mb_call *call)
 {
     mb_acquire_body body;
     mb_sandbox_rec rec;
@@ -84,14 +84,14 @@ void mb_api_acquire(mb_api *api, mb_call *call)
     json_object_set_new(o, "local_sandbox_id", json_string(rec.id));
     json_object_set_new(o, "status", json_string(rec.status));
     json_object_set_new(o, "benchmark", rec.benchmark[0] ? json_string(rec.benchmark) : json_null());
-    json_object_set_new(o, "servers", mb_api_server_items(api, &rec));
+    json_object_set_new(o, "servers", mb_api__server_items(api, &rec));
     json_object_set_new(o, "message", mb_api__acquire_message(
                                           api, rec.benchmark,
                                           "Local sandbox environment acquired successfully"));
     mb_http_respond_json(call->req, 201, o);
 }
 
-void mb_api_list(mb_api *api, mb_call *call)
+void mb_api__list(mb_api *api, mb_call *call)
 {
     mb_sandbox_rec *recs;
     size_t n;
@@ -101,13 +101,13 @@ void mb_api_list(mb_api *api, mb_call *call)
         return;
     }
     json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) json_array_append_new(arr, mb_api_sandbox_info(api, &recs[i]));
+    for (size_t i = 0; i < n; i++) json_array_append_new(arr, mb_api__sandbox_info(api, &recs[i]));
     free(recs);
     mb_http_respond_json(call->req, 200,
                          json_pack("{s:o,s:I}", "local_sandboxes", arr, "total_count", (json_int_t)n));
 }
 
-void mb_api_get(mb_api *api, mb_call *call)
+void mb_api__get(mb_api *api, mb_call *call)
 {
     mb_sandbox_rec rec;
     mb_err err;
@@ -115,7 +115,7 @@ void mb_api_get(mb_api *api, mb_call *call)
         mb_http_respond_err(call->req, &err);
         return;
     }
-    mb_http_respond_json(call->req, 200, mb_api_sandbox_info(api, &rec));
+    mb_http_respond_json(call->req, 200, mb_api__sandbox_info(api, &rec));
 }
 
 /* ?is_ttl= as FastAPI reads a bool: true/false, 1/0, yes/no, on/off. */
@@ -138,11 +138,11 @@ int mb_api__query_bool(mb_call *call, const char *name, int *out)
                                name, "msg",
                                "Input should be a valid boolean, unable to interpret input",
                                "input", v);
-    mb_api_respond_422(call, detail);
+    mb_api__respond_422(call, detail);
     return MB_EINVAL;
 }
 
-void mb_api_release(mb_api *api, mb_call *call)
+void mb_api__release(mb_api *api, mb_call *call)
 {
     int is_ttl = 0;
     if (mb_api__query_bool(call, "is_ttl", &is_ttl) != MB_OK) return;
@@ -158,7 +158,7 @@ void mb_api_release(mb_api *api, mb_call *call)
     free(msg);
 }
 
-void mb_api_reset(mb_api *api, mb_call *call)
+void mb_api__reset(mb_api *api, mb_call *call)
 {
     mb_err err;
     const char *id = call->args[0];

@@ -125,13 +125,13 @@ static void status_answer(mb_call *call, const char *id, const char *status, con
                                                    status, "message", msg));
 }
 
-void mb_api_svc_prepare(mb_api *api, mb_call *call)
+void mb_api__svc_prepare(mb_api *api, mb_call *call)
 {
     (void)api;
     mb_http_respond_json(call->req, 200, json_object());
 }
 
-void mb_api_svc_acquire(mb_api *api, mb_call *call)
+void mb_api__svc_acquire(mb_api *api, mb_call *call)
 {
     const char *asked = call->args[0];
     mb_acquire_body body;
@@ -139,7 +139,7 @@ void mb_api_svc_acquire(mb_api *api, mb_call *call)
     if (mb_api_parse_acquire(call->req->body.data, call->req->body.len, MB_ACQUIRE_SANDBOX,
                              mb_core_config(api->core)->default_ttl_seconds, &body,
                              &detail) != MB_OK) {
-        mb_api_respond_422(call, detail);
+        mb_api__respond_422(call, detail);
         return;
     }
     const char *server = resolve(asked);
@@ -184,14 +184,14 @@ void mb_api_svc_acquire(mb_api *api, mb_call *call)
     mb_http_respond_json(call->req, 201, o);
 }
 
-void mb_api_svc_get(mb_api *api, mb_call *call)
+void mb_api__svc_get(mb_api *api, mb_call *call)
 {
     mb_svc_target t;
     if (mb_api__svc_target(api, call, &t) != MB_OK) return;
     char updated[40];
     mb_iso8601(t.rec.updated_at, updated);
     char *url = mb_core_mcp_url(api->core, t.server, t.rec.id);
-    json_t *items = mb_api_server_items(api, &t.rec);
+    json_t *items = mb_api__server_items(api, &t.rec);
     json_t *metadata = NULL;
     size_t i;
     json_t *item;
@@ -214,7 +214,7 @@ void mb_api_svc_get(mb_api *api, mb_call *call)
     mb_http_respond_json(call->req, 200, o);
 }
 
-void mb_api_svc_release(mb_api *api, mb_call *call)
+void mb_api__svc_release(mb_api *api, mb_call *call)
 {
     int is_ttl = 0;
     if (mb_api__query_bool(call, "is_ttl", &is_ttl) != MB_OK) return;
@@ -238,7 +238,7 @@ void mb_api_svc_release(mb_api *api, mb_call *call)
     mb_api__svc_target_free(&t);
 }
 
-void mb_api_svc_reset(mb_api *api, mb_call *call)
+void mb_api__svc_reset(mb_api *api, mb_call *call)
 {
     mb_svc_target t;
     if (mb_api__svc_target(api, call, &t) != MB_OK) return;
@@ -250,7 +250,7 @@ void mb_api_svc_reset(mb_api *api, mb_call *call)
     mb_api__svc_target_free(&t);
 }
 
-void mb_api_svc_list(mb_api *api, mb_call *call)
+void mb_api__svc_list(mb_api *api, mb_call *call)
 {
     const char *want_server = mb_http_query(call->req, "server_name");
     const char *want_tag = mb_http_query(call->req, "tag");
@@ -301,11 +301,11 @@ static void shift_to_id(mb_call *call)
     call->args[1] = NULL;
 }
 
-void mb_api_svc_upload_url(mb_api *api, mb_call *call)
+void mb_api__svc_upload_url(mb_api *api, mb_call *call)
 {
     mb_svc_target t;
     if (mb_api__svc_target(api, call, &t) != MB_OK) return;
     mb_api__svc_target_free(&t);
     shift_to_id(call);
-    mb_api_upload_url(api, call);
+    mb_api__upload_url(api, call);
 }

@@ -356,7 +356,7 @@ static int missing(mb_call *call, const svc_hooks *h, const char *server, const 
     return MB_ECONFLICT;
 }
 
-void mb_api_svc_initialize(mb_api *api, mb_call *call)
+void mb_api__svc_initialize(mb_api *api, mb_call *call)
 {
     int init_default = 0;
     if (mb_api__query_bool(call, "init_default_data", &init_default) != MB_OK) return;
@@ -366,7 +366,7 @@ void mb_api_svc_initialize(mb_api *api, mb_call *call)
         body = json_loadb(call->req->body.data, call->req->body.len,
                           JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
         if (!body) {
-            mb_api_respond_422(call, json_pack("[{s:s,s:[s,i],s:s,s:n,s:{s:s}}]", "type",
+            mb_api__respond_422(call, json_pack("[{s:s,s:[s,i],s:s,s:n,s:{s:s}}]", "type",
                                                "json_invalid", "loc", "body", jerr.position,
                                                "msg", "JSON decode error", "input", "ctx",
                                                "error", jerr.text));
@@ -388,7 +388,7 @@ void mb_api_svc_initialize(mb_api *api, mb_call *call)
         mb_http_respond_json(call->req, 200, json_pack("{s:s,s:s,s:s}", "sandbox_id", t.rec.id,
                                                        "status", "occupied", "message", message));
     } else if (detail) {
-        mb_api_respond_422(call, detail);
+        mb_api__respond_422(call, detail);
     } else {
         mb_http_respond_err(call->req, &err);
     }
@@ -397,7 +397,7 @@ void mb_api_svc_initialize(mb_api *api, mb_call *call)
     mb_api__svc_target_free(&t);
 }
 
-void mb_api_svc_dump(mb_api *api, mb_call *call)
+void mb_api__svc_dump(mb_api *api, mb_call *call)
 {
     mb_svc_target t;
     if (mb_api__svc_target(api, call, &t) != MB_OK) return;

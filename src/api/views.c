@@ -34,7 +34,7 @@ static json_t *server_metadata(mb_api *api, const mb_sandbox_rec *rec, const mb_
     return md;
 }
 
-json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec)
+json_t *mb_api__server_items(mb_api *api, const mb_sandbox_rec *rec)
 {
     json_t *items = json_array();
     mb_server_rec *srv;
@@ -66,7 +66,7 @@ json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec)
     return items;
 }
 
-json_t *mb_api_sandbox_info(mb_api *api, const mb_sandbox_rec *rec)
+json_t *mb_api__sandbox_info(mb_api *api, const mb_sandbox_rec *rec)
 {
     char created[40];
     mb_iso8601(rec->created_at, created);
@@ -75,11 +75,11 @@ json_t *mb_api_sandbox_info(mb_api *api, const mb_sandbox_rec *rec)
     json_object_set_new(o, "created_at", json_string(created));
     json_object_set_new(o, "status", json_string(rec->status));
     json_object_set_new(o, "benchmark", nullable_string(rec->benchmark));
-    json_object_set_new(o, "servers", mb_api_server_items(api, rec));
+    json_object_set_new(o, "servers", mb_api__server_items(api, rec));
     return o;
 }
 
-void mb_api_respond_422(mb_call *call, json_t *detail)
+void mb_api__respond_422(mb_call *call, json_t *detail)
 {
     mb_http_respond_json(call->req, 422, json_pack("{s:o}", "detail", detail));
 }

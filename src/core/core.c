@@ -13,16 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-char *mb_core_workspace(mb_core *core, const char *id)
-{
-    return mb_asprintf("%s/workspaces/%s/" MB_DATA_SUBDIR, core->cfg.data_dir, id);
-}
-
-char *mb_core__blob_dir(mb_core *core, const char *id)
-{
-    return mb_asprintf("%s/blobs/%s", core->cfg.data_dir, id);
-}
-
 mb_store *mb_core_store(mb_core *core) { return core->store; }
 const mb_config *mb_core_config(mb_core *core) { return &core->cfg; }
 
@@ -85,13 +75,13 @@ int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err)
         {"", 0711}, {"workspaces", 0711}, {"run", 0711}, {"blobs", 0700},
     };
     for (size_t i = 0; !rc && i < sizeof sub / sizeof *sub; i++) {
-        char *p = mb_asprintf("%s/%s", core->data_dir, sub[i].name);
+        char *p = mb_core__path_top(core, sub[i].name);
         rc = mb_mkdir_p(p, sub[i].mode, err);
         if (!rc && chmod(p, sub[i].mode) != 0) rc = mb_err_sys(err, errno, "cannot chmod %s", p);
         free(p);
     }
     if (!rc) {
-        char *db = mb_asprintf("%s/mcpbox.db", core->data_dir);
+        char *db = mb_core__path_top(core, "mcpbox.db");
         rc = mb_store_open(db, &core->store, err);
         free(db);
     }
@@ -220,6 +210,25 @@ int mb_core_live(mb_core *core, const char *id, mb_sandbox_rec *out, mb_err *err
     return MB_OK;
 }
 
+int mb_core__lock_rec(mb_core *core, const char *owner, const char *id, mb_sandbox_rec *rec,
+                      mb_sblock **lock, mb_err *err)
+{
+    *lock = NULL;
+    /* Unknown ids are turned away before they make a lock entry. */
+    int rc = owner ? mb_core_get(core, owner, id, rec, err) : mb_core_live(core, id, rec, err);
+    if (rc) return rc;
+    mb_sblock *l = mb_core__lock(core, id);
+    /* A release may have run while we waited: the record read under the
+     * lock is the one that counts. */
+    rc = owner ? mb_core_get(core, owner, id, rec, err) : mb_core_live(core, id, rec, err);
+    if (rc) {
+        mb_core__unlock(core, l);
+        return rc;
+    }
+    *lock = l;
+    return MB_OK;
+}
+
 int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
 {
     mb_sblock *lock = mb_core__lock(core, id);
@@ -232,7 +241,7 @@ int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
         rec.updated_at = mb_now();
         rec.has_upload = 0;
         rc = mb_store_sandbox_update(core->store, &rec, err);
-        char *blobs = mb_core__blob_dir(core, id);
+        char *blobs = mb_core__path_blob(core, id, NULL);
         mb_err e2;
         if (!rc && mb_core__sandbox_down(core, &rec, &e2) != MB_OK)
             mb_warn("release %s: %s", id, e2.msg);

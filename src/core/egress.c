@@ -40,11 +40,11 @@ int mb_core__profile_has_egress(const mb_profile *p)
 char *mb_core__egress_dir(mb_core *core, const char *id, int create)
 {
     if (create) {
-        char *root = mb_asprintf("%s/egress", core->cfg.data_dir);
+        char *root = mb_core__path_top(core, "egress");
         if (mkdir(root, 0711) != 0 && errno != EEXIST) mb_warn("cannot create %s", root);
         free(root);
     }
-    char *dir = mb_asprintf("%s/egress/%s", core->cfg.data_dir, id);
+    char *dir = mb_core__path_egress(core, id);
     if (create && mkdir(dir, 0755) != 0 && errno != EEXIST) mb_warn("cannot create %s", dir);
     return dir;
 }
@@ -58,9 +58,9 @@ char *mb_core__egress_server(mb_core *core, const char *id, const mb_profile_ser
     const char **v = mb_calloc(n + 1, sizeof *v);
     for (size_t i = 0; i < n; i++) v[i] = json_string_value(json_array_get(allow, i));
     char *dir = mb_core__egress_dir(core, id, 1);
-    char *logs = mb_asprintf("%s/workspaces/%s/.logs", core->cfg.data_dir, id);
+    char *logs = mb_core__path_logs(core, id, NULL);
     if (mkdir(logs, 0700) != 0 && errno != EEXIST) mb_warn("cannot create %s", logs);
-    char *log = mb_asprintf("%s/egress.log", logs);
+    char *log = mb_core__path_logs(core, id, "egress.log");
     int rc = mb_egress_open(core->egress, id, ps->name, dir, v, log, err);
     free(log);
     free(logs);

@@ -51,10 +51,10 @@ int mb_core_exec(mb_core *core, const char *owner, const char *id, const char *c
                  const void *in, size_t in_len, size_t out_cap, mb_buf *out, mb_err *err)
 {
     mb_sandbox_rec rec;
-    int rc = mb_core_get(core, owner, id, &rec, err);
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    mb_sblock *lock = mb_core__lock(core, id);
-    mb_live *l = mb_live_get(core, id);
+    mb_live *l = mb_core__live_get(core, id);
     mb_exec_result res;
     memset(&res, 0, sizeof res);
     if (!l) {
@@ -67,7 +67,7 @@ int mb_core_exec(mb_core *core, const char *owner, const char *id, const char *c
                              .output_cap = out_cap};
         rc = mb_sandbox_exec(l->sb, &spec, &res, err);
     }
-    mb_live_put(core, l);
+    mb_core__live_put(core, l);
     mb_core__unlock(core, lock);
     if (!rc && res.truncated)
         rc = mb_err_set(err, MB_ETOOBIG, "the output of %s is over %zu bytes", argv[0], out_cap);

@@ -78,13 +78,13 @@ static unsigned clean_parts(const char *blobs, int at_start)
 
 void mb_core__clean_leftovers(mb_core *core, const char *id, int at_start)
 {
-    char *volume = mb_core__volume(core, id);
+    char *volume = mb_core__path_volume(core, id);
     unsigned stages = 0;
     mb_err err;
     if (mb_archive_stage_sweep(volume, &stages, &err) != MB_OK)
         mb_warn("sandbox %s: %s", id, err.msg);
     free(volume);
-    char *blobs = mb_core__blob_dir(core, id);
+    char *blobs = mb_core__path_blob(core, id, NULL);
     unsigned parts = clean_parts(blobs, at_start);
     free(blobs);
     if (stages || parts)

@@ -21,9 +21,7 @@ struct mb_sblock {
 
 static unsigned bucket(const char *id)
 {
-    unsigned h = 2166136261u;
-    for (const char *p = id; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
-    return h % MB_LOCK_BUCKETS;
+    return (unsigned)(mb_hash_str(id) % MB_LOCK_BUCKETS);
 }
 
 mb_sblock *mb_core__lock(mb_core *core, const char *id)

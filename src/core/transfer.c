@@ -2,7 +2,7 @@
  * transfer.c - archives in and out of a workspace: the PUT upload, initialize
  * (extract into /data), dump (tar.gz of /data) and reset (back to the seed
  * plus the last initialized archive, with the servers restarted: the
- * sandbox half of it is in runtime.c).
+ * sandbox half of it is in reset.c).
  *
  * Files per sandbox, in DIR/blobs/ID/:
  *   upload.tar.gz     the last complete PUT, until an initialize consumes it
@@ -24,20 +24,23 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-static char *blob_path(mb_core *core, const char *id, const char *name)
-{
-    return mb_asprintf("%s/blobs/%s/%s", core->cfg.data_dir, id, name);
-}
-
 char *mb_core_upload_tmp_path(mb_core *core, const char *id)
 {
-    char *dir = mb_core__blob_dir(core, id);
-    mb_mkdir_p(dir, 0700, NULL);
-    free(dir);
+    /* Made only while the sandbox is live, under its lock: a release that
+     * ran since the caller checked must not get its blob dir back. The PUT
+     * then fails to open its file, and the commit says 404. */
+    mb_sandbox_rec rec;
+    mb_sblock *lock;
+    if (mb_core__lock_rec(core, NULL, id, &rec, &lock, NULL) == MB_OK) {
+        char *dir = mb_core__path_blob(core, id, NULL);
+        mb_mkdir_p(dir, 0700, NULL);
+        free(dir);
+        mb_core__unlock(core, lock);
+    }
     char tag[37];
     mb_uuid4(tag);
     char *name = mb_asprintf("upload.tar.gz.part-%.8s", tag);
-    char *path = blob_path(core, id, name);
+    char *path = mb_core__path_blob(core, id, name);
     free(name);
     return path;
 }
@@ -45,10 +48,14 @@ char *mb_core_upload_tmp_path(mb_core *core, const char *id)
 int mb_core_upload_commit(mb_core *core, const char *id, const char *tmp_path, uint64_t size,
                           mb_err *err)
 {
-    mb_sblock *lock = mb_core__lock(core, id);
     mb_sandbox_rec rec;
-    int rc = mb_core_live(core, id, &rec, err);
-    char *final = blob_path(core, id, "upload.tar.gz");
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, NULL, id, &rec, &lock, err);
+    if (rc) {
+        unlink(tmp_path);
+        return rc;
+    }
+    char *final = mb_core__path_blob(core, id, "upload.tar.gz");
     if (!rc && rename(tmp_path, final) != 0) rc = mb_err_sys(err, errno, "cannot keep the upload");
     if (!rc) {
         mb_blob_rec b = {0};
@@ -81,7 +88,7 @@ int mb_core__extract(mb_core *core, const mb_sandbox_rec *rec, const char *archi
     if (fd < 0) return mb_err_sys(err, errno, "cannot open the uploaded archive");
     char *ws = mb_core_workspace(core, rec->id);
     /* Staged on the workspace's own tmpfs, outside what the sandbox sees. */
-    char *volume = mb_core__volume(core, rec->id);
+    char *volume = mb_core__path_volume(core, rec->id);
     opts.staging_dir = volume;
     mb_archive_stats stats = {0};
     int rc = mb_archive_extract(fd, ws, &opts, &stats, err);
@@ -97,11 +104,11 @@ int mb_core__extract(mb_core *core, const mb_sandbox_rec *rec, const char *archi
 int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err *err)
 {
     mb_sandbox_rec rec;
-    int rc = mb_core_get(core, owner, id, &rec, err);
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    mb_sblock *lock = mb_core__lock(core, id);
-    char *upload = blob_path(core, id, "upload.tar.gz");
-    char *baseline = blob_path(core, id, "baseline.tar.gz");
+    char *upload = mb_core__path_blob(core, id, "upload.tar.gz");
+    char *baseline = mb_core__path_blob(core, id, "baseline.tar.gz");
     const char *source = NULL;
     if (access(upload, F_OK) == 0) source = upload;
     else if (access(baseline, F_OK) == 0) source = baseline;  /* re-initialize from the last one */
@@ -144,7 +151,7 @@ int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err 
  * a few sparse gigabytes cannot buy minutes of the daemon's CPU. */
 static void dump_bounds(mb_core *core, const char *id, mb_archive_write_opts *wo)
 {
-    char *volume = mb_core__volume(core, id);
+    char *volume = mb_core__path_volume(core, id);
     struct statvfs vfs;
     if (statvfs(volume, &vfs) == 0 && vfs.f_blocks)
         wo->max_bytes = (uint64_t)vfs.f_blocks * (uint64_t)vfs.f_frsize;
@@ -156,13 +163,13 @@ static void dump_bounds(mb_core *core, const char *id, mb_archive_write_opts *wo
 int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
 {
     mb_sandbox_rec rec;
-    int rc = mb_core_get(core, owner, id, &rec, err);
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    mb_sblock *lock = mb_core__lock(core, id);
-    char *dir = mb_core__blob_dir(core, id);
+    char *dir = mb_core__path_blob(core, id, NULL);
     mb_mkdir_p(dir, 0700, NULL);
-    char *tmp = blob_path(core, id, "dump.tar.gz.part");
-    char *final = blob_path(core, id, "dump.tar.gz");
+    char *tmp = mb_core__path_blob(core, id, "dump.tar.gz.part");
+    char *final = mb_core__path_blob(core, id, "dump.tar.gz");
     char *ws = mb_core_workspace(core, id);
     mb_archive_stats stats = {0};
     mb_archive_write_opts wo = MB_ARCHIVE_WRITE_OPTS_INIT;
@@ -203,7 +210,7 @@ int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
 
 int mb_core_open_dump(mb_core *core, const char *id, int *fd, uint64_t *size, mb_err *err)
 {
-    char *path = blob_path(core, id, "dump.tar.gz");
+    char *path = mb_core__path_blob(core, id, "dump.tar.gz");
     *fd = open(path, O_RDONLY | O_CLOEXEC);
     free(path);
     if (*fd < 0)
@@ -218,9 +225,9 @@ int mb_core_open_dump(mb_core *core, const char *id, int *fd, uint64_t *size, mb
 int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err)
 {
     mb_sandbox_rec rec;
-    int rc = mb_core_get(core, owner, id, &rec, err);
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    mb_sblock *lock = mb_core__lock(core, id);
     rc = mb_core__sandbox_reset(core, &rec, err);
     if (!rc && mb_core_live(core, id, &rec, NULL) == MB_OK) {
         rec.updated_at = mb_now();

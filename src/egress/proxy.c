@@ -78,27 +78,12 @@ struct mb_egress {
 
 /* ----------------------------------------------------------- bookkeeping */
 
-static void free_strv(char **v)
-{
-    for (size_t i = 0; v && v[i]; i++) free(v[i]);
-    free(v);
-}
-
-static char **copy_strv(const char *const *v)
-{
-    size_t n = 0;
-    while (v && v[n]) n++;
-    char **c = mb_calloc(n + 1, sizeof *c);
-    for (size_t i = 0; i < n; i++) c[i] = mb_strdup(v[i]);
-    return c;
-}
-
 /* With eg->lock held. */
 static void listener_unref(listener *l)
 {
     if (--l->refs > 0) return;
     if (l->log_fd >= 0) close(l->log_fd);
-    free_strv(l->allow);
+    mb_strv_free(l->allow);
     free(l->server);
     free(l->dir);
     free(l->path);
@@ -563,8 +548,8 @@ int mb_egress_open(mb_egress *eg, const char *sandbox_id, const char *server, co
     pthread_mutex_lock(&eg->lock);
     for (listener *l = eg->listeners; l; l = l->next)
         if (!strcmp(l->sandbox, sandbox_id) && !strcmp(l->server, server)) {
-            free_strv(l->allow);
-            l->allow = copy_strv(allow);
+            mb_strv_free(l->allow);
+            l->allow = mb_strv_dup(allow ? allow : (const char *const[]){NULL});
             pthread_mutex_unlock(&eg->lock);
             return MB_OK;
         }
@@ -604,7 +589,7 @@ int mb_egress_open(mb_egress *eg, const char *sandbox_id, const char *server, co
     l->server = mb_strdup(server);
     l->dir = mb_strdup(dir);
     l->path = path;
-    l->allow = copy_strv(allow);
+    l->allow = mb_strv_dup(allow ? allow : (const char *const[]){NULL});
     l->fd = fd;
     l->refs = 1;
     l->log_fd = log_path ? open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)

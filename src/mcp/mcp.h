@@ -25,9 +25,17 @@
  * servers over this stdio protocol), sandboxing, or server->client requests
  * (sampling, roots/list; MCP Roots are not supported).
  *
- * Threading: none. A server runs one request at a time on the calling thread.
- * A long-running handler stays responsive to cancellation and pings by
- * calling mb_mcp_call_cancelled() now and then (or polling
+ * Threading: mb_mcp_serve() reads stdin and answers every request on the
+ * calling thread. tools/call runs there too, one at a time, unless the server
+ * sets mb_mcp_info.concurrent_calls > 1: then each call is queued and run on
+ * one of up to that many worker threads (workers.c, started on demand and
+ * joined before mb_mcp_serve returns), so the tool handlers and the server's
+ * data must be safe to use from several threads at once. Responses from any
+ * thread are written whole under one output lock (transport.c); the queue is
+ * guarded by the workers' own lock, a job's cancellation flag is atomic.
+ * Everything else (initialize, tools/list, on_initialize) runs on the reading
+ * thread. A long-running handler stays responsive to cancellation and pings
+ * by calling mb_mcp_call_cancelled() now and then (or polling
  * mb_mcp_call_input_fd() along with its own descriptors).
  *
  * Ownership: pointers passed in as `const` are borrowed; tool tables and the

@@ -18,14 +18,7 @@
 
 #define PROFILE_MAX_BYTES (1 << 20)
 
-static void strv_free(char **v)
-{
-    if (!v) return;
-    for (char **p = v; *p; p++) free(*p);
-    free(v);
-}
-
-void mb_profile_names_free(char **names) { strv_free(names); }
+void mb_profile_names_free(char **names) { mb_strv_free(names); }
 
 void mb_profile_free(mb_profile *p)
 {
@@ -34,8 +27,8 @@ void mb_profile_free(mb_profile *p)
         mb_profile_server *s = &p->servers[i];
         free(s->name);
         free(s->upstream);
-        strv_free(s->argv);
-        strv_free(s->envp);
+        mb_strv_free(s->argv);
+        mb_strv_free(s->envp);
         free(s->cwd);
     }
     free(p->servers);
@@ -146,7 +139,7 @@ static int build_env(json_t *base, json_t *over, const mb_profile_vars *vars, co
         snprintf(where, sizeof where, "servers.%s.env.%s", server, k);
         rc = expand(json_string_value(v), vars, file, where, &val, err);
         if (rc) {
-            strv_free(env);
+            mb_strv_free(env);
             goto out;
         }
         env[i++] = mb_asprintf("%s=%s", k, val);

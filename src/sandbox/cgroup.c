@@ -118,13 +118,9 @@ void mb__scope_of_root(const char *state_root, char out[MB__SCOPE_LEN + 1])
 {
     char *real = mb__resolve_partly(state_root);
     const char *p = real ? real : state_root;
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
     size_t n = strlen(p);
     while (n > 1 && p[n - 1] == '/') n--;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ull;
-    }
+    uint64_t h = mb_hash_bytes(p, n);
     snprintf(out, MB__SCOPE_LEN + 1, "%016" PRIx64, h);
     free(real);
 }

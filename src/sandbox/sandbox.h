@@ -104,6 +104,11 @@ int mb_zygote_local(char *title, size_t title_len, mb_zygote **out, mb_err *err)
 /* Ends the helper process (if any) and frees the zygote; sandboxes it cloned
  * keep running. NULL is a no-op. */
 void mb_zygote_stop(mb_zygote *z);
+/* The body of the helper `mcpbox sandbox-zygote --fd FD` (mb_zygote_start
+ * execs it): closes every other descriptor >= 3 and serves requests on fd
+ * until it closes. title/title_len as mb_zygote_local. Returns an exit
+ * status. */
+int mb_zygote_helper_main(int fd, char *title, size_t title_len);
 /* The helper's pid (0 for a local zygote or before its first start), for
  * tests and diagnostics. */
 pid_t mb_zygote_pid(const mb_zygote *z);

@@ -196,6 +196,20 @@ int mb_str_has_suffix(const char *s, const char *suffix);
 /* Parses a size like "4G", "512M", "100k" or "1234" into bytes. */
 int mb_parse_size(const char *s, uint64_t *out);
 
+/* The one string hash (strv.c): FNV-1a, 64-bit. Stable across versions:
+ * some results name things on disk (cgroup scopes). */
+uint64_t mb_hash_bytes(const void *p, size_t n);
+uint64_t mb_hash_str(const char *s);
+
+/* The one string list (strv.c): NULL-terminated arrays of strings, argv and
+ * envp style. _len and _free take NULL; _dup returns NULL for NULL and
+ * copies every string; _push appends x (borrowed, not copied) to a list of
+ * *n entries, keeping it NULL-terminated (free the array with free()). */
+size_t mb_strv_len(const char *const *v);
+char **mb_strv_dup(const char *const *v);
+void mb_strv_free(char **v);
+void mb_strv_push(const char ***v, size_t *n, const char *x);
+
 /* ------------------------------------------------------------------ UTF-8 */
 
 /* Every string that crosses a boundary is untrusted. These are the only

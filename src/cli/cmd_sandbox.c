@@ -16,7 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "cli/cli.h"
-#include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -50,9 +50,7 @@ int mb_cmd_sandbox_zygote(int argc, char **argv)
                         "is started by mcpbox itself\n");
         return 2;
     }
-    int keep[1] = {(int)fd};
-    (void)mb__close_fds_except(keep, 1);
-    return mb__zygote_main((int)fd, argv[0], arg_area(argc, argv));
+    return mb_zygote_helper_main((int)fd, argv[0], arg_area(argc, argv));
 }
 
 /* ------------------------------------------------------------- helpers */

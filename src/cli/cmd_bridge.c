@@ -56,19 +56,6 @@ static void usage(FILE *f)
             "MCPBOX_LOG=debug shows the server's stderr.\n");
 }
 
-typedef struct strv {
-    const char **v;
-    size_t n;
-} strv;
-
-static void strv_push(strv *s, const char *x)
-{
-    s->v = realloc(s->v, (s->n + 2) * sizeof *s->v);
-    if (!s->v) abort();
-    s->v[s->n++] = x;
-    s->v[s->n] = NULL;
-}
-
 /* A positive number of milliseconds, or -1. */
 static int parse_ms(const char *s)
 {
@@ -215,7 +202,8 @@ int mb_cmd_bridge(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *listen_spec = "127.0.0.1:8000", *cwd = NULL;
-    strv hosts = {0}, origins = {0};
+    const char **hosts = NULL, **origins = NULL;
+    size_t nhosts = 0, norigins = 0;
     mb_gateway_opts opts = {0};
     int lazy = 0, rc = 1, opt;
     uint64_t size;
@@ -223,8 +211,8 @@ int mb_cmd_bridge(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'l': listen_spec = optarg; break;
-        case 'H': strv_push(&hosts, optarg); break;
-        case 'O': strv_push(&origins, optarg); break;
+        case 'H': mb_strv_push(&hosts, &nhosts, optarg); break;
+        case 'O': mb_strv_push(&origins, &norigins, optarg); break;
         case 'c':
         case 'i':
         case 'k': {
@@ -270,15 +258,15 @@ int mb_cmd_bridge(int argc, char **argv)
     int v6 = 0;
     int lfd = listen_on(listen_spec, host, sizeof host, shown, sizeof shown, &v6);
     if (lfd < 0) goto out_lists;
-    strv_push(&hosts, "localhost");
-    strv_push(&hosts, "127.0.0.1");
-    strv_push(&hosts, "[::1]");
-    strv_push(&hosts, host);
+    mb_strv_push(&hosts, &nhosts, "localhost");
+    mb_strv_push(&hosts, &nhosts, "127.0.0.1");
+    mb_strv_push(&hosts, &nhosts, "[::1]");
+    mb_strv_push(&hosts, &nhosts, host);
 
     opts.spawn = mb_gateway_spawn_local;
     opts.kill = mb_gateway_kill_local;
-    opts.allowed_hosts = hosts.v;
-    opts.allowed_origins = origins.v;
+    opts.allowed_hosts = hosts;
+    opts.allowed_origins = origins;
     mb_gateway *gw = NULL;
     mb_err err = {0};
     if (mb_gateway_create(&opts, &gw, &err)) {
@@ -323,7 +311,7 @@ int mb_cmd_bridge(int argc, char **argv)
 out_gw:
     mb_gateway_destroy(gw);
 out_lists:
-    free(hosts.v);
-    free(origins.v);
+    free(hosts);
+    free(origins);
     return rc;
 }
