@@ -449,3 +449,50 @@ def test_unfinished_tools_say_so(pp):
                             "height": 1, "categories": ["a"], "series_names": ["s"],
                             "series_values": [[1]], "presentation_id": "presentation_1"}, error=True)
     assert "not implemented by mcpbox" in text
+
+
+def test_connector_table_cell_masters_transitions(pp, root):
+    pp("create_presentation")
+    pid = {"presentation_id": "presentation_1"}
+    pp("add_slide", {"layout_index": 6, **pid})
+    # these modules look up `presentation_id or current`
+    assert pp("add_connector", {"slide_index": 0, "connector_type": "straight", "start_x": 0,
+                                "start_y": 0, "end_x": 1, "end_y": 1}) == {"error": "Presentation not found"}
+    d = pp("add_connector", {"slide_index": 0, "connector_type": "Elbow", "start_x": 3, "start_y": 1,
+                             "end_x": 1, "end_y": 2.5, "line_width": 2, "color": [1, 2, 3], **pid})
+    assert d == {"message": "Added Elbow connector to slide 0", "connector_type": "Elbow",
+                 "start_point": [3.0, 1.0], "end_point": [1.0, 2.5], "shape_index": 0}
+    assert pp("add_connector", {"slide_index": 0, "connector_type": "zigzag", "start_x": 0, "start_y": 0,
+                                "end_x": 1, "end_y": 1, **pid}) == {
+        "error": "Invalid connector type. Use: ['straight', 'elbow', 'curved']"}
+    assert pp("add_connector", {"slide_index": 4, "connector_type": "straight", "start_x": 0,
+                                "start_y": 0, "end_x": 1, "end_y": 1, **pid}) == {
+        "error": "Slide index 4 out of range"}
+    pp("add_table", {"slide_index": 0, "rows": 2, "cols": 2, "left": 1, "top": 1, "width": 4,
+                     "height": 2, "data": [["a", "b"], ["c", "d"]], **pid})
+    assert pp("format_table_cell", {"slide_index": 0, "shape_index": 1, "row": 1, "col": 1,
+                                    "bg_color": [255, 255, 0], "italic": True, "font_name": "Arial", **pid}) == {
+        "message": "Formatted cell at row 1, column 1 in table at shape index 1 on slide 0"}
+    assert pp("format_table_cell", {"slide_index": 0, "shape_index": 0, "row": 0, "col": 0, **pid}) == {
+        "error": "Shape at index 0 is not a table"}
+    assert pp("format_table_cell", {"slide_index": 0, "shape_index": 1, "row": 0, "col": 2, **pid}) == {
+        "error": "Invalid column index: 2. Available columns: 0-1"}
+    t = pp("manage_slide_transitions", {"slide_index": 0, "operation": "set", "transition_type": "fade", **pid})
+    assert t["duration"] == 1.0 and "placeholder for future enhancement" in t["note"]
+    m = pp("manage_slide_masters", {"operation": "get_layouts", **pid})
+    assert [l["name"] for l in m["layouts"]] == LAYOUTS and m["message"] == "Master 0 has 11 layouts"
+    assert pp("manage_slide_masters", {"operation": "get_info", "master_index": 3, **pid}) == {
+        "error": "Master index 3 out of range"}
+    pp("save_presentation", {"file_path": "c.pptx", **pid})
+    with zipfile.ZipFile(str(root / "c.pptx")) as z:
+        s = ET.fromstring(z.read(slide_parts(z)[0]))
+    cxn = s.find(".//" + P + "cxnSp")
+    xf = cxn.find(P + "spPr/" + A + "xfrm")
+    assert xf.get("flipH") == "1" and xf.get("flipV") is None
+    assert xf.find(A + "off").get("x") == str(914400) and xf.find(A + "ext").get("cx") == str(2 * 914400)
+    assert cxn.find(P + "spPr/" + A + "prstGeom").get("prst") == "bentConnector3"
+    assert cxn.find(P + "spPr/" + A + "ln").get("w") == str(2 * 12700)
+    tc = s.findall(".//" + A + "tc")[3]
+    assert tc.find(A + "tcPr/" + A + "solidFill/" + A + "srgbClr").get("val") == "FFFF00"
+    rpr = tc.find(".//" + A + "rPr")
+    assert rpr.get("i") == "1" and rpr.find(A + "latin").get("typeface") == "Arial"

@@ -63,6 +63,9 @@ void pp_pres_free(pp_pres *p);
 xmlDocPtr pp_part_xml(pp_pres *p, const char *part);
 void pp_touch(pp_pres *p, const char *part);
 
+/* The part a relationship of `source` (by type, or by id when type is NULL)
+ * points to (caller frees), or NULL. */
+char *pp_rel_target(mb_ooxml *pkg, const char *source, const char *type, const char *id);
 /* The layout part of a slide (caller frees) or NULL. */
 char *pp_slide_layout(pp_pres *p, const char *slide);
 /* cSld@name of a slide/layout/master part ("" when absent; borrowed). */
@@ -146,6 +149,16 @@ void pp_json_pretty(mb_buf *b, json_t *v, int depth);
 
 typedef int (*pp_fn)(mb_mcp_call *call, json_t *args, mb_mcp_result *res);
 
+/* a:tcPr fill of a table cell (cell.fill.solid(); fore_color.rgb = rgb) */
+void pp_cell_fill(xmlNodePtr tc, json_t *rgb);
+/* format_text_advanced on a txBody with the options in args (size from
+ * size_key; force_bold sets bold). */
+void pp_format_txbody(xmlNodePtr tx, json_t *args, const char *size_key, int force_bold);
+long long pp_inches(double x);
+int pp_valid_rgb(json_t *c);
+void pp_set_ll(xmlNodePtr n, const char *attr, long long v);
+void pp_set_id_name(xmlNodePtr cnvpr, long id, const char *base);
+
 /* tools_pres.c */
 int pp_t_create_presentation(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_create_presentation_from_template(mb_mcp_call *, json_t *, mb_mcp_result *);
@@ -167,5 +180,10 @@ int pp_t_add_bullet_points(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_shapes.c */
 int pp_t_manage_text(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_add_table(mb_mcp_call *, json_t *, mb_mcp_result *);
+/* tools_misc.c */
+int pp_t_format_table_cell(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_add_connector(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_manage_slide_masters(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_manage_slide_transitions(mb_mcp_call *, json_t *, mb_mcp_result *);
 
 #endif /* MB_SERVERS_POWERPOINT_PP_H */

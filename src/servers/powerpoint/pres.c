@@ -34,7 +34,7 @@ static int find_rel_fn(const mb_ooxml_rel *rel, void *payload)
 }
 
 /* The part `source`'s relationship (by type or id) points to, or NULL. */
-static char *rel_target(mb_ooxml *pkg, const char *source, const char *type, const char *id)
+char *pp_rel_target(mb_ooxml *pkg, const char *source, const char *type, const char *id)
 {
     find_rel f = {type, id, NULL};
     mb_err err = {0};
@@ -86,7 +86,7 @@ static int load_lists(pp_pres *p, char **why)
     for (xmlNodePtr c = lst ? lst->children : NULL; c; c = c->next) {
         if (!pp_is(c, PP_NS_P, "sldId")) continue;
         xmlChar *rid = (xmlChar *)r_id(c);
-        char *part = rid ? rel_target(p->pkg, p->main, NULL, (const char *)rid) : NULL;
+        char *part = rid ? pp_rel_target(p->pkg, p->main, NULL, (const char *)rid) : NULL;
         xmlFree(rid);
         if (!part) {
             *why = mb_strdup("There is no item named 'slide' in the archive");
@@ -98,7 +98,7 @@ static int load_lists(pp_pres *p, char **why)
     for (xmlNodePtr c = ml ? ml->children : NULL; c && !p->master; c = c->next) {
         if (!pp_is(c, PP_NS_P, "sldMasterId")) continue;
         xmlChar *rid = (xmlChar *)r_id(c);
-        p->master = rid ? rel_target(p->pkg, p->main, NULL, (const char *)rid) : NULL;
+        p->master = rid ? pp_rel_target(p->pkg, p->main, NULL, (const char *)rid) : NULL;
         xmlFree(rid);
     }
     xmlDocPtr mx = p->master ? pp_part_xml(p, p->master) : NULL;
@@ -106,7 +106,7 @@ static int load_lists(pp_pres *p, char **why)
     for (xmlNodePtr c = ll ? ll->children : NULL; c; c = c->next) {
         if (!pp_is(c, PP_NS_P, "sldLayoutId")) continue;
         xmlChar *rid = (xmlChar *)r_id(c);
-        char *part = rid ? rel_target(p->pkg, p->master, NULL, (const char *)rid) : NULL;
+        char *part = rid ? pp_rel_target(p->pkg, p->master, NULL, (const char *)rid) : NULL;
         xmlFree(rid);
         if (part) push(&p->layouts, &p->nlayouts, part);
     }
@@ -129,7 +129,7 @@ static int open_pkg(const char *path, const char *shown, pp_pres **out, char **w
     }
     pp_pres *p = mb_calloc(1, sizeof *p);
     p->pkg = pkg;
-    p->main = rel_target(pkg, "", PP_REL "officeDocument", NULL);
+    p->main = pp_rel_target(pkg, "", PP_REL "officeDocument", NULL);
     if (!p->main || !mb_ooxml_has(pkg, p->main)) {
         *why = mb_strdup("There is no item named 'ppt/presentation.xml' in the archive");
         pp_pres_free(p);
@@ -210,7 +210,7 @@ void pp_pres_free(pp_pres *p)
 
 char *pp_slide_layout(pp_pres *p, const char *slide)
 {
-    return rel_target(p->pkg, slide, PP_REL "slideLayout", NULL);
+    return pp_rel_target(p->pkg, slide, PP_REL "slideLayout", NULL);
 }
 
 const char *pp_part_name(pp_pres *p, const char *part)

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "servers/common/pyfmt.h"
 #include "servers/common/pyschema.h"
 #include "servers/powerpoint/pp.h"
 #include "servers/servers.h"
@@ -43,6 +44,10 @@ static const struct {
     {"add_bullet_points", pp_t_add_bullet_points},
     {"manage_text", pp_t_manage_text},
     {"add_table", pp_t_add_table},
+    {"format_table_cell", pp_t_format_table_cell},
+    {"add_connector", pp_t_add_connector},
+    {"manage_slide_masters", pp_t_manage_slide_masters},
+    {"manage_slide_transitions", pp_t_manage_slide_transitions},
     {"list_presentations", pp_t_list_presentations},
     {"switch_presentation", pp_t_switch_presentation},
     {"get_server_info", pp_t_get_server_info},
@@ -179,10 +184,21 @@ void pp_json_pretty(mb_buf *b, json_t *v, int depth)
     }
     case JSON_STRING: put_str(b, json_string_value(v), json_string_length(v)); break;
     case JSON_INTEGER: mb_buf_printf(b, "%lld", (long long)json_integer_value(v)); break;
-    case JSON_REAL: {
-        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
-        mb_buf_puts(b, s ? s : "null");
-        free(s);
+    case JSON_REAL: { /* serde_json (ryu): Python's repr digits, exponent without + or 0s */
+        mb_buf r = {0};
+        mb_py_float_str(&r, json_real_value(v));
+        const char *e = r.data ? strchr(r.data, 'e') : NULL;
+        if (!e) {
+            mb_buf_append(b, r.data, r.len);
+        } else {
+            mb_buf_append(b, r.data, (size_t)(e - r.data) + 1);
+            const char *x = e + 1;
+            if (*x == '+') x++;
+            else if (*x == '-') mb_buf_putc(b, *x++);
+            while (*x == '0' && x[1]) x++;
+            mb_buf_puts(b, x);
+        }
+        mb_buf_free(&r);
         break;
     }
     case JSON_TRUE: mb_buf_puts(b, "true"); break;
@@ -311,7 +327,11 @@ static void check(json_t **slot, json_t *schema, const char *loc, verr *e)
             add_err(e, loc, "Input should be a valid integer", "int_type", v);
         }
     } else if (!strcmp(type, "number")) {
-        if (json_is_number(v)) return;
+        if (json_is_real(v)) return;
+        if (json_is_integer(v)) { /* pydantic makes a float of it */
+            *slot = json_real((double)json_integer_value(v)), json_decref(v);
+            return;
+        }
         if (json_is_string(v)) {
             char *end;
             double x = strtod(json_string_value(v), &end);

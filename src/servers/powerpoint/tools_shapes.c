@@ -11,12 +11,12 @@
 #include "servers/powerpoint/pp.h"
 
 /* Inches(x) = int(x * 914400), truncated toward zero */
-static long long inches(double x)
+long long pp_inches(double x)
 {
     return (long long)trunc(x * PP_EMU_PER_INCH);
 }
 
-static int valid_rgb(json_t *c)
+int pp_valid_rgb(json_t *c)
 {
     if (!json_is_array(c) || json_array_size(c) != 3) return 0;
     for (size_t i = 0; i < 3; i++) {
@@ -26,7 +26,7 @@ static int valid_rgb(json_t *c)
     return 1;
 }
 
-static void set_ll(xmlNodePtr n, const char *attr, long long v)
+void pp_set_ll(xmlNodePtr n, const char *attr, long long v)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", v);
@@ -38,17 +38,17 @@ static xmlNodePtr add_xfrm(xmlNodePtr parent, const char *ns, long long x, long 
 {
     xmlNodePtr xf = pp_new(parent, ns, "xfrm");
     xmlNodePtr off = pp_new(xf, PP_NS_A, "off");
-    set_ll(off, "x", x);
-    set_ll(off, "y", y);
+    pp_set_ll(off, "x", x);
+    pp_set_ll(off, "y", y);
     xmlNodePtr ext = pp_new(xf, PP_NS_A, "ext");
-    set_ll(ext, "cx", cx);
-    set_ll(ext, "cy", cy);
+    pp_set_ll(ext, "cx", cx);
+    pp_set_ll(ext, "cy", cy);
     return xf;
 }
 
-static void set_id_name(xmlNodePtr cnvpr, long id, const char *base)
+void pp_set_id_name(xmlNodePtr cnvpr, long id, const char *base)
 {
-    set_ll(cnvpr, "id", id);
+    pp_set_ll(cnvpr, "id", id);
     char *name = mb_asprintf("%s %ld", base, id - 1);
     xmlSetProp(cnvpr, (const xmlChar *)"name", (const xmlChar *)name);
     free(name);
@@ -114,7 +114,7 @@ static void rpr_latin(xmlNodePtr rpr, const char *face)
 /* format_text_advanced(text_frame, ...) on a txBody: wrap on, then per
  * paragraph the alignment and per run the font. bg_color and
  * vertical_alignment are accepted and ignored, as upstream does. */
-static void format_txbody(xmlNodePtr tx, json_t *args, const char *size_key, int force_bold)
+void pp_format_txbody(xmlNodePtr tx, json_t *args, const char *size_key, int force_bold)
 {
     xmlNodePtr bp = pp_child(tx, PP_NS_A, "bodyPr");
     if (bp) xmlSetProp(bp, (const xmlChar *)"wrap", (const xmlChar *)"square");
@@ -143,7 +143,7 @@ static void format_txbody(xmlNodePtr tx, json_t *args, const char *size_key, int
         for (xmlNodePtr r = p->children; r; r = r->next) {
             if (!pp_is(r, PP_NS_A, "r")) continue;
             xmlNodePtr rpr = run_rpr(r);
-            if (json_is_integer(size)) set_ll(rpr, "sz", (long long)json_integer_value(size) * 100);
+            if (json_is_integer(size)) pp_set_ll(rpr, "sz", (long long)json_integer_value(size) * 100);
             if (json_is_boolean(bold))
                 xmlSetProp(rpr, (const xmlChar *)"b", (const xmlChar *)(json_is_true(bold) ? "1" : "0"));
             if (json_is_boolean(italic))
@@ -171,14 +171,14 @@ static int add_textbox(pp_pres *p, const char *slide, json_t *args, mb_mcp_resul
     long id = pp_next_shape_id(tree);
     xmlNodePtr sp = pp_new(tree, PP_NS_P, "sp");
     xmlNodePtr nv = pp_new(sp, PP_NS_P, "nvSpPr");
-    set_id_name(pp_new(nv, PP_NS_P, "cNvPr"), id, "TextBox");
+    pp_set_id_name(pp_new(nv, PP_NS_P, "cNvPr"), id, "TextBox");
     xmlSetProp(pp_new(nv, PP_NS_P, "cNvSpPr"), (const xmlChar *)"txBox", (const xmlChar *)"1");
     pp_new(nv, PP_NS_P, "nvPr");
     xmlNodePtr sppr = pp_new(sp, PP_NS_P, "spPr");
-    add_xfrm(sppr, PP_NS_A, inches(json_number_value(json_object_get(args, "left"))),
-             inches(json_number_value(json_object_get(args, "top"))),
-             inches(json_number_value(json_object_get(args, "width"))),
-             inches(json_number_value(json_object_get(args, "height"))));
+    add_xfrm(sppr, PP_NS_A, pp_inches(json_number_value(json_object_get(args, "left"))),
+             pp_inches(json_number_value(json_object_get(args, "top"))),
+             pp_inches(json_number_value(json_object_get(args, "width"))),
+             pp_inches(json_number_value(json_object_get(args, "height"))));
     xmlNodePtr geom = pp_new(sppr, PP_NS_A, "prstGeom");
     xmlSetProp(geom, (const xmlChar *)"prst", (const xmlChar *)"rect");
     pp_new(geom, PP_NS_A, "avLst");
@@ -195,7 +195,7 @@ static int add_textbox(pp_pres *p, const char *slide, json_t *args, mb_mcp_resul
                                       "bg_color", "alignment", "vertical_alignment", NULL};
     int any = 0;
     for (int i = 0; FMT[i]; i++) any |= truthy(json_object_get(args, FMT[i]));
-    if (any) format_txbody(tx, args, "font_size", 0);
+    if (any) pp_format_txbody(tx, args, "font_size", 0);
     pp_touch(p, slide);
     xmlNodePtr *sh = NULL;
     size_t n = pp_shapes(tree, &sh);
@@ -224,7 +224,7 @@ int pp_t_manage_text(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     static const char *const COLORS[] = {"color", "bg_color", NULL};
     for (int i = 0; COLORS[i]; i++) {
         json_t *c = json_object_get(args, COLORS[i]);
-        if (!json_is_null(c) && !valid_rgb(c)) {
+        if (!json_is_null(c) && !pp_valid_rgb(c)) {
             pp_errorf(res, "Parameter '%s': must be a valid RGB list [R, G, B] with values 0-255", COLORS[i]);
             return 0;
         }
@@ -268,11 +268,27 @@ int pp_t_manage_text(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 
 /* ------------------------------------------------------------- add_table */
 
-static void set_cell_fill(xmlNodePtr tc, json_t *rgb)
+void pp_cell_fill(xmlNodePtr tc, json_t *rgb)
 {
     xmlNodePtr tcpr = pp_child(tc, PP_NS_A, "tcPr");
     if (!tcpr) tcpr = pp_new(tc, PP_NS_A, "tcPr");
+    for (xmlNodePtr c = tcpr->children, next; c; c = next) {
+        next = c->next;
+        if (pp_is(c, PP_NS_A, "noFill") || pp_is(c, PP_NS_A, "solidFill") || pp_is(c, PP_NS_A, "gradFill") ||
+            pp_is(c, PP_NS_A, "blipFill") || pp_is(c, PP_NS_A, "pattFill") || pp_is(c, PP_NS_A, "grpFill")) {
+            xmlUnlinkNode(c);
+            xmlFreeNode(c);
+        }
+    }
     xmlNodePtr fill = pp_new(tcpr, PP_NS_A, "solidFill");
+    /* after lnL..lnBlToTr and cell3D, before headers / extLst */
+    for (xmlNodePtr c = tcpr->children; c; c = c->next) {
+        if (pp_is(c, PP_NS_A, "headers") || pp_is(c, PP_NS_A, "extLst")) {
+            xmlUnlinkNode(fill);
+            xmlAddPrevSibling(c, fill);
+            break;
+        }
+    }
     xmlNodePtr clr = pp_new(fill, PP_NS_A, "srgbClr");
     char hex[8];
     snprintf(hex, sizeof hex, "%02X%02X%02X", (int)json_integer_value(json_array_get(rgb, 0)),
@@ -300,7 +316,7 @@ int pp_t_add_table(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     static const char *const COLORS[] = {"header_bg_color", "body_bg_color", "border_color", NULL};
     for (int i = 0; !bad && COLORS[i]; i++) {
         json_t *c = json_object_get(args, COLORS[i]);
-        if (!json_is_null(c) && !valid_rgb(c)) {
+        if (!json_is_null(c) && !pp_valid_rgb(c)) {
             pp_errorf(res, "Parameter '%s': must be a valid RGB list [R, G, B] with values 0-255", COLORS[i]);
             return 0;
         }
@@ -329,14 +345,14 @@ int pp_t_add_table(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     }
     xmlNodePtr tree = pp_sptree(pp_part_xml(p, slide));
     long id = pp_next_shape_id(tree);
-    long long cx = inches(width), cy = inches(height);
+    long long cx = pp_inches(width), cy = pp_inches(height);
     xmlNodePtr gf = pp_new(tree, PP_NS_P, "graphicFrame");
     xmlNodePtr nv = pp_new(gf, PP_NS_P, "nvGraphicFramePr");
-    set_id_name(pp_new(nv, PP_NS_P, "cNvPr"), id, "Table");
+    pp_set_id_name(pp_new(nv, PP_NS_P, "cNvPr"), id, "Table");
     xmlNodePtr locks = pp_new(pp_new(nv, PP_NS_P, "cNvGraphicFramePr"), PP_NS_A, "graphicFrameLocks");
     xmlSetProp(locks, (const xmlChar *)"noGrp", (const xmlChar *)"1");
     pp_new(nv, PP_NS_P, "nvPr");
-    add_xfrm(gf, PP_NS_P, inches(left), inches(top), cx, cy);
+    add_xfrm(gf, PP_NS_P, pp_inches(left), pp_inches(top), cx, cy);
     xmlNodePtr gd = pp_new(pp_new(gf, PP_NS_A, "graphic"), PP_NS_A, "graphicData");
     xmlSetProp(gd, (const xmlChar *)"uri", (const xmlChar *)"http://schemas.openxmlformats.org/drawingml/2006/table");
     xmlNodePtr tbl = pp_new(gd, PP_NS_A, "tbl");
@@ -346,12 +362,12 @@ int pp_t_add_table(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     xmlNodeAddContent(pp_new(tblpr, PP_NS_A, "tableStyleId"),
                       (const xmlChar *)"{5C22544A-7EE6-4342-B048-85BDC9FD1C3A}");
     xmlNodePtr grid = pp_new(tbl, PP_NS_A, "tblGrid");
-    for (json_int_t c = 0; c < cols; c++) set_ll(pp_new(grid, PP_NS_A, "gridCol"), "w", cx / cols);
+    for (json_int_t c = 0; c < cols; c++) pp_set_ll(pp_new(grid, PP_NS_A, "gridCol"), "w", cx / cols);
     int header = json_is_true(json_object_get(args, "header_row"));
     json_t *hbg = json_object_get(args, "header_bg_color"), *bbg = json_object_get(args, "body_bg_color");
     for (json_int_t r = 0; r < rows; r++) {
         xmlNodePtr tr = pp_new(tbl, PP_NS_A, "tr");
-        set_ll(tr, "h", cy / rows);
+        pp_set_ll(tr, "h", cy / rows);
         for (json_int_t c = 0; c < cols; c++) {
             xmlNodePtr tc = pp_new(tr, PP_NS_A, "tc");
             xmlNodePtr tx = pp_new(tc, PP_NS_A, "txBody");
@@ -372,10 +388,10 @@ int pp_t_add_table(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             json_object_set(fa, "font_size", json_object_get(args, is_header ? "header_font_size"
                                                                              : "body_font_size"));
             if (truthy(json_object_get(fa, "font_size")) || is_header)
-                format_txbody(tx, fa, "font_size", is_header);
+                pp_format_txbody(tx, fa, "font_size", is_header);
             json_decref(fa);
             json_t *bg = is_header ? hbg : bbg;
-            if (json_array_size(bg)) set_cell_fill(tc, bg);
+            if (json_array_size(bg)) pp_cell_fill(tc, bg);
         }
     }
     pp_touch(p, slide);
