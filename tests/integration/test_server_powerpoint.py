@@ -496,3 +496,32 @@ def test_connector_table_cell_masters_transitions(pp, root):
     assert tc.find(A + "tcPr/" + A + "solidFill/" + A + "srgbClr").get("val") == "FFFF00"
     rpr = tc.find(".//" + A + "rPr")
     assert rpr.get("i") == "1" and rpr.find(A + "latin").get("typeface") == "Arial"
+
+
+def test_add_shape_keeps_2_0_6_integer_mapping(pp, root):
+    pp("create_presentation", {"id": "s"})
+    pid = {"presentation_id": "s"}
+    pp("add_slide", {"layout_index": 6, **pid})
+    d = pp("add_shape", {"slide_index": 0, "shape_type": "star", "left": 1, "top": 1, "width": 2,
+                         "height": 1, "fill_color": [255, 0, 0], "line_color": [0, 0, 255],
+                         "line_width": 1.5, "text": "Hi", "font_size": 20, **pid})
+    assert d == {"message": "Added star shape to slide 0", "shape_index": 0}
+    pp("add_shape", {"slide_index": 0, "shape_type": "oval", "left": 0, "top": 0, "width": 1,
+                     "height": 1, **pid})
+    e = pp("add_shape", {"slide_index": 0, "shape_type": "blob", "left": 0, "top": 0, "width": 1,
+                         "height": 1, **pid})
+    assert e["error"].startswith("Unsupported shape type: 'blob'. Available shape types: arrow, cloud, diamond,")
+    info = pp("get_slide_info", {"slide_index": 0, **pid})
+    assert [(s["name"], s["shape_type"]) for s in info["shapes"]] == [
+        ("Regular Pentagon 1", "AUTO_SHAPE (1)"), ("Oval 2", "AUTO_SHAPE (1)")]
+    pp("save_presentation", {"file_path": "s.pptx", **pid})
+    with zipfile.ZipFile(str(root / "s.pptx")) as z:
+        s = ET.fromstring(z.read(slide_parts(z)[0]))
+    sp = s.findall(".//" + P + "sp")[0]
+    # 2.0.6 maps 'star' to 12, python-pptx's REGULAR_PENTAGON
+    assert sp.find(P + "spPr/" + A + "prstGeom").get("prst") == "pentagon"
+    assert sp.find(P + "spPr/" + A + "solidFill/" + A + "srgbClr").get("val") == "FF0000"
+    ln = sp.find(P + "spPr/" + A + "ln")
+    assert ln.get("w") == str(int(1.5 * 12700)) and ln.find(A + "solidFill/" + A + "srgbClr").get("val") == "0000FF"
+    assert frame_text(sp.find(P + "txBody")) == "Hi"
+    assert sp.find(".//" + A + "rPr").get("sz") == "2000"

@@ -185,5 +185,6 @@ int pp_t_format_table_cell(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_add_connector(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_manage_slide_masters(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_manage_slide_transitions(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_add_shape(mb_mcp_call *, json_t *, mb_mcp_result *);
 
 #endif /* MB_SERVERS_POWERPOINT_PP_H */

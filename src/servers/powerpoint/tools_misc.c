@@ -392,3 +392,136 @@ int pp_t_manage_slide_transitions(mb_mcp_call *call, json_t *args, mb_mcp_result
     pp_errorf(res, "Unsupported operation: %s. Use 'set', 'remove', or 'get'", op);
     return 0;
 }
+
+/* --------------------------------------------------------------- add_shape */
+
+/* upstream's add_shape_direct map: names to MsoAutoShapeType integers, which
+ * python-pptx turns into preset geometries; several integers are not the
+ * shape the name says (2.0.6's bug, fixed in 2.0.7), reproduced here. */
+static const struct {
+    const char *name, *prst, *basename;
+} SHAPES[] = {
+    {"arrow", "can", "Can"},                       /* 13 */
+    {"cloud", "upArrow", "Up Arrow"},              /* 35 */
+    {"diamond", "diamond", "Diamond"},             /* 4 */
+    {"flowchart_data", "accentCallout3", "Line Callout 3 (Accent Bar)"},     /* 115 */
+    {"flowchart_decision", "accentCallout2", "Line Callout 2 (Accent Bar)"}, /* 114 */
+    {"flowchart_document", "callout3", "Line Callout 3 (No Border)"},        /* 119 */
+    {"flowchart_process", "borderCallout3", "Line Callout 3"},               /* 112 */
+    {"heart", "heart", "Heart"},                   /* 21 */
+    {"heptagon", "plus", "Cross"},                 /* 11 */
+    {"hexagon", "hexagon", "Hexagon"},             /* 10 */
+    {"lightning_bolt", "lightningBolt", "Lightning Bolt"}, /* 22 */
+    {"moon", "moon", "Moon"},                      /* 24 */
+    {"no_symbol", "noSmoking", "\"No\" Symbol"},   /* 19 */
+    {"octagon", "pentagon", "Regular Pentagon"},   /* 12 */
+    {"oval", "ellipse", "Oval"},                   /* 9 */
+    {"pentagon", "downArrowCallout", "Down Arrow Callout"}, /* 56 */
+    {"rectangle", "rect", "Rectangle"},            /* 1 */
+    {"right_triangle", "octagon", "Octagon"},      /* 6 */
+    {"rounded_rectangle", "parallelogram", "Parallelogram"}, /* 2 */
+    {"smiley_face", "smileyFace", "Smiley Face"},  /* 17 */
+    {"star", "pentagon", "Regular Pentagon"},      /* 12 */
+    {"sun", "sun", "Sun"},                         /* 23 */
+    {"triangle", "roundRect", "Rounded Rectangle"}, /* 5 */
+};
+
+static void srgb(xmlNodePtr parent, json_t *rgb)
+{
+    char hex[8];
+    snprintf(hex, sizeof hex, "%02X%02X%02X", (int)json_integer_value(json_array_get(rgb, 0)),
+             (int)json_integer_value(json_array_get(rgb, 1)), (int)json_integer_value(json_array_get(rgb, 2)));
+    xmlSetProp(pp_new(parent, PP_NS_A, "srgbClr"), (const xmlChar *)"val", (const xmlChar *)hex);
+}
+
+int pp_t_add_shape(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
+{
+    pp_pres *p = pp_target(call, args, res, NULL);
+    const char *slide = p ? pp_target_slide(p, args, res) : NULL;
+    if (!slide) return 0;
+    const char *type = json_string_value(json_object_get(args, "shape_type"));
+    size_t k = sizeof SHAPES / sizeof SHAPES[0], hit = k;
+    for (size_t i = 0; i < k; i++)
+        if (!strcasecmp(type, SHAPES[i].name)) hit = i;
+    if (hit == k) {
+        mb_buf names = {0};
+        for (size_t i = 0; i < k; i++) mb_buf_printf(&names, "%s%s", i ? ", " : "", SHAPES[i].name);
+        pp_errorf(res, "Unsupported shape type: '%s'. Available shape types: %s", type, names.data);
+        mb_buf_free(&names);
+        return 0;
+    }
+    static const char *const RGBS[] = {"fill_color", "line_color", "font_color", NULL};
+    for (int i = 0; RGBS[i]; i++) {
+        json_t *c = json_object_get(args, RGBS[i]);
+        if (json_array_size(c) && !pp_valid_rgb(c)) /* RGBColor(*c) raises */
+            return mb_mcp_fail(res, "add_shape: %s must be [R, G, B] with values 0-255", RGBS[i]);
+    }
+    xmlNodePtr tree = pp_sptree(pp_part_xml(p, slide));
+    long id = pp_next_shape_id(tree);
+    xmlNodePtr sp = pp_new(tree, PP_NS_P, "sp");
+    xmlNodePtr nv = pp_new(sp, PP_NS_P, "nvSpPr");
+    pp_set_ll(pp_new(nv, PP_NS_P, "cNvPr"), "id", id);
+    char *name = mb_asprintf("%s %ld", SHAPES[hit].basename, id - 1);
+    xmlSetProp(pp_child(nv, PP_NS_P, "cNvPr"), (const xmlChar *)"name", (const xmlChar *)name);
+    free(name);
+    pp_new(nv, PP_NS_P, "cNvSpPr");
+    pp_new(nv, PP_NS_P, "nvPr");
+    xmlNodePtr sppr = pp_new(sp, PP_NS_P, "spPr");
+    xmlNodePtr xf = pp_new(sppr, PP_NS_A, "xfrm");
+    xmlNodePtr off = pp_new(xf, PP_NS_A, "off");
+    pp_set_ll(off, "x", pp_inches(json_number_value(json_object_get(args, "left"))));
+    pp_set_ll(off, "y", pp_inches(json_number_value(json_object_get(args, "top"))));
+    xmlNodePtr ext = pp_new(xf, PP_NS_A, "ext");
+    pp_set_ll(ext, "cx", pp_inches(json_number_value(json_object_get(args, "width"))));
+    pp_set_ll(ext, "cy", pp_inches(json_number_value(json_object_get(args, "height"))));
+    xmlNodePtr geom = pp_new(sppr, PP_NS_A, "prstGeom");
+    xmlSetProp(geom, (const xmlChar *)"prst", (const xmlChar *)SHAPES[hit].prst);
+    pp_new(geom, PP_NS_A, "avLst");
+    xmlNodePtr style = pp_new(sp, PP_NS_P, "style");
+    static const struct {
+        const char *ref, *idx, *clr;
+    } REFS[] = {{"lnRef", "1", "accent1"}, {"fillRef", "3", "accent1"}, {"effectRef", "2", "accent1"},
+                {"fontRef", "minor", "lt1"}};
+    for (size_t i = 0; i < 4; i++) {
+        xmlNodePtr r = pp_new(style, PP_NS_A, REFS[i].ref);
+        xmlSetProp(r, (const xmlChar *)"idx", (const xmlChar *)REFS[i].idx);
+        xmlSetProp(pp_new(r, PP_NS_A, "schemeClr"), (const xmlChar *)"val", (const xmlChar *)REFS[i].clr);
+    }
+    xmlNodePtr tx = pp_new(sp, PP_NS_P, "txBody");
+    xmlNodePtr bp = pp_new(tx, PP_NS_A, "bodyPr");
+    xmlSetProp(bp, (const xmlChar *)"rtlCol", (const xmlChar *)"0");
+    xmlSetProp(bp, (const xmlChar *)"anchor", (const xmlChar *)"ctr");
+    pp_new(tx, PP_NS_A, "lstStyle");
+    xmlSetProp(pp_new(pp_new(tx, PP_NS_A, "p"), PP_NS_A, "pPr"), (const xmlChar *)"algn", (const xmlChar *)"ctr");
+    /* format_shape: fill, line colour, line width */
+    json_t *fill = json_object_get(args, "fill_color"), *lc = json_object_get(args, "line_color");
+    json_t *lw = json_object_get(args, "line_width");
+    if (json_array_size(fill)) srgb(pp_new(sppr, PP_NS_A, "solidFill"), fill);
+    xmlNodePtr ln = NULL;
+    if (json_array_size(lc)) srgb(pp_new(ln = pp_new(sppr, PP_NS_A, "ln"), PP_NS_A, "solidFill"), lc);
+    if (json_is_number(lw)) {
+        if (!ln) ln = pp_new(sppr, PP_NS_A, "ln");
+        pp_set_ll(ln, "w", (long long)(json_number_value(lw) * 12700));
+    }
+    const char *text = json_string_value(json_object_get(args, "text"));
+    if (text && *text) {
+        pp_set_text(tx, text);
+        json_t *fs = json_object_get(args, "font_size"), *fc = json_object_get(args, "font_color");
+        if ((json_is_integer(fs) && json_integer_value(fs)) || json_array_size(fc)) {
+            json_t *fa = json_object();
+            if (json_is_integer(fs)) json_object_set(fa, "font_size", fs);
+            if (json_array_size(fc)) json_object_set(fa, "color", fc);
+            pp_format_txbody(tx, fa, "font_size", 0);
+            json_decref(fa);
+            xmlUnsetProp(bp, (const xmlChar *)"wrap"); /* format_text leaves word wrap alone */
+        }
+    }
+    pp_touch(p, slide);
+    xmlNodePtr *sh = NULL;
+    size_t n = pp_shapes(tree, &sh);
+    free(sh);
+    json_t *d = json_object();
+    json_object_set_new(d, "shape_index", json_integer((json_int_t)n - 1));
+    return message(res, d, "Added %s shape to slide %lld", type,
+                   (long long)json_integer_value(json_object_get(args, "slide_index")));
+}
