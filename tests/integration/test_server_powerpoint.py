@@ -525,3 +525,36 @@ def test_add_shape_keeps_2_0_6_integer_mapping(pp, root):
     assert ln.get("w") == str(int(1.5 * 12700)) and ln.find(A + "solidFill/" + A + "srgbClr").get("val") == "0000FF"
     assert frame_text(sp.find(P + "txBody")) == "Hi"
     assert sp.find(".//" + A + "rPr").get("sz") == "2000"
+
+
+def test_hyperlinks_round_trip(pp, root):
+    pp("create_presentation", {"id": "h"})
+    pid = {"presentation_id": "h"}
+    pp("add_slide", {"layout_index": 6, **pid})
+    pp("manage_text", {"slide_index": 0, "operation": "add", "text": "See ", **pid})
+    assert pp("manage_hyperlinks", {"operation": "add", "slide_index": 0, "shape_index": 0,
+                                    "text": "docs", "url": "https://example.org/a", **pid}) == {
+        "message": "Added hyperlink 'docs' -> 'https://example.org/a' to shape 0",
+        "text": "docs", "url": "https://example.org/a"}
+    lst = pp("manage_hyperlinks", {"operation": "list", "slide_index": 0, **pid})
+    assert lst == {"message": "Found 1 hyperlinks on slide 0", "hyperlinks": [
+        {"shape_index": 0, "paragraph_index": 0, "run_index": 1, "text": "docs", "url": "https://example.org/a"}]}
+    assert pp("manage_hyperlinks", {"operation": "update", "slide_index": 0, "shape_index": 0,
+                                    "run_index": 1, "url": "https://example.org/b", **pid}) == {
+        "message": "Updated hyperlink from 'https://example.org/a' to 'https://example.org/b'",
+        "old_url": "https://example.org/a", "new_url": "https://example.org/b", "text": "docs"}
+    assert pp("manage_hyperlinks", {"operation": "remove", "slide_index": 0, "shape_index": 0,
+                                    "run_index": 0, **pid}) == {
+        "message": "Removed hyperlink 'None' from text 'See '", "removed_url": None, "text": "See "}
+    assert pp("manage_hyperlinks", {"operation": "update", "slide_index": 0, "shape_index": 0,
+                                    "run_index": 5, "url": "x", **pid}) == {"error": "Run index 5 out of range"}
+    pp("save_presentation", {"file_path": "h.pptx", **pid})
+    with zipfile.ZipFile(str(root / "h.pptx")) as z:
+        part = slide_parts(z)[0]
+        rs = rels(z, part)
+        s = ET.fromstring(z.read(part))
+        relxml = z.read(part.replace("slides/", "slides/_rels/") + ".rels").decode()
+    h = s.find(".//" + A + "hlinkClick")
+    assert 'TargetMode="External"' in relxml and "https://example.org/a" not in relxml
+    assert rs[h.get(R + "id")][0].endswith("/hyperlink")
+    assert 'Target="https://example.org/b"' in relxml

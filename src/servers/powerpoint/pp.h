@@ -186,5 +186,7 @@ int pp_t_add_connector(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_manage_slide_masters(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_manage_slide_transitions(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_add_shape(mb_mcp_call *, json_t *, mb_mcp_result *);
+/* tools_links.c */
+int pp_t_manage_hyperlinks(mb_mcp_call *, json_t *, mb_mcp_result *);
 
 #endif /* MB_SERVERS_POWERPOINT_PP_H */

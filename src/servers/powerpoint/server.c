@@ -47,6 +47,7 @@ static const struct {
     {"format_table_cell", pp_t_format_table_cell},
     {"add_connector", pp_t_add_connector},
     {"add_shape", pp_t_add_shape},
+    {"manage_hyperlinks", pp_t_manage_hyperlinks},
     {"manage_slide_masters", pp_t_manage_slide_masters},
     {"manage_slide_transitions", pp_t_manage_slide_transitions},
     {"list_presentations", pp_t_list_presentations},
