@@ -558,3 +558,35 @@ def test_hyperlinks_round_trip(pp, root):
     assert 'TargetMode="External"' in relxml and "https://example.org/a" not in relxml
     assert rs[h.get(R + "id")][0].endswith("/hyperlink")
     assert 'Target="https://example.org/b"' in relxml
+
+
+def test_template_catalogue(pp):
+    lst = pp("list_slide_templates")
+    assert lst["total_templates"] == 23 and lst["message"] == "Use apply_slide_template to apply templates to slides"
+    ids = [t["id"] for t in lst["available_templates"]]
+    assert ids[:3] == ["title_slide", "text_with_image", "two_column_text"]
+    assert lst["usage_examples"]["single_slide_example"]["code"]["template_id"] == "text_with_image"
+    info = pp("get_template_info", {"template_id": "title_slide"})
+    assert info["elements"][0]["position"] == {"left": 1.0, "top": 2.0, "width": 8.0, "height": 2.0}
+    assert info["elements"][0]["styling_options"][:2] == ["font_type", "font_size"]
+    assert info["color_schemes"] == ["modern_blue", "corporate_gray", "elegant_green", "warm_red",
+                                     "pastel_dream", "nature_earth", "neon_vibrant", "minimalist_mono"]
+    assert info["element_count"] == len(info["elements"])
+    assert pp("get_template_info", {"template_id": "nope"}) == {
+        "error": "Template 'nope' not found", "available_templates": ids}
+    if os.path.isdir(MIRROR):  # against upstream's own file, read by Python
+        data = json.loads(subprocess.run(["git", "--git-dir", MIRROR, "show",
+                                          "2b8bde35:slide_layout_templates.json"],
+                                         check=True, capture_output=True, text=True).stdout)
+        for tid, t in data["templates"].items():
+            got = pp("get_template_info", {"template_id": tid})
+            assert [e["position"] for e in got["elements"]] == [e.get("position") for e in t.get("elements", [])]
+            assert got["name"] == t.get("name") and got["background_type"] == t.get("background", {}).get("type")
+
+
+@pytest.mark.skipif(not os.path.isdir(MIRROR), reason="upstream clone not on this machine")
+def test_templates_data_c_is_generated_from_upstream():
+    gen = os.path.join(REPO, "src", "servers", "powerpoint", "gen_templates.py")
+    out = subprocess.run(["/usr/bin/python3", gen, MIRROR], check=True, capture_output=True, text=True).stdout
+    with open(os.path.join(REPO, "src", "servers", "powerpoint", "templates_data.c"), encoding="utf-8") as f:
+        assert f.read() == out

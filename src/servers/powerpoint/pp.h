@@ -186,6 +186,9 @@ int pp_t_add_connector(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_manage_slide_masters(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_manage_slide_transitions(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_add_shape(mb_mcp_call *, json_t *, mb_mcp_result *);
+/* tools_templates.c */
+int pp_t_list_slide_templates(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_get_template_info(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_links.c */
 int pp_t_manage_hyperlinks(mb_mcp_call *, json_t *, mb_mcp_result *);
 

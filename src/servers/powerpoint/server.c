@@ -48,6 +48,8 @@ static const struct {
     {"add_connector", pp_t_add_connector},
     {"add_shape", pp_t_add_shape},
     {"manage_hyperlinks", pp_t_manage_hyperlinks},
+    {"list_slide_templates", pp_t_list_slide_templates},
+    {"get_template_info", pp_t_get_template_info},
     {"manage_slide_masters", pp_t_manage_slide_masters},
     {"manage_slide_transitions", pp_t_manage_slide_transitions},
     {"list_presentations", pp_t_list_presentations},
