@@ -590,3 +590,19 @@ def test_templates_data_c_is_generated_from_upstream():
     out = subprocess.run(["/usr/bin/python3", gen, MIRROR], check=True, capture_output=True, text=True).stdout
     with open(os.path.join(REPO, "src", "servers", "powerpoint", "templates_data.c"), encoding="utf-8") as f:
         assert f.read() == out
+
+
+def test_template_files(pp, root):
+    (root / "templates").mkdir()
+    shutil.copy(os.path.join(DATA, "Compile.pptx"), root / "templates" / "Deck.pptx")
+    d = pp("create_presentation_from_template", {"template_path": "/nowhere/Deck.pptx"})
+    assert d == {"presentation_id": "presentation_1",
+                 "message": "Created new presentation from template './templates/Deck.pptx' with ID: presentation_1",
+                 "template_path": "./templates/Deck.pptx", "slide_count": 26,
+                 "layout_count": d["layout_count"]}
+    info = pp("get_template_file_info", {"template_path": "templates/Deck.pptx"})
+    assert info["template_path"] == "templates/Deck.pptx" and info["slide_count"] == 26
+    assert info["file_size_bytes"] == os.path.getsize(os.path.join(DATA, "Compile.pptx"))
+    assert info["layout_count"] == len(info["slide_layouts"]) == d["layout_count"]
+    e = pp("get_template_file_info", {"template_path": "missing.pptx"})
+    assert e == {"error": "Template file not found: missing.pptx. Searched in ., ./templates"}
