@@ -606,3 +606,59 @@ def test_template_files(pp, root):
     assert info["layout_count"] == len(info["slide_layouts"]) == d["layout_count"]
     e = pp("get_template_file_info", {"template_path": "missing.pptx"})
     assert e == {"error": "Template file not found: missing.pptx. Searched in ., ./templates"}
+
+
+def png(w, h, dpi=None):
+    import struct
+    import zlib
+
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+    raw = b"".join(b"\0" + b"\x80\x40\x20" * w for _ in range(h))
+    out = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+    if dpi:
+        ppm = round(dpi / 0.0254)
+        out += chunk(b"pHYs", struct.pack(">IIB", ppm, ppm, 1))
+    return out + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def test_manage_image_add(pp, root):
+    import base64
+    (root / "a.png").write_bytes(png(200, 100, dpi=144))
+    (root / "bad.png").write_bytes(b"not an image at all")
+    pp("create_presentation", {"id": "i"})
+    pid = {"presentation_id": "i"}
+    pp("add_slide", {"layout_index": 6, **pid})
+    assert pp("manage_image", {"slide_index": 0, "operation": "add", "image_source": "a.png", **pid}) == {
+        "message": "Added image to slide 0", "shape_index": 0, "image_path": "a.png"}
+    pp("manage_image", {"slide_index": 0, "operation": "add", "image_source": "a.png", "width": 2.0, **pid})
+    d = pp("manage_image", {"slide_index": 0, "operation": "add", "source_type": "base64",
+                            "image_source": base64.b64encode(png(10, 10)).decode(), "left": 0, "top": 0, **pid})
+    assert d == {"message": "Added image from base64 to slide 0", "shape_index": 2}
+    assert pp("manage_image", {"slide_index": 0, "operation": "add", "image_source": "nope.png", **pid}) == {
+        "error": "Image file not found: nope.png"}
+    assert pp("manage_image", {"slide_index": 0, "operation": "add", "image_source": "bad.png", **pid}) == {
+        "error": "Failed to add image: cannot identify image file 'bad.png'"}
+    assert pp("manage_image", {"slide_index": 0, "operation": "add", "source_type": "base64",
+                               "image_source": "abc", **pid}) == {
+        "error": "Failed to process base64 image: Incorrect padding"}
+    assert "not implemented" in pp("manage_image", {"slide_index": 0, "operation": "enhance",
+                                                     "image_source": "a.png", **pid}, error=True)
+    info = pp("get_slide_info", {"slide_index": 0, **pid})
+    assert [s["shape_type"] for s in info["shapes"]] == ["PICTURE (13)"] * 3
+    # native size: pixels at the PNG's DPI; width given: height keeps the aspect ratio
+    assert (info["shapes"][0]["width"], info["shapes"][0]["height"]) == (int(914400 * 200 / 144), int(914400 * 100 / 144))
+    assert (info["shapes"][1]["width"], info["shapes"][1]["height"]) == (2 * 914400, 914400)
+    assert (info["shapes"][2]["width"], info["shapes"][2]["height"]) == (int(914400 * 10 / 72),) * 2
+    pp("save_presentation", {"file_path": "i.pptx", **pid})
+    with zipfile.ZipFile(str(root / "i.pptx")) as z:
+        media = sorted(n for n in z.namelist() if n.startswith("ppt/media/"))
+        assert media == ["ppt/media/image1.png", "ppt/media/image2.png"]  # the same image is one part
+        assert z.read("ppt/media/image1.png") == (root / "a.png").read_bytes()
+        part = slide_parts(z)[0]
+        s = ET.fromstring(z.read(part))
+        rs = rels(z, part)
+        assert '<Default Extension="png" ContentType="image/png"/>' in z.read("[Content_Types].xml").decode()
+    embeds = [b.get(R + "embed") for b in s.iter(A + "blip")]
+    assert [rs[e][1] for e in embeds] == ["ppt/media/image1.png", "ppt/media/image1.png", "ppt/media/image2.png"]
+    assert [c.get("descr") for c in s.iter(P + "cNvPr")][1:] == ["a.png", "a.png", "image.png"]

@@ -48,6 +48,7 @@ static const struct {
     {"add_connector", pp_t_add_connector},
     {"add_shape", pp_t_add_shape},
     {"manage_hyperlinks", pp_t_manage_hyperlinks},
+    {"manage_image", pp_t_manage_image},
     {"list_slide_templates", pp_t_list_slide_templates},
     {"get_template_info", pp_t_get_template_info},
     {"manage_slide_masters", pp_t_manage_slide_masters},
