@@ -662,3 +662,32 @@ def test_manage_image_add(pp, root):
     embeds = [b.get(R + "embed") for b in s.iter(A + "blip")]
     assert [rs[e][1] for e in embeds] == ["ppt/media/image1.png", "ppt/media/image1.png", "ppt/media/image2.png"]
     assert [c.get("descr") for c in s.iter(P + "cNvPr")][1:] == ["a.png", "a.png", "image.png"]
+
+
+def test_manage_text_format_runs(pp, root):
+    pp("create_presentation", {"id": "f"})
+    pid = {"presentation_id": "f"}
+    pp("add_slide", {"layout_index": 6, **pid})
+    pp("manage_text", {"slide_index": 0, "operation": "add", "text": "old", **pid})
+    assert pp("manage_text", {"slide_index": 0, "operation": "format_runs", "shape_index": 0, **pid}) == {
+        "error": "text_runs parameter is required for format_runs operation"}
+    runs = [{"text": "Bold", "bold": True, "font_size": 24}, {"no_text": 1},
+            {"text": "link", "hyperlink": "https://example.org", "color": [255, 0, 0]}]
+    d = pp("manage_text", {"slide_index": 0, "operation": "format_runs", "shape_index": 0,
+                           "text_runs": runs, **pid})
+    assert d == {"message": "Applied formatting to 2 text runs on shape 0", "slide_index": 0, "shape_index": 0,
+                 "formatted_runs": [
+                     {"text": "Bold", "formatting_applied": {"bold": True, "font_size": 24}},
+                     {"text": "link", "formatting_applied": {"hyperlink": "https://example.org", "color": [255, 0, 0]}}]}
+    assert pp("manage_hyperlinks", {"operation": "list", "slide_index": 0, **pid})["hyperlinks"] == [
+        {"shape_index": 0, "paragraph_index": 2, "run_index": 0, "text": "link", "url": "https://example.org"}]
+    assert pp("manage_text", {"slide_index": 0, "operation": "format_runs", "shape_index": 3,
+                              "text_runs": runs, **pid}) == {
+        "error": "Invalid shape index for format_runs: 3. Available shapes: 0-0"}
+    pp("save_presentation", {"file_path": "f.pptx", **pid})
+    with zipfile.ZipFile(str(root / "f.pptx")) as z:
+        s = ET.fromstring(z.read(slide_parts(z)[0]))
+    tx = s.find(".//" + P + "txBody")
+    assert frame_text(tx) == "\nBold\nlink"  # clear() leaves the first paragraph empty
+    rpr = tx.findall(A + "p")[1].find(A + "r/" + A + "rPr")
+    assert rpr.get("b") == "1" and rpr.get("sz") == "2400"

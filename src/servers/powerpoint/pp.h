@@ -192,6 +192,8 @@ int pp_t_get_template_info(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_image.c */
 int pp_t_manage_image(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_links.c */
+/* run.hyperlink.address = url (NULL or "" removes it). */
+void pp_run_set_address(pp_pres *p, const char *slide, xmlNodePtr r, const char *url);
 int pp_t_manage_hyperlinks(mb_mcp_call *, json_t *, mb_mcp_result *);
 
 #endif /* MB_SERVERS_POWERPOINT_PP_H */

@@ -77,7 +77,7 @@ static int count_refs(xmlNodePtr n, const char *rid)
 }
 
 /* run.hyperlink.address = url (NULL removes). */
-static void set_address(pp_pres *p, const char *slide, xmlNodePtr r, const char *url)
+void pp_run_set_address(pp_pres *p, const char *slide, xmlNodePtr r, const char *url)
 {
     xmlNodePtr rpr = pp_child(r, PP_NS_A, "rPr");
     xmlNodePtr h = pp_child(rpr, PP_NS_A, "hlinkClick");
@@ -242,7 +242,7 @@ int pp_t_manage_hyperlinks(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             xmlAddPrevSibling(endp, r);
         }
         xmlNodeAddContent(pp_new(r, PP_NS_A, "t"), (const xmlChar *)text);
-        set_address(p, slide, r, url);
+        pp_run_set_address(p, slide, r, url);
         pp_touch(p, slide);
         answer(res, mb_asprintf("Added hyperlink '%s' -> '%s' to shape %lld", text, url, shi),
                json_pack("{s:o,s:o}", "text", jstr(text), "url", jstr(url)));
@@ -269,7 +269,7 @@ int pp_t_manage_hyperlinks(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     free(rs);
     char *old = run_address(p, slide, r);
     char *t = run_text(r);
-    set_address(p, slide, r, upd ? url : NULL);
+    pp_run_set_address(p, slide, r, upd ? url : NULL);
     pp_touch(p, slide);
     if (upd)
         answer(res, mb_asprintf("Updated hyperlink from '%s' to '%s'", old ? old : "None", url),
