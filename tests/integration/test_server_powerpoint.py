@@ -387,8 +387,9 @@ def test_ppt_analysis_reads_what_upstream_reads(pp, root):
                 tc["all_text_combined"].count(tc["slide_title"]) >= 2
     # the code the grader looks for is all in what the tools return
     whole = norm(text["all_presentation_text_combined"])
-    found = [sn for sn in snippets() if norm(sn) in whole]
-    assert len(found) >= len(snippets()) - 1, [sn[:40] for sn in snippets() if sn not in found]
+    # all but `function f`, which the slides show with line numbers
+    assert [sn[:10] for sn in snippets() if norm(sn) not in whole] == ["function f"]
+    assert "1 function f(a:int,b:int,c:int)=\n2\t(print_int (a+c);" in text["all_presentation_text_combined"]
     one = pp("extract_slide_text", {"slide_index": 3, **pid})
     assert one["slide_index"] == 3 and one["success"] is True
     assert one["text_content"] == text["slides_text"][3]["text_content"]
