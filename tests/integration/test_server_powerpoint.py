@@ -692,3 +692,14 @@ def test_manage_text_format_runs(pp, root):
     assert frame_text(tx) == "\nBold\nlink"  # clear() leaves the first paragraph empty
     rpr = tx.findall(A + "p")[1].find(A + "r/" + A + "rPr")
     assert rpr.get("b") == "1" and rpr.get("sz") == "2400"
+
+
+def test_professional_design_schemes(pp):
+    d = pp("apply_professional_design", {"operation": "get_schemes"})  # needs no presentation
+    assert d["available_schemes"] == ["modern_blue", "corporate_gray", "elegant_green", "warm_red"]
+    assert d["schemes"]["modern_blue"]["primary"] == [0, 120, 215]
+    assert d["color_types"] == ["primary", "secondary", "accent1", "accent2", "light", "text"]
+    assert pp("apply_professional_design", {"operation": "theme"})["error"].startswith("No presentation")
+    pp("create_presentation")
+    assert "not implemented" in pp("apply_professional_design", {"operation": "theme",
+                                                                 "presentation_id": "presentation_1"}, error=True)

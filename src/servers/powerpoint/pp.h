@@ -189,6 +189,7 @@ int pp_t_add_shape(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_templates.c */
 int pp_t_list_slide_templates(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_get_template_info(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_apply_professional_design(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_image.c */
 int pp_t_manage_image(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_links.c */

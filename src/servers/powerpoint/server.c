@@ -51,6 +51,7 @@ static const struct {
     {"manage_image", pp_t_manage_image},
     {"list_slide_templates", pp_t_list_slide_templates},
     {"get_template_info", pp_t_get_template_info},
+    {"apply_professional_design", pp_t_apply_professional_design},
     {"manage_slide_masters", pp_t_manage_slide_masters},
     {"manage_slide_transitions", pp_t_manage_slide_transitions},
     {"list_presentations", pp_t_list_presentations},

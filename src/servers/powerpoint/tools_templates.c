@@ -120,3 +120,31 @@ int pp_t_get_template_info(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     pp_answer(res, d);
     return 0;
 }
+
+extern const char PP_COLOR_SCHEMES_JSON[];
+
+/* apply_professional_design: only "get_schemes" (design_utils.get_color_schemes)
+ * is native; the styling operations are not implemented. */
+int pp_t_apply_professional_design(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
+{
+    const char *op = json_string_value(json_object_get(args, "operation"));
+    if (!strcmp(op, "get_schemes")) {
+        json_t *schemes = load(PP_COLOR_SCHEMES_JSON);
+        json_t *names = json_array();
+        const char *k;
+        json_t *v;
+        json_object_foreach(schemes, k, v) json_array_append_new(names, json_string(k));
+        json_t *d = json_object();
+        json_object_set_new(d, "available_schemes", names);
+        json_object_set_new(d, "schemes", schemes);
+        json_object_set_new(d, "color_types",
+                            json_pack("[ssssss]", "primary", "secondary", "accent1", "accent2", "light", "text"));
+        json_object_set_new(d, "description",
+                            json_string("Professional color schemes optimized for business presentations"));
+        pp_answer(res, d);
+        return 0;
+    }
+    if (!pp_target(call, args, res, NULL)) return 0;
+    return mb_mcp_fail(res, "apply_professional_design operation '%s' is not implemented by mcpbox's "
+                            "powerpoint server (only 'get_schemes')", op);
+}
