@@ -433,8 +433,8 @@ int pp_t_add_table(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         pp_errorf(res, "Parameter %s", bad);
         return 0;
     }
-    if (rows > 1000 || cols > 1000)
-        return mb_mcp_fail(res, "add_table: mcpbox caps tables at 1000 rows and 1000 columns");
+    if (rows > 10000 || cols > 10000 || rows * cols > 100000)
+        return mb_mcp_fail(res, "add_table: mcpbox caps tables at 100000 cells");
     json_t *data = json_object_get(args, "data");
     if (json_array_size(data)) {
         if ((json_int_t)json_array_size(data) != rows) {
