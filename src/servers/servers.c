@@ -74,6 +74,8 @@ const mb_server_entry mb_servers[] = {
     {"word", mb_srv_word_create, "office-word-mcp-server 568d8d8a / 1.1.9 (GongRzhe)",
      "mcpbox mcp word [--upstream-version 1.1.9]\n"
      "  --upstream-version V  1.1.9 (47 tools, Toolathlon's pin) or 568d8d8a (54, default)\n"},
+    {"powerpoint", mb_srv_powerpoint_create, "office-powerpoint-mcp-server 2.0.6 (GongRzhe, 37 tools)",
+     "mcpbox mcp powerpoint [--transport stdio]\n"},
     {NULL, NULL, NULL, NULL},
 };
 

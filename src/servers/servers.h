@@ -47,6 +47,8 @@ int mb_srv_codeexec_create(int argc, char **argv, mb_mcp_server **out, mb_err *e
 int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 /* office-word-mcp-server 568d8d8a / 1.1.9 (src/servers/word) */
 int mb_srv_word_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
+/* office-powerpoint-mcp-server 2.0.6 (src/servers/powerpoint) */
+int mb_srv_powerpoint_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 
 /* pdf-tools: lockon-n/pdf-tools-mcp 0.1.4 (Toolathlon) */
 int mb_srv_pdftools_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);

@@ -101,6 +101,9 @@ PINS = {
     # generated from upstream main.py at each commit by src/servers/word/gen_surface.py
     ("none", "word"): ref_file("office-word-mcp-server-568d8d8a"),
     ("Toolathlon", "word"): ref_file("office-word-mcp-server-1.1.9"),
+    # generated from upstream 2.0.6 by src/servers/powerpoint/gen_surface.py (py_surface rules)
+    ("none", "powerpoint"): ref_file("office-powerpoint-mcp-server-2.0.6"),
+    ("Toolathlon", "powerpoint"): ref_file("office-powerpoint-mcp-server-2.0.6"),
     ("none", "desktop-commander"): elsewhere(
         "test_diff_desktop_commander.py::test_same_results_as_npm_0_2_10"),
     ("MCP_Atlas", "desktop-commander"): elsewhere(
