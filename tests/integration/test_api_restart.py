@@ -48,7 +48,15 @@ def test_kill9_restart_keeps_everything(tmp_root):
             assert ids == {sid, forever["local_sandbox_id"]}
             assert status_row(d.data_dir, sid) == before  # deadline intact
             assert status_row(d.data_dir, forever["local_sandbox_id"])[1] == 0
-            assert api.get(f"/local-sandbox/{sid}").json()["servers"] == keep["servers"]
+            # adopted servers come back (the daemon reconnects to them or starts
+            # them again): once ready, the sandbox reads as it did before
+            deadline = time.time() + 60
+            while True:
+                servers = api.get(f"/local-sandbox/{sid}").json()["servers"]
+                if all(s["metadata"].get("ready") for s in servers) or time.time() > deadline:
+                    break
+                time.sleep(0.2)
+            assert servers == keep["servers"]
             url = api.get(f"/local-sandbox/{sid}/dump").json()["download_url"]
             out = os.path.join(tmp_root, "out")
             treeutil.extract_data_filter(httpx.get(url).content, out)
