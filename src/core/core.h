@@ -57,6 +57,8 @@ typedef struct mb_config {
     int call_timeout_s;           /* MCP call timeout; default 120 */
     uint64_t max_message_bytes;   /* per JSON-RPC message through the gateway; 64 MiB */
     int start_timeout_s;          /* server start + initialize; default 30 */
+    int no_runtime;               /* no zygote, gateway or sandboxes: the store, keys and
+                                     URLs only, every acquire refused (fuzz/fuzz_http) */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;
