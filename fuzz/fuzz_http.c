@@ -4,13 +4,15 @@
  * http/), the REST API (api/: routing, authentication, body policy,
  * validation, handlers, errors) on a core with a store and a known API key,
  * and the MCP gateway (gateway/: Host/Origin checks, sessions, JSON-RPC
- * requests and batches, ids) in front of an in-process MCP server.
+ * requests and batches, ids) in front of in-process MCP servers, one of
+ * which says whatever the request asks it to (see serve_raw).
  *
  * Made once: a data directory, a core opened without a sandbox runtime
  * (cfg.no_runtime: every acquire is refused after its body was validated;
  * sandbox ids are judged against the store), a gateway whose backend
  * (sandbox FUZZ_SANDBOX, server "filesystem") is an mb_mcp server with one
- * echo tool on a thread, and a second backend ("git") whose start fails.
+ * echo tool on a thread, "memory" whose answers the input writes, and a
+ * backend ("git") whose start fails.
  *
  * Per input: connect, send the bytes, half-close, read the answer to the
  * end. Checked: the daemon survives (a crash or sanitizer report in any of
@@ -82,21 +84,101 @@ static void *serve(void *arg)
     return NULL;
 }
 
+/* "memory": a server whose answers the client writes. A tools/call with
+ * arguments {"reply": TEXT} is answered with TEXT verbatim as one stdout
+ * line, "@ID@" in it replaced by the request's id as the gateway sent it:
+ * through an input the fuzzer plays a hostile server too (broken JSON,
+ * unknown ids, server requests, progress for other tokens, huge lines). */
+static void raw_write(int fd, const char *s, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, s, n);
+        if (w <= 0) return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static void raw_answer(int fd, const char *line, size_t len)
+{
+    json_error_t e;
+    json_t *m = json_loadb(line, len, 0, &e);
+    const char *method = json_string_value(json_object_get(m, "method"));
+    json_t *id = json_object_get(m, "id");
+    char *id_text = id ? json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    mb_buf out = {0};
+    if (!method || !id_text) {
+        /* notifications and answers to the gateway's own requests: none */
+    } else if (!strcmp(method, "initialize")) {
+        mb_buf_printf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":"
+                            "\"2025-03-26\",\"capabilities\":{\"tools\":{}},\"serverInfo\":"
+                            "{\"name\":\"raw\",\"version\":\"0\"}}}\n", id_text);
+    } else if (!strcmp(method, "tools/list")) {
+        mb_buf_printf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[{\"name\":"
+                            "\"raw\",\"inputSchema\":{\"type\":\"object\"}}]}}\n", id_text);
+    } else {
+        const char *reply =
+            json_string_value(json_object_get(json_object_get(json_object_get(m, "params"),
+                                                               "arguments"), "reply"));
+        if (!reply) {
+            mb_buf_printf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n", id_text);
+        } else {
+            for (const char *p = reply; *p;) {
+                const char *at = strstr(p, "@ID@");
+                size_t k = at ? (size_t)(at - p) : strlen(p);
+                mb_buf_append(&out, p, k);
+                if (!at) break;
+                mb_buf_puts(&out, id_text);
+                p = at + 4;
+            }
+            mb_buf_putc(&out, '\n');
+        }
+    }
+    if (out.len) raw_write(fd, out.data, out.len);
+    mb_buf_free(&out);
+    free(id_text);
+    json_decref(m);
+}
+
+static void *serve_raw(void *arg)
+{
+    backend *b = arg;
+    mb_buf line = {0};
+    char buf[8192];
+    ssize_t r;
+    while ((r = read(b->in_fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < r; i++) {
+            if (buf[i] != '\n') {
+                if (line.len < (4u << 20)) mb_buf_putc(&line, buf[i]);
+                continue;
+            }
+            if (line.len) raw_answer(b->out_fd, line.data, line.len);
+            mb_buf_reset(&line);
+        }
+    }
+    mb_buf_free(&line);
+    close(b->in_fd);
+    close(b->out_fd);
+    return NULL;
+}
+
 static int fake_spawn(void *ctx, const char *sandbox_id, const char *server,
                       const mb_backend_spec *spec, mb_backend_proc *out, mb_err *err)
 {
     (void)ctx;
     (void)sandbox_id;
     (void)spec;
-    if (strcmp(server, "filesystem") != 0)
+    int raw = !strcmp(server, "memory");
+    if (strcmp(server, "filesystem") != 0 && !raw)
         return mb_err_set(err, MB_EIO, "cannot start %s: no such program", server);
     int to[2], from[2];
     if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) abort();
     backend *b = mb_calloc(1, sizeof *b);
-    if (mb_mcp_server_new(&info, &b->srv, err) || mb_mcp_add_tools(b->srv, tools, err)) abort();
+    if (!raw && (mb_mcp_server_new(&info, &b->srv, err) || mb_mcp_add_tools(b->srv, tools, err)))
+        abort();
     b->in_fd = to[0];
     b->out_fd = from[1];
-    if (pthread_create(&b->thread, NULL, serve, b)) abort();
+    if (pthread_create(&b->thread, NULL, raw ? serve_raw : serve, b)) abort();
     out->in_fd = to[1];
     out->out_fd = from[0];
     out->err_fd = -1;
@@ -177,7 +259,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (mb_gateway_create(&go, &gw, &err) ||
         mb_gateway_add(gw, FUZZ_SANDBOX, "filesystem", &spec, &err) ||
         mb_gateway_add(gw, FUZZ_SANDBOX, "git", &spec, &err) ||
-        mb_gateway_start(gw, FUZZ_SANDBOX, "filesystem", 10000, &err)) {
+        mb_gateway_add(gw, FUZZ_SANDBOX, "memory", &spec, &err) ||
+        mb_gateway_start(gw, FUZZ_SANDBOX, "filesystem", 10000, &err) ||
+        mb_gateway_start(gw, FUZZ_SANDBOX, "memory", 10000, &err)) {
         fprintf(stderr, "fuzz_http: gateway: %s\n", err.msg);
         abort();
     }
@@ -257,19 +341,19 @@ static int exchange(const uint8_t *data, size_t size, mb_buf *answer)
 }
 
 /* A fresh initialized MCP session for inputs that name one (SID_MARK is
- * replaced by its id): the fuzzer cannot learn a random id, and a session
+ * replaced by its id; on "memory" if the input mentions it): the fuzzer cannot learn a random id, and a session
  * of its own per input keeps inputs independent of each other. */
 #define SID_MARK "@SID@"
-static void open_session(char sid[64])
+static void open_session(const char *server, char sid[64])
 {
     static const char body[] =
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
         "\"2025-03-26\",\"capabilities\":{},\"clientInfo\":{\"name\":\"fz\",\"version\":\"1\"}}}";
-    char *init = mb_asprintf("POST /filesystem/mcp?local_sandbox_id=" FUZZ_SANDBOX " HTTP/1.1\r\n"
+    char *init = mb_asprintf("POST /%s/mcp?local_sandbox_id=" FUZZ_SANDBOX " HTTP/1.1\r\n"
                              "Host: 127.0.0.1\r\nContent-Type: application/json\r\n"
                              "Accept: application/json, text/event-stream\r\n"
                              "Content-Length: %zu\r\n\r\n%s",
-                             sizeof body - 1, body);
+                             server, sizeof body - 1, body);
     mb_buf a = {0};
     mb_buf_puts(&a, "");
     exchange((const uint8_t *)init, strlen(init), &a);
@@ -289,7 +373,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *owned = NULL;
     if (size >= 5 && memmem(data, size, SID_MARK, 5)) {
         char sid[64];
-        open_session(sid);
+        open_session(memmem(data, size, "/memory/", 8) ? "memory" : "filesystem", sid);
         size_t sl = strlen(sid);
         owned = malloc(size / 5 * sl + size + 1);
         size_t o = 0;
