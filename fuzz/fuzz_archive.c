@@ -8,7 +8,8 @@
  *         (unless it is gzip already) and extracts it. Checked: nothing is
  *         written outside the workspace, no staging directory is left, a
  *         failed extraction leaves the workspace as it was (empty), every
- *         symlink created stays inside the workspace.
+ *         symlink created stays inside the workspace, and a dump of what
+ *         was extracted extracts to the same tree.
  *   odd   the rest is "NAME\nTARGET": the path rules, checked against what
  *         they promise (normal form, no "..", no way out of the root).
  */
@@ -26,7 +27,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char base[PATH_MAX], ws[PATH_MAX + 8], stage[PATH_MAX + 8], outside[PATH_MAX + 16];
+static char base[PATH_MAX], ws[PATH_MAX + 8], ws2[PATH_MAX + 8], stage[PATH_MAX + 8],
+    outside[PATH_MAX + 16];
 
 static void cleanup(void)
 {
@@ -43,9 +45,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     /* base/ws is the workspace, base/stage the staging parent, base/outside a
      * neighbour that must stay empty. */
     snprintf(ws, sizeof ws, "%s/ws", base);
+    snprintf(ws2, sizeof ws2, "%s/ws2", base);
     snprintf(stage, sizeof stage, "%s/stage", base);
     snprintf(outside, sizeof outside, "%s/outside", base);
-    if (mkdir(ws, 0755) || mkdir(stage, 0700) || mkdir(outside, 0755)) abort();
+    if (mkdir(ws, 0755) || mkdir(ws2, 0755) || mkdir(stage, 0700) || mkdir(outside, 0755))
+        abort();
     return 0;
 }
 
@@ -76,6 +80,109 @@ static int check_link(const char *path, const struct stat *st, int type, struct 
     FUZZ_CHECK(mb_archive__link_target_check(rel, target) == NULL,
                "symlink %s -> %s leads out of the workspace", rel, target);
     return 0;
+}
+
+/* A tree as sorted text lines: path, type, permissions (without setuid and
+ * setgid, which dumps drop), a hash of a file's bytes, a link's target. */
+static mb_buf listing;
+static size_t root_len;
+
+static int list_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)ftw;
+    if (strlen(path) <= root_len) return 0; /* the root itself */
+    const char *rel = path + root_len + 1;
+    char extra[PATH_MAX + 32] = "";
+    if (type == FTW_SL) {
+        ssize_t n = readlink(path, extra, PATH_MAX);
+        extra[n > 0 ? n : 0] = '\0';
+    } else if (S_ISREG(st->st_mode)) {
+        uint64_t h = 1469598103934665603ull;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        FUZZ_CHECK(fd >= 0, "cannot read %s", rel);
+        unsigned char buf[8192];
+        ssize_t r;
+        while ((r = read(fd, buf, sizeof buf)) > 0)
+            for (ssize_t i = 0; i < r; i++) h = (h ^ buf[i]) * 1099511628211ull;
+        close(fd);
+        snprintf(extra, sizeof extra, "%lld:%016llx", (long long)st->st_size,
+                 (unsigned long long)h);
+    }
+    mb_buf_printf(&listing, "%s\x01%c%o\x01%s\n", rel,
+                  type == FTW_SL ? 'l' : S_ISDIR(st->st_mode) ? 'd' : S_ISREG(st->st_mode) ? 'f' : '?',
+                  (unsigned)(st->st_mode & 01777), extra);
+    return 0;
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *tree_of(const char *root)
+{
+    mb_buf_reset(&listing);
+    mb_buf_puts(&listing, "");
+    root_len = strlen(root);
+    nftw(root, list_entry, 16, FTW_PHYS);
+    /* sort the lines */
+    size_t n = 0;
+    for (size_t i = 0; i < listing.len; i++) n += listing.data[i] == '\n';
+    char **lines = calloc(n + 1, sizeof *lines);
+    size_t k = 0;
+    for (char *p = listing.data, *nl; (nl = strchr(p, '\n')); p = nl + 1) {
+        *nl = '\0';
+        lines[k++] = p;
+    }
+    qsort(lines, k, sizeof *lines, cmp_lines);
+    mb_buf out = {0};
+    mb_buf_puts(&out, "");
+    for (size_t i = 0; i < k; i++) {
+        mb_buf_puts(&out, lines[i]);
+        mb_buf_putc(&out, '\n');
+    }
+    free(lines);
+    return mb_buf_steal(&out);
+}
+
+static void empty(const char *dir)
+{
+    mb_err err;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    FUZZ_CHECK(fd >= 0, "cannot open %s", dir);
+    /* Modes such as 000 on a directory must not stop the cleanup. */
+    FUZZ_CHECK(mb_empty_dir_at(fd, &err) == MB_OK, "cannot empty %s: %s", dir, err.msg);
+    close(fd);
+}
+
+static void on_skip(void *payload, const char *path, const char *why)
+{
+    (void)payload;
+    FUZZ_CHECK(0, "the dump skipped %s (%s), which extraction accepted", path, why);
+}
+
+/* What was extracted is dumped (mb_archive_write_dir) and extracted again:
+ * the same tree comes back. */
+static void round_trip(void)
+{
+    int fd = memfd_create("fuzz-dump", MFD_CLOEXEC);
+    FUZZ_CHECK(fd >= 0, "memfd");
+    mb_archive_write_opts wo = MB_ARCHIVE_WRITE_OPTS_INIT;
+    wo.on_skip = on_skip;
+    mb_archive_stats st;
+    mb_err err = {0};
+    FUZZ_CHECK(mb_archive_write_dir(ws, fd, &wo, &st, &err) == MB_OK, "dump failed: %s", err.msg);
+    lseek(fd, 0, SEEK_SET);
+    mb_archive_extract_opts o = MB_ARCHIVE_EXTRACT_OPTS_INIT;
+    o.staging_dir = stage;
+    FUZZ_CHECK(mb_archive_extract(fd, ws2, &o, &st, &err) == MB_OK,
+               "the dump of an extracted tree does not extract: %s", err.msg);
+    close(fd);
+    char *a = tree_of(ws), *b = tree_of(ws2);
+    FUZZ_CHECK(!strcmp(a, b), "the tree changed in a dump and extract:\n%s---\n%s", a, b);
+    free(a);
+    free(b);
+    empty(ws2);
 }
 
 /* The input gzipped (raw format: one stream, no tar framing added). */
@@ -135,15 +242,12 @@ static void run_extract(const uint8_t *p, size_t n)
         FUZZ_CHECK(st.entries <= 200, "%llu entries past the limit",
                    (unsigned long long)st.entries);
         nftw(ws, check_link, 16, FTW_PHYS);
+        round_trip();
     } else {
         FUZZ_CHECK(err.msg[0], "a failure without a message");
         FUZZ_CHECK(entries_in(ws) == 0, "a failed extraction changed the workspace");
     }
-    int wfd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    FUZZ_CHECK(wfd >= 0, "cannot open the workspace");
-    /* Modes such as 000 on a directory must not stop the cleanup. */
-    FUZZ_CHECK(mb_empty_dir_at(wfd, &err) == MB_OK, "cannot empty the workspace: %s", err.msg);
-    close(wfd);
+    empty(ws);
 }
 
 /* --------------------------------------------------------------- path rules */
