@@ -92,16 +92,19 @@ static void check_scan(const char *s, size_t n, const json_t *v, int escapes)
 }
 
 /* Batch splitting versus jansson, for any text. */
-static void check_array(const char *s, size_t n, const json_t *v)
+static void check_array(const char *s, size_t n, const json_t *v, int nul)
 {
     mb_gw_span items[64];
     int c = mb_gw_array_items(s, n, items, 64);
     for (int i = 0; i < c; i++)
         FUZZ_CHECK(items[i].off + items[i].len <= n && items[i].len, "item span out of range");
     if (!json_is_array(v)) {
-        if (v) FUZZ_CHECK(c < 0, "a non-array split into %d items", c);
+        if (v) FUZZ_CHECK(c < 0 || nul, "a non-array split into %d items", c);
         return;
     }
+    /* jansson reads a raw NUL between tokens as whitespace; the splitter
+     * does not, and the gateway then re-serializes the items (http.c). */
+    if (nul) return;
     size_t want = json_array_size(v);
     if (want > 64) {
         FUZZ_CHECK(c < 0, "a batch over the limit was split");
@@ -235,7 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * RFC 8259) do not: on such text only the weaker checks apply. */
     int escapes = memchr(s, '\\', n) != NULL || memchr(s, '\0', n) != NULL;
     check_scan(s, n, v, escapes);
-    check_array(s, n, v);
+    check_array(s, n, v, memchr(s, '\0', n) != NULL);
     check_with_id(s, n);
     int64_t id;
     size_t half = n / 2;
