@@ -5,11 +5,18 @@
  * then the package saved and opened again: every part must come back with
  * the same bytes.
  *
- * Input: the zip itself (written to a file: libzip opens packages by path).
+ * Input: either a zip ("PK\3\4..."), written as it is, or parts to zip:
+ * byte 0 holds flags (bit 0: deflate, else store; bit 7: then flip one byte
+ * of the zip, at a place the other bits pick), the rest is NAME \0 DATA \0
+ * NAME \0 DATA ... which the harness writes with libzip. Raw zips reach the
+ * zip checks; built ones reach what lies behind them (content types,
+ * relationships, XML), which random bytes in a zip seldom do.
  */
 #define _GNU_SOURCE
 #include "fuzz.h"
 #include "ooxml/ooxml.h"
+
+#include <zip.h>
 
 #include <fcntl.h>
 #include <limits.h>
@@ -158,16 +165,61 @@ static void same_parts(mb_ooxml *a, mb_ooxml *b)
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void write_file(const char *path, const uint8_t *data, size_t size)
 {
-    int fd = open(in_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    FUZZ_CHECK(fd >= 0, "cannot write %s", in_path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    FUZZ_CHECK(fd >= 0, "cannot write %s", path);
     for (size_t off = 0; off < size;) {
         ssize_t w = write(fd, data + off, size - off);
         FUZZ_CHECK(w > 0, "write");
         off += (size_t)w;
     }
     close(fd);
+}
+
+/* Zips NAME \0 DATA pairs into in_path (see the top of the file). */
+static void build_zip(const uint8_t *data, size_t size)
+{
+    fuzz_in in = {data, size};
+    unsigned flags = fuzz_byte(&in);
+    int ze = 0;
+    zip_t *za = zip_open(in_path, ZIP_CREATE | ZIP_TRUNCATE, &ze);
+    FUZZ_CHECK(za, "cannot create %s", in_path);
+    for (int parts = 0; in.n && parts < 64; parts++) {
+        const uint8_t *name, *body;
+        size_t nl = fuzz_part(&in, 0, &name);
+        size_t bl = fuzz_part(&in, 0, &body);
+        char *nm = fuzz_str(name, nl);
+        zip_source_t *src = zip_source_buffer(za, body, bl, 0);
+        zip_int64_t idx = src && nl ? zip_file_add(za, nm, src, ZIP_FL_ENC_UTF_8) : -1;
+        if (idx < 0) zip_source_free(src);
+        else zip_set_file_compression(za, (zip_uint64_t)idx, flags & 1 ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 1);
+        free(nm);
+    }
+    if (zip_close(za) != 0) {
+        zip_discard(za);
+        return;
+    }
+    if (!(flags & 0x80)) return;
+    /* One byte flipped where the flags say. */
+    int fd = open(in_path, O_RDWR | O_CLOEXEC);
+    FUZZ_CHECK(fd >= 0, "cannot reopen %s", in_path);
+    off_t len = lseek(fd, 0, SEEK_END);
+    if (len > 0) {
+        off_t at = (off_t)(((flags >> 1) & 0x3F) * 2654435761u % (uint64_t)len);
+        unsigned char c;
+        if (pread(fd, &c, 1, at) == 1) {
+            c ^= 0x5A;
+            if (pwrite(fd, &c, 1, at) != 1) abort();
+        }
+    }
+    close(fd);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size >= 4 && !memcmp(data, "PK\3\4", 4)) write_file(in_path, data, size);
+    else build_zip(data, size);
 
     mb_ooxml_limits lim;
     mb_ooxml_limits_default(&lim);

@@ -371,6 +371,11 @@ static int stage_part(zip_t *za, mb_ooxml *pkg, mb_ooxml_part *p, int fresh, mb_
     size_t len;
     int rc = part_bytes(pkg, p, &data, &len, err);
     if (rc) return rc;
+    /* libzip does not take (or free) the buffer of an empty source. */
+    if (!len) {
+        free(data);
+        data = NULL;
+    }
     zip_source_t *src = zip_source_buffer(za, data, len, 1);
     if (!src) {
         free(data);
