@@ -203,7 +203,7 @@ static void build_zip(const uint8_t *data, size_t size)
     if (!(flags & 0x80)) return;
     /* One byte flipped where the flags say. */
     int fd = open(in_path, O_RDWR | O_CLOEXEC);
-    FUZZ_CHECK(fd >= 0, "cannot reopen %s", in_path);
+    if (fd < 0) return; /* no parts: libzip writes no file */
     off_t len = lseek(fd, 0, SEEK_END);
     if (len > 0) {
         off_t at = (off_t)(((flags >> 1) & 0x3F) * 2654435761u % (uint64_t)len);
