@@ -32,9 +32,13 @@ void mb_ooxml_limits_default(mb_ooxml_limits *lim)
     lim->ratio_floor = MB_OOXML_RATIO_FLOOR;
 }
 
+/* Part names are kept without leading '/' (zip entry names have none; a
+ * name given as an OPC part name "/xl/x.xml" has one): every leading '/'
+ * is dropped, when a part is made and when one is looked up, so that a
+ * part is always found by the name it is listed under. */
 mb_ooxml_part *mb_ooxml__find(const mb_ooxml *pkg, const char *name)
 {
-    if (name[0] == '/') name++;
+    while (name[0] == '/') name++;
     for (size_t i = 0; i < pkg->n; i++)
         if (!pkg->parts[i].removed && !strcasecmp(pkg->parts[i].name, name)) return &pkg->parts[i];
     return NULL;
@@ -48,7 +52,8 @@ static mb_ooxml_part *part_new(mb_ooxml *pkg, const char *name)
     }
     mb_ooxml_part *p = &pkg->parts[pkg->n++];
     memset(p, 0, sizeof *p);
-    p->name = mb_strdup(name[0] == '/' ? name + 1 : name);
+    while (name[0] == '/') name++;
+    p->name = mb_strdup(name);
     p->index = -1;
     return p;
 }
