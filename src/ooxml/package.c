@@ -186,6 +186,9 @@ int mb_ooxml_open(const char *path, const mb_ooxml_limits *lim, mb_ooxml **out, 
                             (unsigned long long)pkg->lim.max_total);
             goto out;
         }
+        /* A second entry for a part (names compare without case and leading
+         * '/', as OPC says) is ignored: reads and saves both see the first. */
+        if (mb_ooxml__find(pkg, zs.name)) continue;
         mb_ooxml_part *p = part_new(pkg, zs.name);
         p->index = i;
         p->size = size;
