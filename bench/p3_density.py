@@ -39,7 +39,8 @@ def slab_kb(mi):
 
 def run(ctx):
     target, bound = (50, 90) if ctx.quick else (2000, 300)
-    d = B.Daemon(ctx.workdir, name="p3-serve").start()
+    # Density is the point here: no per-key cap on live sandboxes.
+    d = B.Daemon(ctx.workdir, name="p3-serve", extra_args=["--key-max-sandboxes", "0"]).start()
     api = B.Api(d.url)
     sids = []
     try:

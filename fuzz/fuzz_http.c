@@ -61,9 +61,10 @@ static int echo_tool(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 }
 
 static const mb_mcp_tool tools[] = {
-    {"echo", NULL, "Echoes text back",
-     "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}", NULL, NULL,
-     echo_tool},
+    {.name = "echo",
+     .description = "Echoes text back",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}",
+     .fn = echo_tool},
     {0},
 };
 static const mb_mcp_info info = {.name = "fuzz-echo", .version = "1.0.0"};
@@ -266,7 +267,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     }
 
-    mb_api_mcp_hook hook = {gw, mcp_handle, mcp_done};
+    mb_api_mcp_hook hook = {.ctx = gw, .handle = mcp_handle, .done = mcp_done,
+                            .routed = mb_gateway_request_routed};
     api = mb_api_create(core, &hook);
     static mb_http_app app;
     app = mb_api_http_app(api);

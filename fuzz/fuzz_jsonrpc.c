@@ -27,7 +27,7 @@ static json_t *parse(const char *s, size_t n)
 
 static json_t *span_value(const char *s, mb_gw_span sp)
 {
-    json_decref(mb_gw_span_json(s, sp)); /* what the gateway does with it */
+    json_decref(mb_gw__span_json(s, sp)); /* what the gateway does with it */
     json_t *v = parse(s + sp.off, sp.len);
     FUZZ_CHECK(v, "a span of valid JSON does not parse: %.*s", (int)sp.len, s + sp.off);
     return v;
@@ -37,7 +37,7 @@ static json_t *span_value(const char *s, mb_gw_span sp)
 static void check_scan(const char *s, size_t n, const json_t *v, int escapes)
 {
     mb_gw_span sp[K_N];
-    int count = mb_gw_scan(s, n, keys, K_N, sp);
+    int count = mb_gw__scan(s, n, keys, K_N, sp);
     for (int k = 0; k < K_N; k++)
         FUZZ_CHECK(sp[k].len == 0 || sp[k].off + sp[k].len <= n, "span past the text");
     if (!v) return;
@@ -62,7 +62,7 @@ static void check_scan(const char *s, size_t n, const json_t *v, int escapes)
     }
     /* member_text: the id as written, or jansson's text of the value. */
     json_t *id = json_object_get(v, "id");
-    char *t = mb_gw_member_text(s, n, "id", id);
+    char *t = mb_gw__member_text(s, n, "id", id);
     json_t *back = parse(t, strlen(t));
     FUZZ_CHECK(back, "member_text gave text that is not JSON: %s", t);
     if (id && !escapes) FUZZ_CHECK(json_equal(back, id), "member_text changed the id");
@@ -71,7 +71,7 @@ static void check_scan(const char *s, size_t n, const json_t *v, int escapes)
                    "member_text is not the id as written");
 
     /* An error answering this message keeps its id byte for byte. */
-    char *err = mb_gw_error_text(t, MB_GW_EINTERNAL, "bad request %.*s", (int)(n > 300 ? 300 : n), s);
+    char *err = mb_gw__error_text(t, MB_GW_EINTERNAL, "bad request %.*s", (int)(n > 300 ? 300 : n), s);
     json_t *ev = parse(err, strlen(err));
     FUZZ_CHECK(ev && json_is_object(ev), "error body is not a JSON object: %s", err);
     FUZZ_CHECK(mb_utf8_valid(err, strlen(err)), "error body is not valid UTF-8");
@@ -88,14 +88,14 @@ static void check_scan(const char *s, size_t n, const json_t *v, int escapes)
     /* tools/list drift hash over whatever "tools" holds. */
     char hex[65];
     size_t cnt;
-    mb_gw_tools_hash(json_object_get(json_object_get(v, "result"), "tools"), hex, &cnt);
+    mb_gw__tools_hash(json_object_get(json_object_get(v, "result"), "tools"), hex, &cnt);
 }
 
 /* Batch splitting versus jansson, for any text. */
 static void check_array(const char *s, size_t n, const json_t *v, int nul)
 {
     mb_gw_span items[64];
-    int c = mb_gw_array_items(s, n, items, 64);
+    int c = mb_gw__array_items(s, n, items, 64);
     for (int i = 0; i < c; i++)
         FUZZ_CHECK(items[i].off + items[i].len <= n && items[i].len, "item span out of range");
     if (!json_is_array(v)) {
@@ -123,11 +123,11 @@ static void check_with_id(const char *s, size_t n)
 {
     char *text = fuzz_str((const uint8_t *)s, n);
     size_t len = strlen(text);
-    char *out = mb_gw_with_id(text, "\"fz\"");
+    char *out = mb_gw__with_id(text, "\"fz\"");
     if (out != text) {
         mb_gw_span sp;
         const char *k[1] = {"id"};
-        FUZZ_CHECK(mb_gw_scan(out, strlen(out), k, 1, &sp) >= 0 && sp.len == 4 &&
+        FUZZ_CHECK(mb_gw__scan(out, strlen(out), k, 1, &sp) >= 0 && sp.len == 4 &&
                        !memcmp(out + sp.off, "\"fz\"", 4),
                    "the spliced id is not where the scanner looks");
     } else {
@@ -198,7 +198,7 @@ static void check_framer(const char *s, size_t n, unsigned sel)
     frames f = {{0}};
     mb_buf_puts(&f.got, "");
     mb_gw_framer fr;
-    mb_gw_framer_init(&fr, max);
+    mb_gw__framer_init(&fr, max);
     mb_gw_framer_cb cb = {on_line, on_oversize, &f};
     /* Chunks of 1..16 bytes, sizes drawn from the text itself. */
     size_t i = 0, step = sel;
@@ -206,12 +206,12 @@ static void check_framer(const char *s, size_t n, unsigned sel)
         size_t k = 1 + (step + (unsigned char)s[i]) % 16;
         if (sel & 0x80) k = n - i; /* or all at once */
         if (k > n - i) k = n - i;
-        mb_gw_framer_feed(&fr, s + i, k, &cb);
+        mb_gw__framer_feed(&fr, s + i, k, &cb);
         i += k;
         step = step * 31 + 7;
     }
-    mb_gw_framer_feed(&fr, "\n", 1, &cb); /* end of stream, as the reactor does */
-    mb_gw_framer_dispose(&fr);
+    mb_gw__framer_feed(&fr, "\n", 1, &cb); /* end of stream, as the reactor does */
+    mb_gw__framer_dispose(&fr);
     /* The reference sees the same final newline. */
     char *t = malloc(n + 1);
     memcpy(t, s, n);
@@ -242,11 +242,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_with_id(s, n);
     int64_t id;
     size_t half = n / 2;
-    mb_gw_guess_id(s, n, s + half, n - half, &id);
+    mb_gw__guess_id(s, n, s + half, n - half, &id);
     char *z = fuzz_str(in.p, in.n);
-    mb_gw_version_supported(z);
-    const char *ver = mb_gw_version_negotiate(z);
-    FUZZ_CHECK(mb_gw_version_supported(ver), "negotiated an unsupported version");
+    mb_gw__version_supported(z);
+    const char *ver = mb_gw__version_negotiate(z);
+    FUZZ_CHECK(mb_gw__version_supported(ver), "negotiated an unsupported version");
     free(z);
     check_framer(s, n, sel);
     json_decref(v);

@@ -22,6 +22,9 @@ typedef struct mb_api_mcp_hook {
                               const char *sandbox_id, const char *method,
                               const char *upload_data, size_t *upload_data_size, void **state);
     void (*done)(void *ctx, void *state);
+    /* After the first call: whether the request named a live route (the
+     * connection then counts as authenticated). May be NULL. */
+    int (*routed)(const void *state);
 } mb_api_mcp_hook;
 
 mb_api *mb_api_create(mb_core *core, const mb_api_mcp_hook *mcp);
@@ -37,13 +40,20 @@ typedef struct mb_acquire_body {
     size_t n_servers;
     char *benchmark;         /* NULL = null */
     char *test_account_email;
+    char *tag;               /* MB_ACQUIRE_SANDBOX only; NULL = null */
     int64_t ttl_seconds;     /* -1 = null */
 } mb_acquire_body;
 
-/* Validates a POST /local-sandbox (or /sandbox/local_dev) body. On failure
- * returns MB_EINVAL and sets *detail to the FastAPI-style array for a 422.
- * `local_dev` relaxes server_names (optional, default "ALL"). */
-int mb_api_parse_acquire(const char *body, size_t len, int local_dev, int64_t default_ttl,
+/* Which acquire body mb_api_parse_acquire reads. */
+enum {
+    MB_ACQUIRE_LOCAL = 0,     /* POST /local-sandbox: server_names required */
+    MB_ACQUIRE_LOCAL_DEV = 1, /* POST /sandbox/local_dev: server_names optional ("ALL") */
+    MB_ACQUIRE_SANDBOX = 2,   /* POST /sandbox/{server}: no server_names; tag; body optional */
+};
+
+/* Validates an acquire body of the given MB_ACQUIRE_* mode. On failure
+ * returns MB_EINVAL and sets *detail to the FastAPI-style array for a 422. */
+int mb_api_parse_acquire(const char *body, size_t len, int mode, int64_t default_ttl,
                          mb_acquire_body *out, json_t **detail);
 void mb_acquire_body_free(mb_acquire_body *b);
 

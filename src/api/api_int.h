@@ -34,6 +34,12 @@ struct mb_call {
     const mb_route *route;
     char *args[MB_ROUTE_MAX_ARGS];
     mb_key_rec key;          /* the caller, for MB_AUTH_BEARER routes */
+    mb_api *api;
+    /* An upload in progress (mb_core_upload_begin), ended when the request
+     * is freed. */
+    int upload_held;
+    uint64_t upload_bytes;
+    char upload_owner[MB_OWNER_MAX];
 };
 
 struct mb_api {
@@ -45,33 +51,67 @@ struct mb_api {
 extern const mb_route mb_routes[];
 
 /* Handlers (sandboxes.c, transfer.c, localdev.c, meta.c). */
-void mb_api_acquire(mb_api *api, mb_call *call);
-void mb_api_list(mb_api *api, mb_call *call);
-void mb_api_get(mb_api *api, mb_call *call);
-void mb_api_release(mb_api *api, mb_call *call);
-void mb_api_reset(mb_api *api, mb_call *call);
-void mb_api_upload_url(mb_api *api, mb_call *call);
-void mb_api_initialize(mb_api *api, mb_call *call);
-void mb_api_dump(mb_api *api, mb_call *call);
-void mb_api_blob_put(mb_api *api, mb_call *call);
-void mb_api_blob_get(mb_api *api, mb_call *call);
-void mb_api_localdev_acquire(mb_api *api, mb_call *call);
-void mb_api_localdev_get(mb_api *api, mb_call *call);
-void mb_api_localdev_release(mb_api *api, mb_call *call);
-void mb_api_localdev_reset(mb_api *api, mb_call *call);
-void mb_api_localdev_initialize(mb_api *api, mb_call *call);
-void mb_api_healthz(mb_api *api, mb_call *call);
-void mb_api_openapi_doc(mb_api *api, mb_call *call);
+void mb_api__acquire(mb_api *api, mb_call *call);
+void mb_api__list(mb_api *api, mb_call *call);
+void mb_api__get(mb_api *api, mb_call *call);
+void mb_api__release(mb_api *api, mb_call *call);
+void mb_api__reset(mb_api *api, mb_call *call);
+void mb_api__upload_url(mb_api *api, mb_call *call);
+void mb_api__initialize(mb_api *api, mb_call *call);
+void mb_api__dump(mb_api *api, mb_call *call);
+void mb_api__blob_put(mb_api *api, mb_call *call);
+void mb_api__blob_get(mb_api *api, mb_call *call);
+void mb_api__localdev_acquire(mb_api *api, mb_call *call);
+void mb_api__localdev_get(mb_api *api, mb_call *call);
+void mb_api__localdev_release(mb_api *api, mb_call *call);
+void mb_api__localdev_reset(mb_api *api, mb_call *call);
+void mb_api__localdev_initialize(mb_api *api, mb_call *call);
+/* The /sandbox/{server} family (services.c); args[0] is the server's name
+ * as the client wrote it, args[1] the sandbox id. */
+void mb_api__svc_list(mb_api *api, mb_call *call);
+void mb_api__svc_prepare(mb_api *api, mb_call *call);
+void mb_api__svc_acquire(mb_api *api, mb_call *call);
+void mb_api__svc_get(mb_api *api, mb_call *call);
+void mb_api__svc_release(mb_api *api, mb_call *call);
+void mb_api__svc_reset(mb_api *api, mb_call *call);
+void mb_api__svc_upload_url(mb_api *api, mb_call *call);
+void mb_api__svc_initialize(mb_api *api, mb_call *call);
+void mb_api__svc_dump(mb_api *api, mb_call *call);
+void mb_api__healthz(mb_api *api, mb_call *call);
+void mb_api__openapi_doc(mb_api *api, mb_call *call);
 
 /* Validates an acquire body and acquires (sandboxes.c). On failure the
  * error response is queued and nothing is left to free. */
-int mb_api__acquire_body(mb_api *api, mb_call *call, int local_dev, mb_acquire_body *body,
+int mb_api__acquire_body(mb_api *api, mb_call *call, int mode, mb_acquire_body *body,
                          mb_sandbox_rec *rec);
+/* The acquire half of it, for a body already parsed (and freed on failure). */
+int mb_api__acquire_parsed(mb_api *api, mb_call *call, mb_acquire_body *body,
+                           mb_sandbox_rec *rec);
+
+/* ?NAME= read as FastAPI reads a bool into *out (left alone when absent);
+ * a 422 is queued and MB_EINVAL returned for anything else. */
+int mb_api__query_bool(mb_call *call, const char *name, int *out);
+/* The sandbox and server a /sandbox/{server}/{id}/... request is about. */
+typedef struct mb_svc_target {
+    const char *server;    /* Klavis's local name (static storage) */
+    mb_sandbox_rec rec;
+    mb_server_rec srv;     /* its JSON fields owned */
+} mb_svc_target;
+
+/* Resolves args[0] (a server name or alias) and args[1] (a sandbox of the
+ * caller holding that server); on failure the 404 is queued. */
+int mb_api__svc_target(mb_api *api, mb_call *call, mb_svc_target *t);
+void mb_api__svc_target_free(mb_svc_target *t);
+/* SandboxInfo.auth_data of that server (svchooks.c); owned by the caller. */
+json_t *mb_api__svc_auth_data(mb_api *api, const mb_svc_target *t);
+
+/* BASE, plus the note on a missing seed of that benchmark, as a JSON string. */
+json_t *mb_api__acquire_message(mb_api *api, const char *benchmark, const char *base);
 
 /* JSON views of records (views.c). */
-json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec);
-json_t *mb_api_sandbox_info(mb_api *api, const mb_sandbox_rec *rec);
+json_t *mb_api__server_items(mb_api *api, const mb_sandbox_rec *rec);
+json_t *mb_api__sandbox_info(mb_api *api, const mb_sandbox_rec *rec);
 /* 422 with a FastAPI detail array (stolen). */
-void mb_api_respond_422(mb_call *call, json_t *detail);
+void mb_api__respond_422(mb_call *call, json_t *detail);
 
 #endif

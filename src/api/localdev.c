@@ -7,27 +7,47 @@
 #include "api/api_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-void mb_api_localdev_acquire(mb_api *api, mb_call *call)
+/* {name: url} for the servers of a sandbox that started: a server that
+ * failed is left out rather than handed out as a URL that cannot answer. */
+static json_t *live_urls(mb_api *api, const char *id)
+{
+    json_t *urls = json_object();
+    mb_server_rec *srv;
+    size_t n;
+    if (mb_store_server_list(mb_core_store(api->core), id, &srv, &n, NULL) != MB_OK) return urls;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(srv[i].status, "error")) {
+            const char *why = json_string_value(json_object_get(srv[i].metadata, "error"));
+            mb_warn("local_dev %s: %s left out of server_urls: %s", id, srv[i].name,
+                    why ? why : "it did not start");
+            continue;
+        }
+        char *url = mb_core_mcp_url(api->core, srv[i].name, id);
+        json_object_set_new(urls, srv[i].name, json_string(url));
+        free(url);
+    }
+    mb_server_recs_free(srv, n);
+    return urls;
+}
+
+void mb_api__localdev_acquire(mb_api *api, mb_call *call)
 {
     mb_acquire_body body;
     mb_sandbox_rec rec;
-    if (mb_api__acquire_body(api, call, 1, &body, &rec) != MB_OK) return;
-    json_t *urls = json_object();
-    for (size_t i = 0; i < body.n_servers; i++) {
-        char *url = mb_core_mcp_url(api->core, body.servers[i], rec.id);
-        json_object_set_new(urls, body.servers[i], json_string(url));
-        free(url);
-    }
+    if (mb_api__acquire_body(api, call, MB_ACQUIRE_LOCAL_DEV, &body, &rec) != MB_OK) return;
     mb_acquire_body_free(&body);
-    mb_http_respond_json(call->req, 201,
-                         json_pack("{s:s,s:s,s:o,s:s,s:s}", "sandbox_id", rec.id, "server_name",
-                                   "local_dev", "server_urls", urls, "status", rec.status,
-                                   "message", "Sandbox acquired successfully. Use the server_urls "
-                                   "to connect to the MCP servers."));
+    json_t *o = json_pack("{s:s,s:s,s:o,s:s}", "sandbox_id", rec.id, "server_name", "local_dev",
+                          "server_urls", live_urls(api, rec.id), "status", rec.status);
+    json_object_set_new(o, "message", mb_api__acquire_message(
+                                          api, rec.benchmark,
+                                          "Sandbox acquired successfully. Use the server_urls to "
+                                          "connect to the MCP servers."));
+    mb_http_respond_json(call->req, 201, o);
 }
 
-void mb_api_localdev_get(mb_api *api, mb_call *call)
+void mb_api__localdev_get(mb_api *api, mb_call *call)
 {
     mb_sandbox_rec rec;
     mb_err err;
@@ -38,12 +58,13 @@ void mb_api_localdev_get(mb_api *api, mb_call *call)
     char updated[40];
     mb_iso8601(rec.updated_at, updated);
     json_t *urls = json_object();
-    json_t *items = mb_api_server_items(api, &rec);
+    json_t *items = mb_api__server_items(api, &rec);
     size_t i;
     json_t *item;
     json_array_foreach(items, i, item) {
-        json_object_set(urls, json_string_value(json_object_get(item, "server_name")),
-                        json_object_get(item, "mcp_server_url"));
+        json_t *url = json_object_get(item, "mcp_server_url");
+        if (json_is_string(url)) /* only servers that run */
+            json_object_set(urls, json_string_value(json_object_get(item, "server_name")), url);
     }
     json_decref(items);
     json_t *o = json_pack("{s:s,s:n,s:s,s:s,s:s,s:s}", "sandbox_id", rec.id, "server_url",
@@ -64,7 +85,7 @@ static void status_answer(mb_call *call, const char *id, const char *status, con
                                    "message", msg));
 }
 
-void mb_api_localdev_release(mb_api *api, mb_call *call)
+void mb_api__localdev_release(mb_api *api, mb_call *call)
 {
     mb_err err;
     if (mb_core_release(api->core, call->key.owner, call->args[0], 0, &err) != MB_OK) {
@@ -74,7 +95,7 @@ void mb_api_localdev_release(mb_api *api, mb_call *call)
     status_answer(call, call->args[0], "idle", "Sandbox released successfully");
 }
 
-void mb_api_localdev_reset(mb_api *api, mb_call *call)
+void mb_api__localdev_reset(mb_api *api, mb_call *call)
 {
     mb_err err;
     if (mb_core_reset(api->core, call->key.owner, call->args[0], &err) != MB_OK) {
@@ -84,7 +105,7 @@ void mb_api_localdev_reset(mb_api *api, mb_call *call)
     status_answer(call, call->args[0], "occupied", "Sandbox reset to its initial state");
 }
 
-void mb_api_localdev_initialize(mb_api *api, mb_call *call)
+void mb_api__localdev_initialize(mb_api *api, mb_call *call)
 {
-    mb_api_initialize(api, call);
+    mb_api__initialize(api, call);
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void mb_api_healthz(mb_api *api, mb_call *call)
+void mb_api__healthz(mb_api *api, mb_call *call)
 {
     mb_sandbox_rec *recs;
     size_t n = 0;
@@ -114,6 +114,26 @@ static json_t *schemas(void)
         str(), "status", str(), "benchmark", nullable(str()), "updated_at", str(), "server_urls",
         json_pack("{s:s,s:o}", "type", "object", "additionalProperties", str()), "metadata",
         "type", "object"));
+    json_t *info = json_object_get(json_object_get(s, "SandboxInfo"), "properties");
+    json_object_set_new(info, "server_url", nullable(str()));
+    json_object_set_new(info, "auth_data", nullable(json_pack("{s:s}", "type", "object")));
+    json_object_set_new(info, "tags", nullable(json_pack("{s:s,s:o}", "type", "array", "items",
+                                                         str())));
+    json_object_set_new(s, "AcquireSandboxRequest", json_pack(
+        "{s:s,s:{s:o,s:o,s:o,s:o}}", "type", "object", "properties", "benchmark",
+        nullable(json_pack("{s:[s,s,s]}", "enum", "MCP_Atlas", "Toolathlon", "MCP_Mark")),
+        "test_account_email", nullable(str()), "tag", nullable(str()), "ttl_seconds",
+        nullable(json_pack("{s:s,s:i,s:i}", "type", "integer", "minimum", 60, "maximum", 86400))));
+    json_object_set(s, "ReleaseSandboxResponse", json_object_get(s, "InitializeSandboxResponse"));
+    json_object_set_new(s, "ListSandboxesResponse", json_pack(
+        "{s:s,s:[s,s],s:{s:{s:s,s:{s:s}},s:{s:s}}}", "type", "object", "required", "sandboxes",
+        "total_count", "properties", "sandboxes", "type", "array", "items", "type", "object",
+        "total_count", "type", "integer"));
+    json_object_set_new(s, "DumpSandboxResponse", json_pack(
+        "{s:s,s:[s,s,s,s],s:{s:o,s:o,s:o,s:{}}}", "type", "object", "required", "sandbox_id",
+        "server_name", "dumped_at", "data", "properties", "sandbox_id", str(), "server_name",
+        str(), "dumped_at", json_pack("{s:s,s:s}", "type", "string", "format", "date-time"),
+        "data"));
     json_object_set_new(s, "Health", json_pack(
         "{s:s,s:{s:o,s:{s:s},s:{s:s}}}", "type", "object", "properties", "status", str(),
         "sandboxes", "type", "integer", "mcp_gateway", "type", "boolean"));
@@ -128,17 +148,20 @@ static json_t *schemas(void)
     return s;
 }
 
-/* "/local-sandbox/{}/reset" -> "/local-sandbox/{local_sandbox_id}/reset" */
-static char *openapi_path(const char *pattern, const char **param)
+/* "/local-sandbox/{}/reset" -> "/local-sandbox/{local_sandbox_id}/reset";
+ * with two segments the first is the server: "/sandbox/{server_name}/{sandbox_id}". */
+static char *openapi_path(const char *pattern, const char *params[MB_ROUTE_MAX_ARGS])
 {
     const char *name = mb_str_has_prefix(pattern, "/local-sandbox") ? "local_sandbox_id"
                                                                     : "sandbox_id";
-    *param = NULL;
+    int two = strstr(pattern, "{}/{}") != NULL, k = 0;
+    params[0] = params[1] = NULL;
     mb_buf b = {0};
     for (const char *p = pattern; *p; p++) {
         if (p[0] == '{' && p[1] == '}') {
-            mb_buf_printf(&b, "{%s}", name);
-            *param = name;
+            const char *pn = two && k == 0 ? "server_name" : two ? "sandbox_id" : name;
+            mb_buf_printf(&b, "{%s}", pn);
+            params[k++] = pn;
             p++;
         } else {
             mb_buf_putc(&b, *p);
@@ -181,8 +204,8 @@ json_t *mb_api_openapi(void)
 {
     json_t *paths = json_object();
     for (const mb_route *r = mb_routes; r->method; r++) {
-        const char *param;
-        char *path = openapi_path(r->pattern, &param);
+        const char *param[MB_ROUTE_MAX_ARGS];
+        char *path = openapi_path(r->pattern, param);
         json_t *item = json_object_get(paths, path);
         if (!item) {
             item = json_object();
@@ -191,10 +214,27 @@ json_t *mb_api_openapi(void)
         json_t *op = json_object();
         json_object_set_new(op, "summary", json_string(r->summary));
         json_t *params = json_array();
-        if (param)
-            json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:o}", "name", param, "in",
+        for (int k = 0; k < MB_ROUTE_MAX_ARGS && param[k]; k++)
+            json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:o}", "name", param[k], "in",
                                                     "path", "required", 1, "schema", str()));
-        if (r->fn == mb_api_release)
+        if (r->fn == mb_api__svc_release)
+            json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:o}", "name", "instance_id",
+                                                    "in", "query", "required", 0, "schema",
+                                                    nullable(str())));
+        if (r->fn == mb_api__svc_initialize)
+            json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:{s:s,s:b}}", "name",
+                                                    "init_default_data", "in", "query",
+                                                    "required", 0, "schema", "type", "boolean",
+                                                    "default", 0));
+        if (r->fn == mb_api__svc_list) {
+            json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:o}", "name", "server_name",
+                                                    "in", "query", "required", 0, "schema",
+                                                    nullable(str())));
+            json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:o}", "name", "tag", "in",
+                                                    "query", "required", 0, "schema",
+                                                    nullable(str())));
+        }
+        if (r->fn == mb_api__release || r->fn == mb_api__svc_release)
             json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:{s:s,s:b}}", "name", "is_ttl",
                                                     "in", "query", "required", 0, "schema", "type",
                                                     "boolean", "default", 0));
@@ -208,8 +248,11 @@ json_t *mb_api_openapi(void)
         json_object_set_new(op, "parameters", params);
         if (r->body == MB_BODY_BUFFER)
             json_object_set_new(op, "requestBody", json_pack(
-                "{s:b,s:{s:{s:o}}}", "required", r->fn == mb_api_acquire, "content",
-                "application/json", "schema", ref("AcquireLocalSandboxRequest")));
+                "{s:b,s:{s:{s:o}}}", "required", r->fn == mb_api__acquire, "content",
+                "application/json", "schema",
+                r->fn == mb_api__svc_acquire      ? ref("AcquireSandboxRequest")
+                : r->fn == mb_api__svc_initialize ? json_pack("{s:s}", "type", "object")
+                                                 : ref("AcquireLocalSandboxRequest")));
         if (r->body == MB_BODY_FILE)
             json_object_set_new(op, "requestBody", json_pack(
                 "{s:b,s:{s:{s:{s:s,s:s}}}}", "required", 1, "content", "application/gzip",
@@ -221,7 +264,7 @@ json_t *mb_api_openapi(void)
         if (r->response)
             json_object_set_new(ok, "content", json_pack("{s:{s:o}}", "application/json",
                                                          "schema", ref(r->response)));
-        else if (r->fn == mb_api_blob_get)
+        else if (r->fn == mb_api__blob_get)
             json_object_set_new(ok, "content", json_pack("{s:{s:{s:s,s:s}}}", "application/gzip",
                                                          "schema", "type", "string", "format",
                                                          "binary"));
@@ -244,7 +287,7 @@ json_t *mb_api_openapi(void)
                      "HTTPBearer", "type", "http", "scheme", "bearer");
 }
 
-void mb_api_openapi_doc(mb_api *api, mb_call *call)
+void mb_api__openapi_doc(mb_api *api, mb_call *call)
 {
     mb_http_respond_json(call->req, 200, mb_api_openapi());
 }

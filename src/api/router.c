@@ -6,31 +6,46 @@
 #include "api/api_int.h"
 #include "auth/auth.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Signed blob URLs live under /blobs/; the sandbox id is the capability. */
 const mb_route mb_routes[] = {
-    {"GET", "/healthz", MB_AUTH_NONE, MB_BODY_NONE, mb_api_healthz, 200, "Health", "Service health"},
-    {"GET", "/openapi.json", MB_AUTH_NONE, MB_BODY_NONE, mb_api_openapi_doc, 200, NULL, "This document"},
-    {"POST", "/local-sandbox", MB_AUTH_BEARER, MB_BODY_BUFFER, mb_api_acquire, 201, "AcquireLocalSandboxResponse", "Acquire a local sandbox"},
-    {"GET", "/local-sandbox", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_list, 200, "ListLocalSandboxesResponse", "List the caller's local sandboxes"},
-    {"GET", "/local-sandbox/{}", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_get, 200, "LocalSandboxInfo", "Get a local sandbox"},
-    {"DELETE", "/local-sandbox/{}", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_release, 200, "MessageResponse", "Release a local sandbox"},
-    {"POST", "/local-sandbox/{}/reset", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_reset, 200, "ResetResponse", "Reset a local sandbox to its initial state"},
-    {"POST", "/local-sandbox/{}/upload-url", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_upload_url, 200, "UploadUrlResponse", "Get a signed URL to PUT a tar.gz to"},
-    {"POST", "/local-sandbox/{}/initialize", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_initialize, 200, "InitializeSandboxResponse", "Extract the uploaded archive into /data"},
-    {"GET", "/local-sandbox/{}/dump", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_dump, 200, "DumpUrlResponse", "Archive /data and get a signed URL to GET it"},
-    {"PUT", "/blobs/{}/upload.tar.gz", MB_AUTH_SIGNED, MB_BODY_FILE, mb_api_blob_put, 200, NULL, "Signed upload target (no Authorization header)"},
-    {"GET", "/blobs/{}/dump.tar.gz", MB_AUTH_SIGNED, MB_BODY_NONE, mb_api_blob_get, 200, NULL, "Signed download of the last dump (no Authorization header)"},
-    {"POST", "/sandbox/local_dev", MB_AUTH_BEARER, MB_BODY_BUFFER, mb_api_localdev_acquire, 201, "CreateSandboxResponse", "Acquire a local_dev sandbox (older API)"},
-    {"GET", "/sandbox/local_dev/{}", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_localdev_get, 200, "SandboxInfo", "Get a local_dev sandbox (older API)"},
-    {"DELETE", "/sandbox/local_dev/{}", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_localdev_release, 200, "SandboxStatusResponse", "Release a local_dev sandbox (older API)"},
-    {"POST", "/sandbox/local_dev/{}/reset", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_localdev_reset, 200, "SandboxStatusResponse", "Reset a local_dev sandbox (older API)"},
-    {"POST", "/sandbox/local_dev/{}/upload-url", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_upload_url, 200, "UploadUrlResponse", "Signed upload URL (older API)"},
+    {"GET", "/healthz", MB_AUTH_NONE, MB_BODY_NONE, mb_api__healthz, 200, "Health", "Service health"},
+    {"GET", "/openapi.json", MB_AUTH_NONE, MB_BODY_NONE, mb_api__openapi_doc, 200, NULL, "This document"},
+    {"POST", "/local-sandbox", MB_AUTH_BEARER, MB_BODY_BUFFER, mb_api__acquire, 201, "AcquireLocalSandboxResponse", "Acquire a local sandbox"},
+    {"GET", "/local-sandbox", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__list, 200, "ListLocalSandboxesResponse", "List the caller's local sandboxes"},
+    {"GET", "/local-sandbox/{}", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__get, 200, "LocalSandboxInfo", "Get a local sandbox"},
+    {"DELETE", "/local-sandbox/{}", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__release, 200, "MessageResponse", "Release a local sandbox"},
+    {"POST", "/local-sandbox/{}/reset", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__reset, 200, "ResetResponse", "Reset a local sandbox to its initial state"},
+    {"POST", "/local-sandbox/{}/upload-url", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__upload_url, 200, "UploadUrlResponse", "Get a signed URL to PUT a tar.gz to"},
+    {"POST", "/local-sandbox/{}/initialize", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__initialize, 200, "InitializeSandboxResponse", "Extract the uploaded archive into /data"},
+    {"GET", "/local-sandbox/{}/dump", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__dump, 200, "DumpUrlResponse", "Archive /data and get a signed URL to GET it"},
+    {"PUT", "/blobs/{}/upload.tar.gz", MB_AUTH_SIGNED, MB_BODY_FILE, mb_api__blob_put, 200, NULL, "Signed upload target (no Authorization header)"},
+    {"GET", "/blobs/{}/dump.tar.gz", MB_AUTH_SIGNED, MB_BODY_NONE, mb_api__blob_get, 200, NULL, "Signed download of the last dump (no Authorization header)"},
+    {"POST", "/sandbox/local_dev", MB_AUTH_BEARER, MB_BODY_BUFFER, mb_api__localdev_acquire, 201, "CreateSandboxResponse", "Acquire a local_dev sandbox (older API)"},
+    {"GET", "/sandbox/local_dev/{}", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__localdev_get, 200, "SandboxInfo", "Get a local_dev sandbox (older API)"},
+    {"DELETE", "/sandbox/local_dev/{}", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__localdev_release, 200, "SandboxStatusResponse", "Release a local_dev sandbox (older API)"},
+    {"POST", "/sandbox/local_dev/{}/reset", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__localdev_reset, 200, "SandboxStatusResponse", "Reset a local_dev sandbox (older API)"},
+    {"POST", "/sandbox/local_dev/{}/upload-url", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__upload_url, 200, "UploadUrlResponse", "Signed upload URL (older API)"},
     {"POST", "/sandbox/local_dev/{}/initialize", MB_AUTH_BEARER, MB_BODY_NONE,
-     mb_api_localdev_initialize, 200, "InitializeSandboxResponse", "Extract the upload (older API)"},
-    {"GET", "/sandbox/local_dev/{}/dump", MB_AUTH_BEARER, MB_BODY_NONE, mb_api_dump, 200, "DumpUrlResponse", "Dump the workspace (older API)"},
+     mb_api__localdev_initialize, 200, "InitializeSandboxResponse", "Extract the upload (older API)"},
+    {"GET", "/sandbox/local_dev/{}/dump", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__dump, 200, "DumpUrlResponse", "Dump the workspace (older API)"},
+    /* The /sandbox/{server} family (services.c): after local_dev, which its
+     * patterns would match too. */
+    {"GET", "/sandbox", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__svc_list, 200, "ListSandboxesResponse", "List the caller's one-server sandboxes"},
+    {"POST", "/sandbox/prepare", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__svc_prepare, 200, NULL, "Warm capacity (nothing to do: sandboxes start on demand, see --pool)"},
+    {"POST", "/sandbox/{}", MB_AUTH_BEARER, MB_BODY_BUFFER, mb_api__svc_acquire, 201, "CreateSandboxResponse", "Acquire a sandbox holding one server"},
+    {"GET", "/sandbox/{}/{}", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__svc_get, 200, "SandboxInfo", "Get a one-server sandbox (auth_data, metadata)"},
+    {"DELETE", "/sandbox/{}/{}", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__svc_release, 200, "ReleaseSandboxResponse", "Release a one-server sandbox"},
+    {"POST", "/sandbox/{}/{}/reset", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__svc_reset, 200, "ReleaseSandboxResponse", "Reset a one-server sandbox to its initial state"},
+    {"POST", "/sandbox/{}/{}/upload-url", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__svc_upload_url, 200, "UploadUrlResponse", "Signed upload URL (workspace servers)"},
+    {"POST", "/sandbox/{}/{}/initialize", MB_AUTH_BEARER, MB_BODY_BUFFER, mb_api__svc_initialize, 200, "InitializeSandboxResponse", "Initialize the server's data (JSON body, per server)"},
+    {"GET", "/sandbox/{}/{}/dump", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__svc_dump, 200, "DumpSandboxResponse", "Dump the server's data (per server)"},
+    {"POST", "/local-sandbox/{}/{}/initialize", MB_AUTH_BEARER, MB_BODY_BUFFER, mb_api__svc_initialize, 200, "InitializeSandboxResponse", "Initialize one server of a local sandbox (JSON body, per server)"},
+    {"GET", "/local-sandbox/{}/{}/dump", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__svc_dump, 200, "DumpSandboxResponse", "Dump one server of a local sandbox (per server)"},
     {NULL, NULL, 0, 0, NULL, 0, NULL, NULL},
 };
 
@@ -67,6 +82,9 @@ fail:
 static void call_free(void *p)
 {
     mb_call *call = p;
+    if (call->upload_held)
+        mb_core_upload_end(call->api->core, call->args[0], call->upload_owner,
+                           call->upload_bytes);
     for (int i = 0; i < MB_ROUTE_MAX_ARGS; i++) free(call->args[i]);
     free(call);
 }
@@ -87,6 +105,8 @@ static int is_mcp_path(const char *path, char *server, size_t cap)
 
 typedef struct mcp_raw {
     mb_api *api;
+    mb_http_req *req;
+    int started;
     char server[64];
     char sandbox_id[64];
 } mcp_raw;
@@ -96,8 +116,15 @@ static enum MHD_Result mcp_raw_handle(void *ctx, struct MHD_Connection *conn, co
                                       void **state)
 {
     mcp_raw *r = ctx;
-    return r->api->mcp.handle(r->api->mcp.ctx, conn, r->server, r->sandbox_id, method,
-                              upload_data, upload_data_size, state);
+    enum MHD_Result ret = r->api->mcp.handle(r->api->mcp.ctx, conn, r->server, r->sandbox_id,
+                                             method, upload_data, upload_data_size, state);
+    if (!r->started) {
+        r->started = 1;
+        /* The sandbox id is the MCP URL's capability: a request that named a
+         * live route counts as authenticated for the connection limits. */
+        if (r->api->mcp.routed && r->api->mcp.routed(*state)) r->req->authenticated = 1;
+    }
+    return ret;
 }
 
 static void mcp_raw_done(void *ctx, void *state)
@@ -114,6 +141,7 @@ static void begin_mcp(mb_api *api, mb_http_req *req, const char *server)
     }
     mcp_raw *r = mb_calloc(1, sizeof *r);
     r->api = api;
+    r->req = req;
     snprintf(r->server, sizeof r->server, "%s", server);
     const char *id = mb_http_query(req, "local_sandbox_id");
     snprintf(r->sandbox_id, sizeof r->sandbox_id, "%s", id ? id : "");
@@ -138,7 +166,38 @@ static int authenticate(mb_api *api, mb_call *call)
                                 &err);
     }
     if (rc) mb_http_respond_err(req, &err);
+    else if (call->route->auth != MB_AUTH_NONE) req->authenticated = 1;
     return rc;
+}
+
+/* One upload per sandbox at a time, within its owner's upload budget. The
+ * reservation is the declared length (or the upload limit for a chunked
+ * body). A refused upload (409 or 429) is answered at once; its body, up to
+ * the upload limit, is read and dropped first (http.h): clients expect an
+ * answer after their body, not a reset. */
+static int begin_upload(mb_api *api, mb_call *call, const mb_sandbox_rec *rec)
+{
+    mb_http_req *req = call->req;
+    uint64_t bytes = req->body_limit;
+    const char *cl = mb_http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl) {
+        char *end;
+        unsigned long long n = strtoull(cl, &end, 10);
+        if (end != cl && n < bytes) bytes = n;
+    }
+    unsigned retry = 0;
+    mb_err err;
+    if (mb_core_upload_begin(api->core, call->args[0], rec->owner, bytes, &retry, &err) != MB_OK) {
+        req->retry_after_s = retry;
+        req->body_mode = MB_BODY_NONE;
+        if (req->drain_limit < req->body_limit) req->drain_limit = req->body_limit;
+        mb_http_respond_err(req, &err);
+        return err.code;
+    }
+    call->upload_held = 1;
+    call->upload_bytes = bytes;
+    snprintf(call->upload_owner, sizeof call->upload_owner, "%s", rec->owner);
+    return MB_OK;
 }
 
 static void on_begin(void *ctx, mb_http_req *req)
@@ -160,13 +219,14 @@ static void on_begin(void *ctx, mb_http_req *req)
         }
         mb_call *call = mb_calloc(1, sizeof *call);
         call->req = req;
+        call->api = api;
         call->route = r;
         memcpy(call->args, args, sizeof args);
         req->app = call;
         req->app_free = call_free;
         if (authenticate(api, call) != MB_OK) return;
+        mb_sandbox_rec rec;
         if (r->auth == MB_AUTH_SIGNED) {
-            mb_sandbox_rec rec;
             mb_err err;
             if (mb_core_live(api->core, call->args[0], &rec, &err) != MB_OK) {
                 mb_http_respond_err(req, &err);
@@ -176,12 +236,22 @@ static void on_begin(void *ctx, mb_http_req *req)
         req->body_mode = r->body;
         if (r->body == MB_BODY_FILE) {
             req->body_limit = mb_core_config(api->core)->max_upload_bytes;
-            req->body_path = mb_core_upload_tmp_path(api->core, call->args[0]);
+            if (begin_upload(api, call, &rec) == MB_OK)
+                req->body_path = mb_core_upload_tmp_path(api->core, call->args[0]);
         }
         return;
     }
-    if (path_known) mb_http_respond_detail(req, 405, "Method Not Allowed");
-    else mb_http_respond_detail(req, 404, "Not Found");
+    /* The key comes first: without a valid one, nothing about which paths
+     * exist is told. */
+    mb_key_rec key;
+    mb_err err;
+    if (mb_auth_bearer(mb_core_store(api->core), mb_http_header(req, "Authorization"), &key,
+                       &err) != MB_OK)
+        mb_http_respond_err(req, &err);
+    else if (path_known)
+        mb_http_respond_detail(req, 405, "Method Not Allowed");
+    else
+        mb_http_respond_detail(req, 404, "Not Found");
 }
 
 static void on_handle(void *ctx, mb_http_req *req)

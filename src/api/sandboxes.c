@@ -8,16 +8,37 @@
 #include <string.h>
 #include <strings.h>
 
-int mb_api__acquire_body(mb_api *api, mb_call *call, int local_dev, mb_acquire_body *body,
-                        mb_sandbox_rec *rec)
+/* Keeps the servers the benchmark's profile offers (/sandbox/local_dev hands
+ * out no URL that would answer 404). */
+static void keep_offered(mb_api *api, mb_acquire_body *body)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < body->n_servers; i++) {
+        if (mb_core_offers(api->core, body->benchmark, body->servers[i]))
+            body->servers[n++] = body->servers[i];
+        else
+            free(body->servers[i]);
+    }
+    body->n_servers = n;
+}
+
+int mb_api__acquire_body(mb_api *api, mb_call *call, int mode, mb_acquire_body *body,
+                         mb_sandbox_rec *rec)
 {
     json_t *detail;
     const mb_config *cfg = mb_core_config(api->core);
-    if (mb_api_parse_acquire(call->req->body.data, call->req->body.len, local_dev,
+    if (mb_api_parse_acquire(call->req->body.data, call->req->body.len, mode,
                              cfg->default_ttl_seconds, body, &detail) != MB_OK) {
-        mb_api_respond_422(call, detail);
+        mb_api__respond_422(call, detail);
         return MB_EINVAL;
     }
+    if (mode == MB_ACQUIRE_LOCAL_DEV) keep_offered(api, body);
+    return mb_api__acquire_parsed(api, call, body, rec);
+}
+
+int mb_api__acquire_parsed(mb_api *api, mb_call *call, mb_acquire_body *body,
+                           mb_sandbox_rec *rec)
+{
     mb_acquire_req req = {
         .owner = call->key.owner,
         .servers = (const char *const *)body->servers,
@@ -27,7 +48,14 @@ int mb_api__acquire_body(mb_api *api, mb_call *call, int local_dev, mb_acquire_b
         .ttl_seconds = body->ttl_seconds,
     };
     mb_err err;
-    int rc = mb_core_acquire(api->core, &req, rec, &err);
+    unsigned retry = 0;
+    int rc = mb_core_acquire_begin(api->core, call->key.owner, &retry, &err);
+    if (!rc) {
+        rc = mb_core_acquire(api->core, &req, rec, &err);
+        mb_core_acquire_end(api->core, call->key.owner);
+    } else {
+        call->req->retry_after_s = retry;
+    }
     if (rc) {
         mb_acquire_body_free(body);
         mb_http_respond_err(call->req, &err);
@@ -35,22 +63,35 @@ int mb_api__acquire_body(mb_api *api, mb_call *call, int local_dev, mb_acquire_b
     return rc;
 }
 
-void mb_api_acquire(mb_api *api, mb_call *call)
+json_t *mb_api__acquire_message(mb_api *api, const char *benchmark, const char *base)
+{
+    char *note = mb_core_seed_note(api->core, benchmark);
+    if (!note) return json_string(base);
+    char *msg = mb_asprintf("%s. Note: %s", base, note);
+    json_t *v = json_string(msg);
+    free(msg);
+    free(note);
+    return v ? v : json_string(base);
+}
+
+void mb_api__acquire(mb_api *api, mb_call *call)
 {
     mb_acquire_body body;
     mb_sandbox_rec rec;
-    if (mb_api__acquire_body(api, call, 0, &body, &rec) != MB_OK) return;
+    if (mb_api__acquire_body(api, call, MB_ACQUIRE_LOCAL, &body, &rec) != MB_OK) return;
     mb_acquire_body_free(&body);
     json_t *o = json_object();
     json_object_set_new(o, "local_sandbox_id", json_string(rec.id));
     json_object_set_new(o, "status", json_string(rec.status));
     json_object_set_new(o, "benchmark", rec.benchmark[0] ? json_string(rec.benchmark) : json_null());
-    json_object_set_new(o, "servers", mb_api_server_items(api, &rec));
-    json_object_set_new(o, "message", json_string("Local sandbox environment acquired successfully"));
+    json_object_set_new(o, "servers", mb_api__server_items(api, &rec));
+    json_object_set_new(o, "message", mb_api__acquire_message(
+                                          api, rec.benchmark,
+                                          "Local sandbox environment acquired successfully"));
     mb_http_respond_json(call->req, 201, o);
 }
 
-void mb_api_list(mb_api *api, mb_call *call)
+void mb_api__list(mb_api *api, mb_call *call)
 {
     mb_sandbox_rec *recs;
     size_t n;
@@ -60,13 +101,13 @@ void mb_api_list(mb_api *api, mb_call *call)
         return;
     }
     json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) json_array_append_new(arr, mb_api_sandbox_info(api, &recs[i]));
+    for (size_t i = 0; i < n; i++) json_array_append_new(arr, mb_api__sandbox_info(api, &recs[i]));
     free(recs);
     mb_http_respond_json(call->req, 200,
                          json_pack("{s:o,s:I}", "local_sandboxes", arr, "total_count", (json_int_t)n));
 }
 
-void mb_api_get(mb_api *api, mb_call *call)
+void mb_api__get(mb_api *api, mb_call *call)
 {
     mb_sandbox_rec rec;
     mb_err err;
@@ -74,7 +115,7 @@ void mb_api_get(mb_api *api, mb_call *call)
         mb_http_respond_err(call->req, &err);
         return;
     }
-    mb_http_respond_json(call->req, 200, mb_api_sandbox_info(api, &rec));
+    mb_http_respond_json(call->req, 200, mb_api__sandbox_info(api, &rec));
 }
 
 /* ?is_ttl= as FastAPI reads a bool: true/false, 1/0, yes/no, on/off. */
@@ -89,18 +130,22 @@ static int parse_bool(const char *v, int *out)
     return -1;
 }
 
-void mb_api_release(mb_api *api, mb_call *call)
+int mb_api__query_bool(mb_call *call, const char *name, int *out)
+{
+    const char *v = mb_http_query(call->req, name);
+    if (!v || parse_bool(v, out) == 0) return MB_OK;
+    json_t *detail = json_pack("[{s:s,s:[s,s],s:s,s:s}]", "type", "bool_parsing", "loc", "query",
+                               name, "msg",
+                               "Input should be a valid boolean, unable to interpret input",
+                               "input", v);
+    mb_api__respond_422(call, detail);
+    return MB_EINVAL;
+}
+
+void mb_api__release(mb_api *api, mb_call *call)
 {
     int is_ttl = 0;
-    const char *v = mb_http_query(call->req, "is_ttl");
-    if (v && parse_bool(v, &is_ttl) != 0) {
-        json_t *detail = json_pack("[{s:s,s:[s,s],s:s,s:s}]", "type", "bool_parsing", "loc",
-                                   "query", "is_ttl", "msg",
-                                   "Input should be a valid boolean, unable to interpret input",
-                                   "input", v);
-        mb_api_respond_422(call, detail);
-        return;
-    }
+    if (mb_api__query_bool(call, "is_ttl", &is_ttl) != MB_OK) return;
     mb_err err;
     const char *id = call->args[0];
     if (mb_core_release(api->core, call->key.owner, id, is_ttl, &err) != MB_OK) {
@@ -113,7 +158,7 @@ void mb_api_release(mb_api *api, mb_call *call)
     free(msg);
 }
 
-void mb_api_reset(mb_api *api, mb_call *call)
+void mb_api__reset(mb_api *api, mb_call *call)
 {
     mb_err err;
     const char *id = call->args[0];

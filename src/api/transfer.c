@@ -22,7 +22,7 @@ static void respond_signed(mb_api *api, mb_call *call, const char *field, const 
     free(path);
 }
 
-void mb_api_upload_url(mb_api *api, mb_call *call)
+void mb_api__upload_url(mb_api *api, mb_call *call)
 {
     mb_sandbox_rec rec;
     mb_err err;
@@ -33,7 +33,7 @@ void mb_api_upload_url(mb_api *api, mb_call *call)
     respond_signed(api, call, "upload_url", "PUT", "upload.tar.gz");
 }
 
-void mb_api_blob_put(mb_api *api, mb_call *call)
+void mb_api__blob_put(mb_api *api, mb_call *call)
 {
     mb_err err;
     if (mb_core_upload_commit(api->core, call->args[0], call->req->body_path,
@@ -44,7 +44,7 @@ void mb_api_blob_put(mb_api *api, mb_call *call)
     mb_http_respond_empty(call->req, 200);
 }
 
-void mb_api_initialize(mb_api *api, mb_call *call)
+void mb_api__initialize(mb_api *api, mb_call *call)
 {
     mb_err err;
     const char *id = call->args[0];
@@ -57,7 +57,7 @@ void mb_api_initialize(mb_api *api, mb_call *call)
                                    "message", "Extracted archive to workspace"));
 }
 
-void mb_api_dump(mb_api *api, mb_call *call)
+void mb_api__dump(mb_api *api, mb_call *call)
 {
     mb_err err;
     if (mb_core_dump(api->core, call->key.owner, call->args[0], &err) != MB_OK) {
@@ -67,7 +67,7 @@ void mb_api_dump(mb_api *api, mb_call *call)
     respond_signed(api, call, "download_url", "GET", "dump.tar.gz");
 }
 
-void mb_api_blob_get(mb_api *api, mb_call *call)
+void mb_api__blob_get(mb_api *api, mb_call *call)
 {
     int fd;
     uint64_t size;

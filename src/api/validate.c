@@ -141,9 +141,22 @@ static void parse_ttl(json_t *v, int64_t default_ttl, mb_acquire_body *out, json
     json_decref(loc);
 }
 
-int mb_api_parse_acquire(const char *body, size_t len, int local_dev, int64_t default_ttl,
+/* An optional string field: NULL/absent/null, or a string copied to *out. */
+static void parse_opt_string(json_t *root, const char *key, char **out, json_t *detail)
+{
+    json_t *v = json_object_get(root, key);
+    if (!v || json_is_null(v)) return;
+    if (json_is_string(v))
+        *out = mb_strdup(json_string_value(v));
+    else
+        add_error(detail, "string_type", json_pack("[s,s]", "body", key),
+                  "Input should be a valid string", v, NULL);
+}
+
+int mb_api_parse_acquire(const char *body, size_t len, int mode, int64_t default_ttl,
                          mb_acquire_body *out, json_t **detail_out)
 {
+    int local_dev = mode != MB_ACQUIRE_LOCAL; /* body and server_names optional */
     memset(out, 0, sizeof *out);
     json_t *detail = json_array();
     json_error_t jerr;
@@ -153,7 +166,12 @@ int mb_api_parse_acquire(const char *body, size_t len, int local_dev, int64_t de
     } else if (len == 0) {
         add_error(detail, "missing", json_pack("[s]", "body"), "Field required", NULL, NULL);
     } else {
-        root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+        size_t flags = JSON_REJECT_DUPLICATES | (mode == MB_ACQUIRE_SANDBOX ? JSON_DECODE_ANY : 0);
+        root = json_loadb(body, len, flags, &jerr);
+        if (root && json_is_null(root) && mode == MB_ACQUIRE_SANDBOX) {
+            json_decref(root); /* the whole body is optional there */
+            root = json_object();
+        }
         if (!root) {
             add_error(detail, "json_invalid", json_pack("[s,i]", "body", jerr.position),
                       "JSON decode error", NULL, json_pack("{s:s}", "error", jerr.text));
@@ -170,7 +188,8 @@ int mb_api_parse_acquire(const char *body, size_t len, int local_dev, int64_t de
         if (!servers && !local_dev)
             add_error(detail, "missing", json_pack("[s,s]", "body", "server_names"),
                       "Field required", root, NULL);
-        parse_servers(servers, local_dev, out, detail);
+        if (mode != MB_ACQUIRE_SANDBOX) parse_servers(servers, local_dev, out, detail);
+        else parse_opt_string(root, "tag", &out->tag, detail);
 
         json_t *bench = json_object_get(root, "benchmark");
         if (bench && !json_is_null(bench)) {
@@ -180,14 +199,7 @@ int mb_api_parse_acquire(const char *body, size_t len, int local_dev, int64_t de
                 enum_error(detail, json_pack("[s,s]", "body", "benchmark"), bench,
                            mb_benchmark_names, mb_n_benchmark_names);
         }
-        json_t *email = json_object_get(root, "test_account_email");
-        if (email && !json_is_null(email)) {
-            if (json_is_string(email))
-                out->test_account_email = mb_strdup(json_string_value(email));
-            else
-                add_error(detail, "string_type", json_pack("[s,s]", "body", "test_account_email"),
-                          "Input should be a valid string", email, NULL);
-        }
+        parse_opt_string(root, "test_account_email", &out->test_account_email, detail);
         parse_ttl(json_object_get(root, "ttl_seconds"), default_ttl, out, detail);
         json_decref(root);
     }
@@ -207,5 +219,6 @@ void mb_acquire_body_free(mb_acquire_body *b)
     free(b->servers);
     free(b->benchmark);
     free(b->test_account_email);
+    free(b->tag);
     memset(b, 0, sizeof *b);
 }

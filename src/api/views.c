@@ -34,7 +34,7 @@ static json_t *server_metadata(mb_api *api, const mb_sandbox_rec *rec, const mb_
     return md;
 }
 
-json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec)
+json_t *mb_api__server_items(mb_api *api, const mb_sandbox_rec *rec)
 {
     json_t *items = json_array();
     mb_server_rec *srv;
@@ -48,7 +48,11 @@ json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec)
         json_t *item = json_object();
         json_object_set_new(item, "server_name", json_string(srv[i].name));
         json_object_set_new(item, "id", json_string(srv[i].id));
-        json_object_set_new(item, "mcp_server_url", json_string(url));
+        /* A server that is not running in this sandbox (the profile does not
+         * offer it, or it failed to start) gets no URL: its URL would only
+         * answer 404, and clients connect to every URL they are given. */
+        json_object_set_new(item, "mcp_server_url",
+                            strcmp(srv[i].status, "error") ? json_string(url) : json_null());
         json_object_set_new(item, "status", json_string(server_status(rec, &srv[i])));
         json_object_set_new(item, "benchmark", nullable_string(rec->benchmark));
         json_object_set_new(item, "updated_at", json_string(updated));
@@ -62,7 +66,7 @@ json_t *mb_api_server_items(mb_api *api, const mb_sandbox_rec *rec)
     return items;
 }
 
-json_t *mb_api_sandbox_info(mb_api *api, const mb_sandbox_rec *rec)
+json_t *mb_api__sandbox_info(mb_api *api, const mb_sandbox_rec *rec)
 {
     char created[40];
     mb_iso8601(rec->created_at, created);
@@ -71,11 +75,11 @@ json_t *mb_api_sandbox_info(mb_api *api, const mb_sandbox_rec *rec)
     json_object_set_new(o, "created_at", json_string(created));
     json_object_set_new(o, "status", json_string(rec->status));
     json_object_set_new(o, "benchmark", nullable_string(rec->benchmark));
-    json_object_set_new(o, "servers", mb_api_server_items(api, rec));
+    json_object_set_new(o, "servers", mb_api__server_items(api, rec));
     return o;
 }
 
-void mb_api_respond_422(mb_call *call, json_t *detail)
+void mb_api__respond_422(mb_call *call, json_t *detail)
 {
     mb_http_respond_json(call->req, 422, json_pack("{s:o}", "detail", detail));
 }

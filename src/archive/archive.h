@@ -132,6 +132,13 @@ typedef struct mb_archive_extract_opts {
 int mb_archive_extract(int in_fd, const char *workspace, const mb_archive_extract_opts *opts,
                        mb_archive_stats *stats, mb_err *err);
 
+/* Removes every staging directory (".mcpbox-extract-*") that an extraction
+ * killed mid-way (kill -9 of the daemon) left in `staging_dir`, however deep
+ * its tree, with a constant number of fds. Only for directories no
+ * extraction is using now (the caller serialises). *removed (may be NULL)
+ * counts them. A missing staging_dir is not an error. */
+int mb_archive_stage_sweep(const char *staging_dir, unsigned *removed, mb_err *err);
+
 /* ---------------------------------------------------------------- creation */
 
 /* Receives the gzip bytes of a dump in order; returns 0, or non-zero to
@@ -149,9 +156,18 @@ typedef struct mb_archive_write_opts {
     int gzip_level;            /* 1..9; 0 = MB_ARCHIVE_DEFAULT_GZIP_LEVEL */
     mb_archive_skip_fn on_skip; /* may be NULL */
     void *payload;             /* handed to on_skip */
+    /* Refuse (MB_ENOSPACE) a tree whose regular files add up to more than
+     * this many bytes by apparent size (st_size: a sparse file counts in
+     * full, as it would in the tar). Measured before anything is written,
+     * so an oversized tree costs no compression, and enforced again while
+     * writing (files grown meanwhile). 0 = no limit. */
+    uint64_t max_bytes;
+    /* mb_mono_ms() time after which the dump stops with MB_ETIMEOUT;
+     * 0 = none. */
+    int64_t deadline_ms;
 } mb_archive_write_opts;
 
-#define MB_ARCHIVE_WRITE_OPTS_INIT {0, NULL, NULL}
+#define MB_ARCHIVE_WRITE_OPTS_INIT {0, NULL, NULL, 0, 0}
 
 /*
  * Writes a gzip tar of directory `dir` to `out_fd` (not closed). `opts` and

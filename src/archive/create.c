@@ -15,6 +15,11 @@
  * The tar stream goes to gzpipe.c, which compresses it on a second thread
  * (as `tar czf` overlaps tar and gzip in two processes).
  *
+ * Bounds: with opts->max_bytes, the tree is first measured (apparent sizes,
+ * one fstatat per entry) and refused before anything is compressed when it
+ * is over; the limit is checked again per file while writing, and
+ * opts->deadline_ms per copied chunk.
+ *
  * Memory: one copy buffer, the pipe's ring, libarchive's fixed buffers,
  * and the sorted names of the directories on the current path.
  */
@@ -86,6 +91,50 @@ static int put_header(writer *w, const char *member, const struct stat *st, cons
     return 0;
 }
 
+static int too_big(writer *w, uint64_t bytes)
+{
+    return mb_err_set(w->err, MB_ENOSPACE,
+                      "the directory holds at least %llu bytes of files by apparent size "
+                      "(sparse files count in full), over the limit of %llu bytes",
+                      (unsigned long long)bytes, (unsigned long long)w->o->max_bytes);
+}
+
+static int past_deadline(writer *w)
+{
+    return mb_err_set(w->err, MB_ETIMEOUT,
+                      "the dump took too long and was stopped after %llu bytes of files",
+                      (unsigned long long)w->st.bytes);
+}
+
+/* Adds up the apparent size of the regular files under directory fd dfd
+ * (closed here) into *total, stopping once it passes limit. Never follows
+ * a symlink. Returns 0, or 1 once over the limit. */
+static int measure(int dfd, uint64_t limit, uint64_t *total, int depth)
+{
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return 0;
+    }
+    struct dirent *de;
+    int over = 0;
+    while (!over && (de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (S_ISREG(st.st_mode)) {
+            *total += (uint64_t)st.st_size;
+            over = *total > limit;
+        } else if (S_ISDIR(st.st_mode) && depth < MB_ARCHIVE_PATH_MAX / 2) {
+            int sub = openat(dirfd(d), de->d_name,
+                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) over = measure(sub, limit, total, depth + 1);
+        }
+    }
+    closedir(d);
+    return over;
+}
+
 static int put_data(writer *w, const void *buf, size_t len)
 {
     if (archive_write_data(w->a, buf, len) < 0) return fatal(w);
@@ -115,6 +164,10 @@ static int add_file(writer *w, int dfd, const char *name, const char *member, in
         close(fd);
         return 0;
     }
+    if (w->o->max_bytes && (uint64_t)st.st_size > w->o->max_bytes - w->st.bytes) {
+        close(fd);
+        return too_big(w, w->st.bytes + (uint64_t)st.st_size);
+    }
     int rc = put_header(w, member, &st, NULL);
     if (rc) {
         close(fd);
@@ -136,6 +189,10 @@ static int add_file(writer *w, int dfd, const char *name, const char *member, in
         }
         if ((rc = put_data(w, w->buf, (size_t)n)) < 0) break;
         left -= n;
+        if (w->o->deadline_ms && mb_mono_ms() > w->o->deadline_ms) {
+            rc = past_deadline(w);
+            break;
+        }
     }
     close(fd);
     if (rc < 0) return rc;
@@ -228,6 +285,10 @@ static int walk(writer *w, const char *rel)
     }
     free(member);
     for (size_t i = 0; i < count && rc >= 0; i++) {
+        if (w->o->deadline_ms && mb_mono_ms() > w->o->deadline_ms) {
+            rc = past_deadline(w);
+            break;
+        }
         const char *name = names[i];
         char *child = *rel ? mb_asprintf("%s/%s", rel, name) : mb_strdup(name);
         member = mb_asprintf("./%s", child);
@@ -294,6 +355,14 @@ static int write_dir(const char *dir, int out_fd, mb_archive_write_fn write_fn, 
         return errno == ENOENT || errno == ENOTDIR
                    ? mb_err_set(err, MB_ENOTFOUND, "%s is not a directory", dir)
                    : mb_err_sys(err, errno, "cannot open %s", dir);
+    if (opts->max_bytes) {
+        uint64_t total = 0;
+        int sub = openat(w.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sub >= 0 && measure(sub, opts->max_bytes, &total, 0)) {
+            close(w.root_fd);
+            return too_big(&w, total);
+        }
+    }
     int rc = mb_archive__gzpipe_start(&w.pipe, level, out_fd, write_fn, payload, err);
     if (rc) {
         close(w.root_fd);

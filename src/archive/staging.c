@@ -1,6 +1,7 @@
 /*
  * staging.c - the private directory an archive is extracted into before it
- * is moved into the workspace: making it, and removing whatever is left.
+ * is moved into the workspace: making it, and removing whatever is left
+ * (also what a killed daemon left: mb_archive_stage_sweep).
  *
  * Removal must work for any tree an accepted-so-far archive can build,
  * including 2,000 levels deep, with a constant number of open fds (a
@@ -111,5 +112,50 @@ int mb_archive__stage_remove(int parent_fd, const char *name, int stage_fd)
     mb_buf_free(&stack);
     mb_buf_free(&tops);
     if (!rc && unlinkat(parent_fd, name, AT_REMOVEDIR) != 0) rc = -errno;
+    return rc;
+}
+
+int mb_archive_stage_sweep(const char *staging_dir, unsigned *removed, mb_err *err)
+{
+    if (removed) *removed = 0;
+    int dfd = open(staging_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        if (errno == ENOENT) return 0;
+        return mb_err_sys(err, errno, "cannot open %s", staging_dir);
+    }
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        int e = errno;
+        close(dfd);
+        return mb_err_sys(err, e, "cannot read %s", staging_dir);
+    }
+    /* Names first: removing while readdir walks the same directory may skip. */
+    mb_buf names = {0};
+    static const char prefix[] = ".mcpbox-extract-";
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (!strncmp(de->d_name, prefix, sizeof prefix - 1))
+            mb_buf_append(&names, de->d_name, strlen(de->d_name) + 1);
+    int rc = 0;
+    for (size_t off = 0; off < names.len; off += strlen(names.data + off) + 1) {
+        const char *n = names.data + off;
+        int sfd = mb_archive__open_beneath(dfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+        int r = sfd;
+        if (sfd >= 0) {
+            r = mb_archive__stage_remove(dfd, n, sfd);
+            close(sfd);
+        } else if (sfd == -ENOTDIR || sfd == -ELOOP) { /* not ours to have made: a stray name */
+            r = unlinkat(dfd, n, 0) == 0 ? 0 : -errno;
+        }
+        if (r == -ENOENT) continue;
+        if (r < 0) {
+            rc = mb_err_sys(err, -r, "cannot remove the leftover staging directory %s/%s",
+                            staging_dir, n);
+            break;
+        }
+        if (removed) (*removed)++;
+    }
+    mb_buf_free(&names);
+    closedir(d);
     return rc;
 }

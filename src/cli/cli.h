@@ -19,10 +19,12 @@ extern const mb_command mb_commands[];
 
 int mb_cmd_serve(int argc, char **argv);   /* cli/serve.c */
 int mb_cmd_keys(int argc, char **argv);    /* cli/keys.c */
-int mb_cmd_archive(int argc, char **argv); /* archive/cmd_archive.c */
-int mb_cmd_bridge(int argc, char **argv);  /* gateway/cmd_bridge.c */
-int mb_cmd_sandbox(int argc, char **argv);      /* sandbox/cmd_sandbox.c */
-int mb_cmd_sandbox_zygote(int argc, char **argv); /* sandbox/cmd_sandbox.c (hidden: clones sandboxes) */
-int mb_cmd_mcp(int argc, char **argv);     /* mcp/cmd_mcp.c */
+int mb_cmd_archive(int argc, char **argv); /* cli/cmd_archive.c */
+int mb_cmd_bridge(int argc, char **argv);  /* cli/cmd_bridge.c */
+int mb_cmd_sandbox(int argc, char **argv);      /* cli/cmd_sandbox.c */
+int mb_cmd_sandbox_zygote(int argc, char **argv); /* cli/cmd_sandbox.c (hidden: clones sandboxes) */
+int mb_cmd_mcp(int argc, char **argv);     /* cli/cmd_mcp.c */
+int mb_cmd_arxiv(int argc, char **argv);   /* cli/cmd_arxiv.c */
+int mb_cmd_playwright(int argc, char **argv); /* cli/cmd_playwright.c */
 
 #endif /* MB_CLI_H */

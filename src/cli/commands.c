@@ -14,5 +14,7 @@ const mb_command mb_commands[] = {
     {"sandbox", mb_cmd_sandbox, "run a command in a throw-away sandbox (debugging, benchmarks)"},
     {"sandbox-zygote", mb_cmd_sandbox_zygote, "(internal) clones sandboxes, started by mcpbox itself"},
     {"mcp", mb_cmd_mcp, "run a native MCP server on stdio (mcpbox mcp --list)"},
+    {"arxiv", mb_cmd_arxiv, "build or inspect the offline arXiv catalog of the arxiv server"},
+    {"playwright", mb_cmd_playwright, "run @playwright/mcp (Node, Debian's Chromium) on stdio, as sandboxes do"},
     {NULL, NULL, NULL},
 };

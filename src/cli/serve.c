@@ -1,7 +1,7 @@
 /*
  * serve.c - `mcpbox serve`: opens the core, mounts the REST API (and the MCP
  * gateway) on the HTTP server, prints one line when ready, and runs until
- * SIGINT or SIGTERM.
+ * SIGINT or SIGTERM (then, with --release-on-exit, releases every sandbox).
  */
 #include "api/api.h"
 #include "cli/cli.h"
@@ -27,6 +27,8 @@ static enum MHD_Result mcp_handle(void *ctx, struct MHD_Connection *conn, const 
 }
 
 static void mcp_done(void *ctx, void *state) { mb_gateway_request_done(ctx, state); }
+
+static int mcp_routed(const void *state) { return mb_gateway_request_routed(state); }
 
 /* Every live sandbox holds a few descriptors (its init's pidfd, each server's
  * pipes and supervision fd), so thousands of sandboxes need far more than the
@@ -93,7 +95,7 @@ int mb_cmd_serve(int argc, char **argv)
         mb_config_free(&cfg);
         return 1;
     }
-    mb_api_mcp_hook hook = {mb_core_gateway(core), mcp_handle, mcp_done};
+    mb_api_mcp_hook hook = {mb_core_gateway(core), mcp_handle, mcp_done, mcp_routed};
     mb_api *api = mb_api_create(core, &hook);
     mb_http_app app = mb_api_http_app(api);
     mb_http_opts hopts = {
@@ -101,6 +103,13 @@ int mb_cmd_serve(int argc, char **argv)
         .header_limit = cfg.header_limit,
         .idle_timeout_s = cfg.idle_timeout_s,
         .file_body_limit = cfg.max_upload_bytes,
+        .max_connections = cfg.max_connections,
+        .max_conn_per_ip = cfg.max_conn_per_ip,
+        .max_anon_conns = cfg.max_anon_conns,
+        .header_timeout_s = cfg.header_timeout_s,
+        .min_body_rate = cfg.min_body_rate,
+        .drain_bytes = cfg.drain_bytes,
+        .drain_timeout_s = cfg.drain_timeout_s,
     };
     bound_ctx bc = {core, &cfg};
     hopts.on_bound = on_bound;
@@ -124,6 +133,10 @@ int mb_cmd_serve(int argc, char **argv)
     mb_gateway_shutdown(mb_core_gateway(core));
     mb_http_stop(http);
     mb_api_destroy(api);
+    if (cfg.release_on_exit) {
+        size_t n = mb_core_release_all(core);
+        mb_info("released %zu sandbox%s before exiting (--release-on-exit)", n, n == 1 ? "" : "es");
+    }
     mb_core_close(core);
     mb_config_free(&cfg);
     return 0;

@@ -4,10 +4,13 @@
  */
 #include "core/core.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -23,6 +26,8 @@ static void usage(FILE *f)
         "  --profiles-dir DIR        benchmark presets (MCPBOX_PROFILES_DIR)\n"
         "  --pool N | PROFILE=N      keep N idle sandboxes ready (for every profile, or for\n"
         "                            one; repeatable; MCPBOX_POOL='N' or 'P=N;P2=N')\n"
+        "  --release-on-exit         release every sandbox on SIGTERM/SIGINT before exiting\n"
+        "                            (default: they keep running and are adopted at the next start)\n"
         "  --call-timeout SECONDS    an MCP call unanswered this long fails (default 120)\n"
         "  --start-timeout SECONDS   a server not ready this long after start fails (default 30)\n"
         "  --max-message SIZE        largest JSON-RPC message between a client and a server,\n"
@@ -35,6 +40,28 @@ static void usage(FILE *f)
         "  --allowed-origin ORIGIN   an Origin MCP clients may send (repeatable)\n"
         "  --header-limit SIZE       request line + headers (default 32K)\n"
         "  --idle-timeout SECONDS    close idle connections after (default 300)\n"
+        "limits (0 = unlimited where marked *):\n"
+        "  --max-connections N       HTTP connections at once (default 4096)\n"
+        "  --max-connections-per-ip N  *per client address (default 512)\n"
+        "  --max-anon-connections N  connections without a valid key or MCP URL so far;\n"
+        "                            the rest is kept for authenticated clients (default 2048)\n"
+        "  --header-timeout SECONDS  request line and headers must arrive within (default 30)\n"
+        "  --min-body-rate SIZE      bytes per second a request body must average after\n"
+        "                            --header-timeout seconds (default 8K)\n"
+        "  --drain-max SIZE          a refused request's body is read and dropped up to\n"
+        "                            this much before the answer, then closed (default 4M)\n"
+        "  --drain-timeout SECONDS   ... and for this long, then at --min-body-rate (default 2)\n"
+        "  --dump-timeout SECONDS    a dump is stopped after (default 300)\n"
+        "  --max-sessions N          MCP sessions in all (default 10000)\n"
+        "  --max-sessions-per-sandbox N  (default 1000)\n"
+        "  --max-sessions-per-key N  per key owner (default 5000)\n"
+        "  --key-max-sandboxes N     *live sandboxes per key owner (default 1000)\n"
+        "  --key-max-acquiring N     *acquires in progress per key owner (default 128)\n"
+        "  --key-max-upload SIZE     *upload bytes in flight per key owner (default 16G)\n"
+        "  --egress on|off           servers whose profile allows egress reach the web through\n"
+        "                            the daemon's proxy (MCPBOX_EGRESS; default on)\n"
+        "  --egress-fixture NAME=IP:PORT  serve host NAME from IP:PORT to sandboxes (test sites;\n"
+        "                            repeatable; MCPBOX_EGRESS_FIXTURES='N=IP:P;N2=IP:P')\n"
         "\n"
         "MCPBOX_API_KEY=KEY adds that API key at start (owner MCPBOX_API_KEY_OWNER or\n"
         "'default'); otherwise manage keys with `mcpbox keys`.\n");
@@ -51,6 +78,22 @@ static int add_seed(mb_config *cfg, const char *spec)
     if (!mb_is_benchmark_name(preset)) {
         fprintf(stderr, "mcpbox serve: --seed %s: unknown benchmark '%s' (MCP_Atlas, Toolathlon, "
                         "MCP_Mark)\n", spec, preset);
+        free(preset);
+        return 2;
+    }
+    /* Checked now rather than at the first acquire: a serve that starts
+     * with a seed it cannot read would fail every sandbox of that preset. */
+    struct stat st;
+    const char *dir = eq + 1, *why = NULL;
+    if (stat(dir, &st) != 0) why = strerror(errno);
+    else if (!S_ISDIR(st.st_mode)) why = "not a directory";
+    else if (access(dir, R_OK | X_OK) != 0) why = strerror(errno);
+    if (why) {
+        fprintf(stderr, "mcpbox serve: --seed %s: %s cannot be used as a seed directory: %s%s\n",
+                preset, dir, why,
+                !strcmp(preset, "MCP_Atlas")
+                    ? " (build the MCP_Atlas seed with scripts/build-atlas-seed DIR)"
+                    : "");
         free(preset);
         return 2;
     }
@@ -129,7 +172,22 @@ enum {
     OPT_LISTEN = 256, OPT_DATA, OPT_PUBLIC, OPT_SEED, OPT_PROFILES, OPT_MAX_UPLOAD,
     OPT_MAX_EXPANDED, OPT_MAX_ENTRIES, OPT_URL_TTL, OPT_DEFAULT_TTL, OPT_ORIGIN,
     OPT_HEADER_LIMIT, OPT_IDLE, OPT_POOL, OPT_CALL_TIMEOUT, OPT_START_TIMEOUT, OPT_MAX_MESSAGE,
+    OPT_DUMP_TIMEOUT, OPT_MAX_CONN, OPT_CONN_PER_IP, OPT_ANON_CONN, OPT_HEADER_TIMEOUT,
+    OPT_BODY_RATE, OPT_MAX_SESSIONS, OPT_SESSIONS_SANDBOX, OPT_SESSIONS_KEY, OPT_KEY_SANDBOXES,
+    OPT_KEY_ACQUIRING, OPT_KEY_UPLOAD,
+    OPT_RELEASE_ON_EXIT,
+    OPT_EGRESS, OPT_EGRESS_FIXTURE,
+    OPT_DRAIN_MAX, OPT_DRAIN_TIMEOUT,
 };
+
+/* A count that may be 0 (= unlimited) when `zero_ok`. */
+static int count_opt(const char *name, const char *v, int zero_ok, uint64_t *out)
+{
+    long n;
+    int rc = int_opt(name, v, zero_ok ? 0 : 1, 1L << 30, &n);
+    if (!rc) *out = (uint64_t)n;
+    return rc;
+}
 
 /* Applies one setting, from a flag or from the environment. */
 static int apply(mb_config *cfg, int opt, const char *v)
@@ -169,6 +227,7 @@ static int apply(mb_config *cfg, int opt, const char *v)
         if (!(rc = size_opt("--header-limit", v, &size))) cfg->header_limit = (unsigned)size;
         break;
     case OPT_POOL: rc = add_pool(cfg, v); break;
+    case OPT_RELEASE_ON_EXIT: cfg->release_on_exit = 1; break;
     case OPT_CALL_TIMEOUT:
         if (!(rc = int_opt("--call-timeout", v, 1, 86400, &n))) cfg->call_timeout_s = (int)n;
         break;
@@ -185,8 +244,77 @@ static int apply(mb_config *cfg, int opt, const char *v)
             }
         }
         break;
+    case OPT_DUMP_TIMEOUT:
+        if (!(rc = int_opt("--dump-timeout", v, 1, 86400, &n))) cfg->dump_timeout_s = (int)n;
+        break;
+    case OPT_MAX_CONN:
+        if (!(rc = int_opt("--max-connections", v, 16, 1000000, &n)))
+            cfg->max_connections = (unsigned)n;
+        break;
+    case OPT_CONN_PER_IP:
+        if (!(rc = int_opt("--max-connections-per-ip", v, 0, 1000000, &n)))
+            cfg->max_conn_per_ip = (unsigned)n;
+        break;
+    case OPT_ANON_CONN:
+        if (!(rc = int_opt("--max-anon-connections", v, 1, 1000000, &n)))
+            cfg->max_anon_conns = (unsigned)n;
+        break;
+    case OPT_HEADER_TIMEOUT:
+        if (!(rc = int_opt("--header-timeout", v, 1, 3600, &n)))
+            cfg->header_timeout_s = (unsigned)n;
+        break;
+    case OPT_BODY_RATE:
+        if (mb_parse_size(v, &size) != MB_OK) {
+            fprintf(stderr, "mcpbox serve: --min-body-rate wants a size like 8K or 0, got "
+                    "'%s'\n", v);
+            return 2;
+        }
+        cfg->min_body_rate = size;
+        break;
+    case OPT_DRAIN_MAX:
+        if (!(rc = size_opt("--drain-max", v, &size))) cfg->drain_bytes = size;
+        break;
+    case OPT_DRAIN_TIMEOUT:
+        if (!(rc = int_opt("--drain-timeout", v, 1, 3600, &n))) cfg->drain_timeout_s = (unsigned)n;
+        break;
+    case OPT_MAX_SESSIONS: rc = count_opt("--max-sessions", v, 0, &cfg->max_sessions); break;
+    case OPT_SESSIONS_SANDBOX:
+        rc = count_opt("--max-sessions-per-sandbox", v, 0, &cfg->max_sessions_sandbox);
+        break;
+    case OPT_SESSIONS_KEY:
+        rc = count_opt("--max-sessions-per-key", v, 0, &cfg->max_sessions_key);
+        break;
+    case OPT_KEY_SANDBOXES:
+        rc = count_opt("--key-max-sandboxes", v, 1, &cfg->key_max_sandboxes);
+        break;
+    case OPT_KEY_ACQUIRING:
+        rc = count_opt("--key-max-acquiring", v, 1, &cfg->key_max_acquiring);
+        break;
+    case OPT_KEY_UPLOAD:
+        if (mb_parse_size(v, &size) != MB_OK) {
+            fprintf(stderr, "mcpbox serve: --key-max-upload wants a size like 16G or 0, got "
+                    "'%s'\n", v);
+            return 2;
+        }
+        cfg->key_max_upload = size;
+        break;
     case OPT_IDLE:
         if (!(rc = int_opt("--idle-timeout", v, 1, 86400, &n))) cfg->idle_timeout_s = (unsigned)n;
+        break;
+    case OPT_EGRESS:
+        if (strcmp(v, "on") && strcmp(v, "off")) {
+            fprintf(stderr, "mcpbox serve: --egress wants on or off, got '%s'\n", v);
+            return 2;
+        }
+        cfg->egress_off = !strcmp(v, "off");
+        break;
+    case OPT_EGRESS_FIXTURE:
+        if (cfg->n_egress_fixtures == MB_MAX_ALLOWED || !strchr(v, '=')) {
+            fprintf(stderr, "mcpbox serve: --egress-fixture wants NAME=IP:PORT (at most %d)\n",
+                    MB_MAX_ALLOWED);
+            return 2;
+        }
+        cfg->egress_fixtures[cfg->n_egress_fixtures++] = mb_strdup(v);
         break;
     }
     return rc;
@@ -208,6 +336,20 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
     cfg->call_timeout_s = 120;
     cfg->start_timeout_s = 30;
     cfg->max_message_bytes = 64ULL << 20;
+    cfg->dump_timeout_s = 300;
+    cfg->max_connections = 4096;
+    cfg->max_conn_per_ip = 512;
+    cfg->max_anon_conns = 2048;
+    cfg->header_timeout_s = 30;
+    cfg->min_body_rate = 8 << 10;
+    cfg->drain_bytes = 4 << 20;
+    cfg->drain_timeout_s = 2;
+    cfg->max_sessions = 10000;
+    cfg->max_sessions_sandbox = 1000;
+    cfg->max_sessions_key = 5000;
+    cfg->key_max_sandboxes = 1000;
+    cfg->key_max_acquiring = 128;
+    cfg->key_max_upload = 16ULL << 30;
 
     static const struct { const char *env; int opt; } envs[] = {
         {"MCPBOX_LISTEN", OPT_LISTEN}, {"MCPBOX_DATA_DIR", OPT_DATA},
@@ -216,6 +358,18 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"MCPBOX_MAX_ENTRIES", OPT_MAX_ENTRIES}, {"MCPBOX_URL_TTL_MINUTES", OPT_URL_TTL},
         {"MCPBOX_DEFAULT_TTL", OPT_DEFAULT_TTL}, {"MCPBOX_CALL_TIMEOUT", OPT_CALL_TIMEOUT},
         {"MCPBOX_START_TIMEOUT", OPT_START_TIMEOUT}, {"MCPBOX_MAX_MESSAGE", OPT_MAX_MESSAGE},
+        {"MCPBOX_DUMP_TIMEOUT", OPT_DUMP_TIMEOUT}, {"MCPBOX_MAX_CONNECTIONS", OPT_MAX_CONN},
+        {"MCPBOX_MAX_CONNECTIONS_PER_IP", OPT_CONN_PER_IP},
+        {"MCPBOX_MAX_ANON_CONNECTIONS", OPT_ANON_CONN},
+        {"MCPBOX_HEADER_TIMEOUT", OPT_HEADER_TIMEOUT}, {"MCPBOX_MIN_BODY_RATE", OPT_BODY_RATE},
+        {"MCPBOX_DRAIN_MAX", OPT_DRAIN_MAX}, {"MCPBOX_DRAIN_TIMEOUT", OPT_DRAIN_TIMEOUT},
+        {"MCPBOX_MAX_SESSIONS", OPT_MAX_SESSIONS},
+        {"MCPBOX_MAX_SESSIONS_PER_SANDBOX", OPT_SESSIONS_SANDBOX},
+        {"MCPBOX_MAX_SESSIONS_PER_KEY", OPT_SESSIONS_KEY},
+        {"MCPBOX_KEY_MAX_SANDBOXES", OPT_KEY_SANDBOXES},
+        {"MCPBOX_KEY_MAX_ACQUIRING", OPT_KEY_ACQUIRING},
+        {"MCPBOX_KEY_MAX_UPLOAD", OPT_KEY_UPLOAD},
+        {"MCPBOX_EGRESS", OPT_EGRESS},
     };
     for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
         const char *v = getenv(envs[i].env);
@@ -243,6 +397,17 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         }
         free(copy);
     }
+    const char *fixtures = getenv("MCPBOX_EGRESS_FIXTURES");
+    if (fixtures && *fixtures) {
+        char *copy = mb_strdup(fixtures), *save = NULL;
+        for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+            if (apply(cfg, OPT_EGRESS_FIXTURE, tok)) {
+                free(copy);
+                return 2;
+            }
+        }
+        free(copy);
+    }
     const char *key = getenv("MCPBOX_API_KEY");
     if (key && *key) cfg->env_api_key = mb_strdup(key);
     const char *owner = getenv("MCPBOX_API_KEY_OWNER");
@@ -263,9 +428,26 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"header-limit", required_argument, NULL, OPT_HEADER_LIMIT},
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
         {"pool", required_argument, NULL, OPT_POOL},
+        {"release-on-exit", no_argument, NULL, OPT_RELEASE_ON_EXIT},
         {"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
         {"start-timeout", required_argument, NULL, OPT_START_TIMEOUT},
         {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
+        {"dump-timeout", required_argument, NULL, OPT_DUMP_TIMEOUT},
+        {"max-connections", required_argument, NULL, OPT_MAX_CONN},
+        {"max-connections-per-ip", required_argument, NULL, OPT_CONN_PER_IP},
+        {"max-anon-connections", required_argument, NULL, OPT_ANON_CONN},
+        {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+        {"min-body-rate", required_argument, NULL, OPT_BODY_RATE},
+        {"drain-max", required_argument, NULL, OPT_DRAIN_MAX},
+        {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
+        {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
+        {"max-sessions-per-sandbox", required_argument, NULL, OPT_SESSIONS_SANDBOX},
+        {"max-sessions-per-key", required_argument, NULL, OPT_SESSIONS_KEY},
+        {"key-max-sandboxes", required_argument, NULL, OPT_KEY_SANDBOXES},
+        {"key-max-acquiring", required_argument, NULL, OPT_KEY_ACQUIRING},
+        {"key-max-upload", required_argument, NULL, OPT_KEY_UPLOAD},
+        {"egress", required_argument, NULL, OPT_EGRESS},
+        {"egress-fixture", required_argument, NULL, OPT_EGRESS_FIXTURE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -306,6 +488,7 @@ void mb_config_free(mb_config *cfg)
         free(cfg->pools[i].dir);
     }
     for (size_t i = 0; i < cfg->n_allowed_origins; i++) free(cfg->allowed_origins[i]);
+    for (size_t i = 0; i < cfg->n_egress_fixtures; i++) free(cfg->egress_fixtures[i]);
     free(cfg->env_api_key);
     free(cfg->env_api_key_owner);
     memset(cfg, 0, sizeof *cfg);

@@ -13,23 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-pthread_mutex_t *mb_core__stripe(mb_core *core, const char *id)
-{
-    unsigned h = 2166136261u;
-    for (const char *p = id; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
-    return &core->stripes[h % MB_CORE_STRIPES];
-}
-
-char *mb_core_workspace(mb_core *core, const char *id)
-{
-    return mb_asprintf("%s/workspaces/%s/" MB_DATA_SUBDIR, core->cfg.data_dir, id);
-}
-
-char *mb_core__blob_dir(mb_core *core, const char *id)
-{
-    return mb_asprintf("%s/blobs/%s", core->cfg.data_dir, id);
-}
-
 mb_store *mb_core_store(mb_core *core) { return core->store; }
 const mb_config *mb_core_config(mb_core *core) { return &core->cfg; }
 
@@ -69,7 +52,8 @@ int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err)
 {
     mb_core *core = mb_calloc(1, sizeof *core);
     core->cfg = *cfg;
-    for (int i = 0; i < MB_CORE_STRIPES; i++) pthread_mutex_init(&core->stripes[i], NULL);
+    pthread_mutex_init(&core->locks_lock, NULL);
+    pthread_mutex_init(&core->quota_lock, NULL);
     pthread_mutex_init(&core->reaper_lock, NULL);
     pthread_cond_init(&core->wake, NULL);
     pthread_mutex_init(&core->alloc_lock, NULL);
@@ -91,13 +75,13 @@ int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err)
         {"", 0711}, {"workspaces", 0711}, {"run", 0711}, {"blobs", 0700},
     };
     for (size_t i = 0; !rc && i < sizeof sub / sizeof *sub; i++) {
-        char *p = mb_asprintf("%s/%s", core->data_dir, sub[i].name);
+        char *p = mb_core__path_top(core, sub[i].name);
         rc = mb_mkdir_p(p, sub[i].mode, err);
         if (!rc && chmod(p, sub[i].mode) != 0) rc = mb_err_sys(err, errno, "cannot chmod %s", p);
         free(p);
     }
     if (!rc) {
-        char *db = mb_asprintf("%s/mcpbox.db", core->data_dir);
+        char *db = mb_core__path_top(core, "mcpbox.db");
         rc = mb_store_open(db, &core->store, err);
         free(db);
     }
@@ -123,7 +107,9 @@ void mb_core_close(mb_core *core)
     mb_core__stop_reaper(core);
     if (core->runtime_open) mb_core__runtime_close(core);
     mb_store_close(core->store);
-    for (int i = 0; i < MB_CORE_STRIPES; i++) pthread_mutex_destroy(&core->stripes[i]);
+    pthread_mutex_destroy(&core->locks_lock);
+    mb_core__quota_free(core);
+    pthread_mutex_destroy(&core->quota_lock);
     pthread_mutex_destroy(&core->reaper_lock);
     pthread_cond_destroy(&core->wake);
     pthread_mutex_destroy(&core->alloc_lock);
@@ -226,10 +212,28 @@ int mb_core_live(mb_core *core, const char *id, mb_sandbox_rec *out, mb_err *err
     return MB_OK;
 }
 
+int mb_core__lock_rec(mb_core *core, const char *owner, const char *id, mb_sandbox_rec *rec,
+                      mb_sblock **lock, mb_err *err)
+{
+    *lock = NULL;
+    /* Unknown ids are turned away before they make a lock entry. */
+    int rc = owner ? mb_core_get(core, owner, id, rec, err) : mb_core_live(core, id, rec, err);
+    if (rc) return rc;
+    mb_sblock *l = mb_core__lock(core, id);
+    /* A release may have run while we waited: the record read under the
+     * lock is the one that counts. */
+    rc = owner ? mb_core_get(core, owner, id, rec, err) : mb_core_live(core, id, rec, err);
+    if (rc) {
+        mb_core__unlock(core, l);
+        return rc;
+    }
+    *lock = l;
+    return MB_OK;
+}
+
 int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
 {
-    pthread_mutex_t *lock = mb_core__stripe(core, id);
-    pthread_mutex_lock(lock);
+    mb_sblock *lock = mb_core__lock(core, id);
     mb_sandbox_rec rec;
     int rc = mb_store_sandbox_get(core->store, id, &rec, err);
     if (!rc && strcmp(rec.status, "released") != 0) {
@@ -239,7 +243,7 @@ int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
         rec.updated_at = mb_now();
         rec.has_upload = 0;
         rc = mb_store_sandbox_update(core->store, &rec, err);
-        char *blobs = mb_core__blob_dir(core, id);
+        char *blobs = mb_core__path_blob(core, id, NULL);
         mb_err e2;
         if (!rc && mb_core__sandbox_down(core, &rec, &e2) != MB_OK)
             mb_warn("release %s: %s", id, e2.msg);
@@ -247,7 +251,7 @@ int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
         free(blobs);
         if (!rc) mb_info("released %s%s", id, is_ttl ? " (TTL expired)" : "");
     }
-    pthread_mutex_unlock(lock);
+    mb_core__unlock(core, lock);
     return rc;
 }
 

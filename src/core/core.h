@@ -57,6 +57,25 @@ typedef struct mb_config {
     int call_timeout_s;           /* MCP call timeout; default 120 */
     uint64_t max_message_bytes;   /* per JSON-RPC message through the gateway; 64 MiB */
     int start_timeout_s;          /* server start + initialize; default 30 */
+    /* Limits (docs/CONFIG.md "Limits"); 0 = unlimited where it says so. */
+    int dump_timeout_s;           /* a dump stops after this; default 300 */
+    unsigned max_connections;     /* HTTP connections at once; default 4096 */
+    unsigned max_conn_per_ip;     /* per client address; default 512, 0 = off */
+    unsigned max_anon_conns;      /* not (yet) authenticated; default 2048 */
+    unsigned header_timeout_s;    /* request line + headers; default 30 */
+    uint64_t min_body_rate;       /* bytes/s a body must average; default 8K */
+    uint64_t drain_bytes;         /* a refused body read and dropped; default 4M */
+    unsigned drain_timeout_s;     /* ... for this long (then at min_body_rate); 2 */
+    uint64_t max_sessions;        /* MCP sessions in all; default 10000 */
+    uint64_t max_sessions_sandbox;/* per sandbox; default 1000 */
+    uint64_t max_sessions_key;    /* per key owner; default 5000 */
+    uint64_t key_max_sandboxes;   /* live sandboxes per key owner; default 1000 */
+    uint64_t key_max_acquiring;   /* acquires in progress per key owner; default 128 */
+    uint64_t key_max_upload;      /* upload bytes in flight per key owner; default 16G */
+    int release_on_exit;          /* --release-on-exit: release every sandbox at shutdown */
+    int egress_off;               /* --egress off: only fixture hosts reachable (src/egress) */
+    char *egress_fixtures[MB_MAX_ALLOWED]; /* --egress-fixture NAME=IP:PORT */
+    size_t n_egress_fixtures;
     int no_runtime;               /* no zygote, gateway or sandboxes: the store, keys and
                                      URLs only, every acquire refused (fuzz/fuzz_http) */
     char *env_api_key;            /* MCPBOX_API_KEY */
@@ -83,6 +102,9 @@ int mb_is_benchmark_name(const char *name);
 
 int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err);
 void mb_core_close(mb_core *core);
+/* Releases every sandbox that is not released yet (as DELETE does), for
+ * `serve --release-on-exit`; returns how many. Call with no requests coming. */
+size_t mb_core_release_all(mb_core *core);
 mb_store *mb_core_store(mb_core *core);
 const mb_config *mb_core_config(mb_core *core);
 
@@ -102,6 +124,19 @@ int mb_core_get(mb_core *core, const char *owner, const char *id, mb_sandbox_rec
 /* Releases; a sandbox already released is success (idempotent for its owner). */
 int mb_core_release(mb_core *core, const char *owner, const char *id, int is_ttl, mb_err *err);
 int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err);
+
+/* Per-key budgets (quota.c; limits in mb_config). Keys of one owner share
+ * them. A refusal is MB_ELIMIT (429) with *retry_after set in seconds.
+ * acquire_begin counts an acquire in progress for `owner` (checks the
+ * acquires in progress and the live sandboxes); acquire_end ends it. */
+int mb_core_acquire_begin(mb_core *core, const char *owner, unsigned *retry_after, mb_err *err);
+void mb_core_acquire_end(mb_core *core, const char *owner);
+/* One upload per sandbox at a time (MB_ECONFLICT otherwise), `bytes`
+ * counted against the owner's upload bytes in flight. upload_end, with the
+ * same arguments, ends it. */
+int mb_core_upload_begin(mb_core *core, const char *id, const char *owner, uint64_t bytes,
+                         unsigned *retry_after, mb_err *err);
+void mb_core_upload_end(mb_core *core, const char *id, const char *owner, uint64_t bytes);
 
 /* Upload: where a PUT for this sandbox writes, and how it is committed. */
 char *mb_core_upload_tmp_path(mb_core *core, const char *id);
@@ -144,5 +179,25 @@ struct mb_gateway *mb_core_gateway(mb_core *core);
  * server is not running in that sandbox. */
 int mb_core_server_state(mb_core *core, const char *sandbox_id, const char *server,
                          json_t **meta, int *ready);
+
+/* ---- what is hosted (hosted.c) ---- */
+
+/* Whether the profile of `benchmark` (NULL/"" = none) offers `server`. */
+int mb_core_offers(mb_core *core, const char *benchmark, const char *server);
+/* "a, b, c": the servers that profile offers, in its order; freed by the caller. */
+char *mb_core_offered(mb_core *core, const char *benchmark);
+/* The value of `key` in the environment the profile gives `server`, or NULL
+ * (borrowed; valid while the core is open). */
+const char *mb_core_server_env(mb_core *core, const char *benchmark, const char *server,
+                               const char *key);
+/* The profile's seed.when_missing text when no --seed serves that benchmark,
+ * else NULL; freed by the caller. */
+char *mb_core_seed_note(mb_core *core, const char *benchmark);
+/* Runs argv inside a live sandbox of this owner (as its servers run), with
+ * `in` on stdin; appends its stdout (at most out_cap bytes) to *out. A
+ * non-zero exit, a timeout or more output is an error. Serialised with the
+ * sandbox's other operations. */
+int mb_core_exec(mb_core *core, const char *owner, const char *id, const char *const *argv,
+                 const void *in, size_t in_len, size_t out_cap, mb_buf *out, mb_err *err);
 
 #endif /* MB_CORE_H */

@@ -7,13 +7,14 @@
 
 #include "auth/auth.h"
 #include "core/core.h"
+#include "egress/egress.h"
 #include "gateway/gateway.h"
 #include "profile/profile.h"
 #include "sandbox/sandbox.h"
 
 #include <pthread.h>
 
-#define MB_CORE_STRIPES 64
+#define MB_LOCK_BUCKETS 256
 #define MB_UID_FIRST 0x10000000LL   /* first host uid handed to sandboxes */
 #define MB_UID_STRIDE 65536LL       /* uids per sandbox */
 #define MB_LIVE_BUCKETS 256
@@ -40,14 +41,20 @@ struct mb_core {
     char *data_dir;                  /* absolute; cfg.data_dir points here */
     int runtime_open;
 
-    /* Operations on one sandbox (initialize, dump, reset, release) are
-     * serialised by the stripe its id hashes to. */
-    pthread_mutex_t stripes[MB_CORE_STRIPES];
+    /* Operations on one sandbox (initialize, dump, reset, release, upload
+     * commit) are serialised by that sandbox's own lock (locks.c). */
+    pthread_mutex_t locks_lock;
+    struct mb_sblock *locks[MB_LOCK_BUCKETS];
 
-    /* Runtime (runtime.c): this binary's path (bound into every sandbox),
+    /* Per-owner budgets and uploads in progress (quota.c). */
+    pthread_mutex_t quota_lock;
+    struct mb_quota_ent *quota_owners, *quota_uploads;
+
+    /* Runtime (runtime.c and the files it names): this binary's path (bound into every sandbox),
      * the loaded profiles, the gateway serving every MCP URL, the warm pool
      * and the table of running sandboxes. */
     char *mcpbox_bin;
+    char *sandbox_bin; /* its exec-only copy that sandboxes run (mb_sandbox_exec_copy) */
     char *profiles_dir;
     mb_profile **profiles;
     size_t n_profiles;
@@ -55,6 +62,7 @@ struct mb_core {
     mb_zygote *zygote;              /* clones every sandbox's init */
     mb_gateway *gw;
     mb_pool *pool;
+    mb_egress *egress;              /* the proxy of sandboxes whose profile allows egress */
     pthread_mutex_t alloc_lock;     /* picking a uid range + inserting its record */
     pthread_mutex_t live_lock;
     pthread_cond_t live_cv;
@@ -68,28 +76,92 @@ struct mb_core {
     int stopping;
 };
 
-pthread_mutex_t *mb_core__stripe(mb_core *core, const char *id);
+/* locks.c: the lock of one sandbox id (created on demand, freed when the
+ * last holder or waiter leaves). Never held while waiting on another
+ * sandbox's lock. */
+typedef struct mb_sblock mb_sblock;
+mb_sblock *mb_core__lock(mb_core *core, const char *id);
+void mb_core__unlock(mb_core *core, mb_sblock *l);
+/* Takes the lock of sandbox `id` and reads its record under it (owner NULL:
+ * any owner), so that an operation never acts on a sandbox released while it
+ * waited. On error (404 when released or not the owner's) no lock is held. */
+int mb_core__lock_rec(mb_core *core, const char *owner, const char *id, mb_sandbox_rec *rec,
+                      mb_sblock **lock, mb_err *err);
+/* Entries in the table (held or waited on), for tests. */
+size_t mb_core__locks_in_use(mb_core *core);
+typedef struct mb_quota_ent mb_quota_ent;
+/* quota.c: frees the counters (at close). */
+void mb_core__quota_free(mb_core *core);
 int mb_core__start_reaper(mb_core *core, mb_err *err);
 void mb_core__stop_reaper(mb_core *core);
 /* Release without owner checks (the reaper, start-up expiry). */
 int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err);
-char *mb_core__blob_dir(mb_core *core, const char *id);
+
+/* paths.c: every path under the data dir DIR (caller frees). */
+/* DIR/NAME: a top-level entry (run, workspaces, blobs, egress, mcpbox.db). */
+char *mb_core__path_top(mb_core *core, const char *name);
+/* DIR/run/ID: the sandbox layer's state dir. */
+char *mb_core__path_run(mb_core *core, const char *id);
 /* DIR/workspaces/ID: the mount point of the sandbox's workspace tmpfs. */
-char *mb_core__volume(mb_core *core, const char *id);
+char *mb_core__path_volume(mb_core *core, const char *id);
+/* DIR/workspaces/ID/.logs, or the file FILE in it (file non-NULL). */
+char *mb_core__path_logs(mb_core *core, const char *id, const char *file);
+/* DIR/blobs/ID, or the blob NAME in it (name non-NULL). */
+char *mb_core__path_blob(mb_core *core, const char *id, const char *name);
+/* DIR/egress/ID: the proxy sockets' directory. */
+char *mb_core__path_egress(mb_core *core, const char *id);
 
 /* live.c: the table of running sandboxes. get() takes a reference that put()
  * drops; take() removes the entry and waits until no lookup holds it. */
-void mb_live_add(mb_core *core, const char *id, mb_sandbox *sb, const mb_profile *profile);
-mb_live *mb_live_get(mb_core *core, const char *id);
-void mb_live_put(mb_core *core, mb_live *l);
-mb_live *mb_live_take(mb_core *core, const char *id);
+void mb_core__live_add(mb_core *core, const char *id, mb_sandbox *sb, const mb_profile *profile);
+mb_live *mb_core__live_get(mb_core *core, const char *id);
+void mb_core__live_put(mb_core *core, mb_live *l);
+mb_live *mb_core__live_take(mb_core *core, const char *id);
 /* Removes and returns any one entry (NULL when empty), for shutdown. */
-mb_live *mb_live_take_any(mb_core *core);
+mb_live *mb_core__live_take_any(mb_core *core);
 
-/* runtime.c: sandboxes and their servers. */
+/* runtime.c: starting and stopping the runtime; the loaded profiles. */
 int mb_core__runtime_open(mb_core *core, mb_err *err);
 void mb_core__runtime_close(mb_core *core);
 const mb_profile *mb_core__profile(mb_core *core, const char *benchmark);
+/* gwhooks.c: creates core->gw with the core's spawn/log/tenant hooks. */
+int mb_core__gateway_open(mb_core *core, mb_err *err);
+/* pool.c: creates core->pool when --pool/--pool-all ask for one. */
+int mb_core__pool_open(mb_core *core, mb_err *err);
+/* Claims a readied sandbox of profile `key` (MB_ENOTFOUND: none idle, or no
+ * pool): rec gets its id and uid range. */
+int mb_core__pool_claim(mb_core *core, const char *key, mb_sandbox_rec *rec, mb_sandbox **sb);
+/* adopt.c: re-attaches the sandboxes the store says are running (at start). */
+void mb_core__adopt_all(mb_core *core);
+
+/* sandboxes.c: what a mb_sandbox_opts points to (freed by _free). */
+typedef struct mb_sb_paths {
+    char *state;
+    char *volume;
+    char *egress;
+    mb_sandbox_bind *binds;
+} mb_sb_paths;
+void mb_core__sb_paths_free(mb_sb_paths *p);
+/* The sandbox layer's options for sandbox `id` (profile p may be NULL: only
+ * what a destroy or adopt needs). */
+void mb_core__sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_profile *p,
+                      mb_sandbox_opts *o, mb_sb_paths *paths);
+/* Picks a free uid range and inserts the record, atomically with respect to
+ * every other picker. */
+int mb_core__insert_record(mb_core *core, mb_sandbox_rec *rec, mb_err *err);
+void mb_core__mark_released(mb_core *core, const char *id);
+
+/* servers.c: one server to register and start (without waiting for it). */
+typedef struct mb_start_job {
+    mb_core *core;
+    const char *id;
+    const mb_profile_server *ps;
+    int ok;
+    mb_err err;
+} mb_start_job;
+void mb_core__start_servers(mb_start_job *jobs, size_t n);
+/* Registers one server of sandbox `id` with the gateway (not started). */
+int mb_core__add_server(mb_core *core, const char *id, const mb_profile_server *ps, mb_err *err);
 /* Creates (or claims from the pool) the sandbox of `rec`, whose id and
  * uid_base it may replace with a pooled sandbox's, and fills /data with the
  * benchmark's seed. On failure nothing is left running. */
@@ -104,7 +176,22 @@ int mb_core__sandbox_down(mb_core *core, const mb_sandbox_rec *rec, mb_err *err)
 int mb_core__sandbox_reset(mb_core *core, const mb_sandbox_rec *rec, mb_err *err);
 /* Copies the benchmark's --seed directory into /data (nothing without one). */
 int mb_core__seed(mb_core *core, const mb_sandbox_rec *rec, mb_err *err);
+/* leftovers.c: removes staging dirs and partial uploads/dumps a killed daemon
+ * left (all of them at_start; at reset only those no transfer can own). */
+void mb_core__clean_leftovers(mb_core *core, const char *id, int at_start);
 /* Extracts an archive file into /data (transfer.c). */
 int mb_core__extract(mb_core *core, const mb_sandbox_rec *rec, const char *archive, mb_err *err);
+
+/* egress.c: the proxy sockets of servers with an "egress" allow-list. */
+int mb_core__egress_open(mb_core *core, mb_err *err);
+void mb_core__egress_close(mb_core *core);
+int mb_core__profile_has_egress(const mb_profile *p);
+/* DIR/egress/ID (created with create=1). Caller frees. */
+char *mb_core__egress_dir(mb_core *core, const char *id, int create);
+/* Opens ps's proxy socket when its entry has "egress"; returns the
+ * "MCPBOX_EGRESS_PROXY=..." environment entry for it (caller frees), or NULL. */
+char *mb_core__egress_server(mb_core *core, const char *id, const mb_profile_server *ps,
+                             mb_err *err);
+void mb_core__egress_release(mb_core *core, const char *id);
 
 #endif

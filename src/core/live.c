@@ -4,7 +4,7 @@
  * about to use (a server spawn from the gateway's reactor, a reset, stats).
  *
  * Invariant: an entry is in the table with refs >= 1 (the table's own
- * reference). mb_live_take() unlinks it, drops the table's reference and
+ * reference). mb_core__live_take() unlinks it, drops the table's reference and
  * waits for refs to reach 0; from then on the caller owns the entry alone.
  */
 #include "core/core_int.h"
@@ -15,12 +15,10 @@
 
 static unsigned bucket(const char *id)
 {
-    unsigned h = 2166136261u;
-    for (const char *p = id; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
-    return h % MB_LIVE_BUCKETS;
+    return (unsigned)(mb_hash_str(id) % MB_LIVE_BUCKETS);
 }
 
-void mb_live_add(mb_core *core, const char *id, mb_sandbox *sb, const mb_profile *profile)
+void mb_core__live_add(mb_core *core, const char *id, mb_sandbox *sb, const mb_profile *profile)
 {
     mb_live *l = mb_calloc(1, sizeof *l);
     snprintf(l->id, sizeof l->id, "%s", id);
@@ -34,7 +32,7 @@ void mb_live_add(mb_core *core, const char *id, mb_sandbox *sb, const mb_profile
     pthread_mutex_unlock(&core->live_lock);
 }
 
-mb_live *mb_live_get(mb_core *core, const char *id)
+mb_live *mb_core__live_get(mb_core *core, const char *id)
 {
     pthread_mutex_lock(&core->live_lock);
     mb_live *l = core->live[bucket(id)];
@@ -44,7 +42,7 @@ mb_live *mb_live_get(mb_core *core, const char *id)
     return l;
 }
 
-void mb_live_put(mb_core *core, mb_live *l)
+void mb_core__live_put(mb_core *core, mb_live *l)
 {
     if (!l) return;
     pthread_mutex_lock(&core->live_lock);
@@ -63,7 +61,7 @@ static mb_live *unlink_and_drain(mb_core *core, mb_live **pp)
     return l;
 }
 
-mb_live *mb_live_take(mb_core *core, const char *id)
+mb_live *mb_core__live_take(mb_core *core, const char *id)
 {
     pthread_mutex_lock(&core->live_lock);
     mb_live **pp = &core->live[bucket(id)];
@@ -73,7 +71,7 @@ mb_live *mb_live_take(mb_core *core, const char *id)
     return l;
 }
 
-mb_live *mb_live_take_any(mb_core *core)
+mb_live *mb_core__live_take_any(mb_core *core)
 {
     pthread_mutex_lock(&core->live_lock);
     mb_live *l = NULL;

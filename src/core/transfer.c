@@ -2,7 +2,7 @@
  * transfer.c - archives in and out of a workspace: the PUT upload, initialize
  * (extract into /data), dump (tar.gz of /data) and reset (back to the seed
  * plus the last initialized archive, with the servers restarted: the
- * sandbox half of it is in runtime.c).
+ * sandbox half of it is in reset.c).
  *
  * Files per sandbox, in DIR/blobs/ID/:
  *   upload.tar.gz     the last complete PUT, until an initialize consumes it
@@ -21,22 +21,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
-
-static char *blob_path(mb_core *core, const char *id, const char *name)
-{
-    return mb_asprintf("%s/blobs/%s/%s", core->cfg.data_dir, id, name);
-}
 
 char *mb_core_upload_tmp_path(mb_core *core, const char *id)
 {
-    char *dir = mb_core__blob_dir(core, id);
-    mb_mkdir_p(dir, 0700, NULL);
-    free(dir);
+    /* Made only while the sandbox is live, under its lock: a release that
+     * ran since the caller checked must not get its blob dir back. The PUT
+     * then fails to open its file, and the commit says 404. */
+    mb_sandbox_rec rec;
+    mb_sblock *lock;
+    if (mb_core__lock_rec(core, NULL, id, &rec, &lock, NULL) == MB_OK) {
+        char *dir = mb_core__path_blob(core, id, NULL);
+        mb_mkdir_p(dir, 0700, NULL);
+        free(dir);
+        mb_core__unlock(core, lock);
+    }
     char tag[37];
     mb_uuid4(tag);
     char *name = mb_asprintf("upload.tar.gz.part-%.8s", tag);
-    char *path = blob_path(core, id, name);
+    char *path = mb_core__path_blob(core, id, name);
     free(name);
     return path;
 }
@@ -44,11 +48,14 @@ char *mb_core_upload_tmp_path(mb_core *core, const char *id)
 int mb_core_upload_commit(mb_core *core, const char *id, const char *tmp_path, uint64_t size,
                           mb_err *err)
 {
-    pthread_mutex_t *lock = mb_core__stripe(core, id);
-    pthread_mutex_lock(lock);
     mb_sandbox_rec rec;
-    int rc = mb_core_live(core, id, &rec, err);
-    char *final = blob_path(core, id, "upload.tar.gz");
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, NULL, id, &rec, &lock, err);
+    if (rc) {
+        unlink(tmp_path);
+        return rc;
+    }
+    char *final = mb_core__path_blob(core, id, "upload.tar.gz");
     if (!rc && rename(tmp_path, final) != 0) rc = mb_err_sys(err, errno, "cannot keep the upload");
     if (!rc) {
         mb_blob_rec b = {0};
@@ -66,7 +73,7 @@ int mb_core_upload_commit(mb_core *core, const char *id, const char *tmp_path, u
     }
     if (rc) unlink(tmp_path);
     free(final);
-    pthread_mutex_unlock(lock);
+    mb_core__unlock(core, lock);
     return rc;
 }
 
@@ -81,7 +88,7 @@ int mb_core__extract(mb_core *core, const mb_sandbox_rec *rec, const char *archi
     if (fd < 0) return mb_err_sys(err, errno, "cannot open the uploaded archive");
     char *ws = mb_core_workspace(core, rec->id);
     /* Staged on the workspace's own tmpfs, outside what the sandbox sees. */
-    char *volume = mb_core__volume(core, rec->id);
+    char *volume = mb_core__path_volume(core, rec->id);
     opts.staging_dir = volume;
     mb_archive_stats stats = {0};
     int rc = mb_archive_extract(fd, ws, &opts, &stats, err);
@@ -97,12 +104,11 @@ int mb_core__extract(mb_core *core, const mb_sandbox_rec *rec, const char *archi
 int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err *err)
 {
     mb_sandbox_rec rec;
-    int rc = mb_core_get(core, owner, id, &rec, err);
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    pthread_mutex_t *lock = mb_core__stripe(core, id);
-    pthread_mutex_lock(lock);
-    char *upload = blob_path(core, id, "upload.tar.gz");
-    char *baseline = blob_path(core, id, "baseline.tar.gz");
+    char *upload = mb_core__path_blob(core, id, "upload.tar.gz");
+    char *baseline = mb_core__path_blob(core, id, "baseline.tar.gz");
     const char *source = NULL;
     if (access(upload, F_OK) == 0) source = upload;
     else if (access(baseline, F_OK) == 0) source = baseline;  /* re-initialize from the last one */
@@ -136,28 +142,49 @@ int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err 
     }
     free(upload);
     free(baseline);
-    pthread_mutex_unlock(lock);
+    mb_core__unlock(core, lock);
     return rc;
+}
+
+/* A dump is bounded by the workspace quota, counted as the tar would count
+ * it (apparent sizes: a sparse file in full), and by --dump-timeout, so that
+ * a few sparse gigabytes cannot buy minutes of the daemon's CPU. */
+static void dump_bounds(mb_core *core, const char *id, mb_archive_write_opts *wo)
+{
+    char *volume = mb_core__path_volume(core, id);
+    struct statvfs vfs;
+    if (statvfs(volume, &vfs) == 0 && vfs.f_blocks)
+        wo->max_bytes = (uint64_t)vfs.f_blocks * (uint64_t)vfs.f_frsize;
+    free(volume);
+    if (core->cfg.dump_timeout_s > 0)
+        wo->deadline_ms = mb_mono_ms() + (int64_t)core->cfg.dump_timeout_s * 1000;
 }
 
 int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
 {
     mb_sandbox_rec rec;
-    int rc = mb_core_get(core, owner, id, &rec, err);
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    pthread_mutex_t *lock = mb_core__stripe(core, id);
-    pthread_mutex_lock(lock);
-    char *dir = mb_core__blob_dir(core, id);
+    char *dir = mb_core__path_blob(core, id, NULL);
     mb_mkdir_p(dir, 0700, NULL);
-    char *tmp = blob_path(core, id, "dump.tar.gz.part");
-    char *final = blob_path(core, id, "dump.tar.gz");
+    char *tmp = mb_core__path_blob(core, id, "dump.tar.gz.part");
+    char *final = mb_core__path_blob(core, id, "dump.tar.gz");
     char *ws = mb_core_workspace(core, id);
     mb_archive_stats stats = {0};
+    mb_archive_write_opts wo = MB_ARCHIVE_WRITE_OPTS_INIT;
+    dump_bounds(core, id, &wo);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         rc = mb_err_sys(err, errno, "cannot write the dump");
     } else {
-        rc = mb_archive_write_dir(ws, fd, NULL, &stats, err);
+        rc = mb_archive_write_dir(ws, fd, &wo, &stats, err);
+        if (rc == MB_ENOSPACE && strstr(err->msg, "apparent size"))
+            rc = mb_err_set(err, MB_ENOSPACE, "Cannot dump /data: %s (the workspace quota); "
+                            "remove or shrink files first", err->msg);
+        else if (rc == MB_ETIMEOUT)
+            rc = mb_err_set(err, MB_ETIMEOUT, "Cannot dump /data: %s (--dump-timeout %d s)",
+                            err->msg, core->cfg.dump_timeout_s);
         if (!rc && fsync(fd) != 0) rc = mb_err_sys(err, errno, "cannot write the dump");
         close(fd);
     }
@@ -177,13 +204,13 @@ int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
     free(tmp);
     free(final);
     free(ws);
-    pthread_mutex_unlock(lock);
+    mb_core__unlock(core, lock);
     return rc;
 }
 
 int mb_core_open_dump(mb_core *core, const char *id, int *fd, uint64_t *size, mb_err *err)
 {
-    char *path = blob_path(core, id, "dump.tar.gz");
+    char *path = mb_core__path_blob(core, id, "dump.tar.gz");
     *fd = open(path, O_RDONLY | O_CLOEXEC);
     free(path);
     if (*fd < 0)
@@ -198,16 +225,15 @@ int mb_core_open_dump(mb_core *core, const char *id, int *fd, uint64_t *size, mb
 int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err)
 {
     mb_sandbox_rec rec;
-    int rc = mb_core_get(core, owner, id, &rec, err);
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
-    pthread_mutex_t *lock = mb_core__stripe(core, id);
-    pthread_mutex_lock(lock);
     rc = mb_core__sandbox_reset(core, &rec, err);
     if (!rc && mb_core_live(core, id, &rec, NULL) == MB_OK) {
         rec.updated_at = mb_now();
         rc = mb_store_sandbox_update(core->store, &rec, err);
     }
     if (!rc) mb_info("reset %s", id);
-    pthread_mutex_unlock(lock);
+    mb_core__unlock(core, lock);
     return rc;
 }

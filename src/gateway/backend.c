@@ -10,13 +10,14 @@
  *   READY     initialize answered; client requests are forwarded. The
  *             tools/list that feeds the drift hash may still be in flight
  *             (tools_known = 0).
- *   CRASHED   the process died, refused initialize, or did not answer it in
- *             time. last_error says why. It is started again once
+ *   CRASHED   the process died, refused initialize, did not answer it in
+ *             time, or did not answer the ping sent after a cancelled
+ *             request within cancel_grace_ms (wedged: killed). last_error says why. It is started again once
  *             next_start_ms has passed: by the reactor's tick if it was
  *             wanted (want_running), or by the next request.
  *
  *   STOPPED/CRASHED -> STARTING (start_locked) -> READY (route.c, on the
- *   initialize answer) -> CRASHED (died) or STOPPED (mb_gw_backend_stop).
+ *   initialize answer) -> CRASHED (died) or STOPPED (mb_gw__backend_stop).
  *
  * Every spawn and every stop bumps b->gen, which retires the previous pipe:
  * whatever it still reads is discarded, and the reactor closes it.
@@ -37,24 +38,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-static char **dup_strv(const char *const *v)
-{
-    if (!v) return NULL;
-    size_t n = 0;
-    while (v[n]) n++;
-    char **out = mb_calloc(n + 1, sizeof *out);
-    for (size_t i = 0; i < n; i++) out[i] = mb_strdup(v[i]);
-    return out;
-}
-
-static void free_strv(char **v)
-{
-    if (!v) return;
-    for (char **p = v; *p; p++) free(*p);
-    free(v);
-}
-
-mb_gw_backend *mb_gw_backend_new(mb_gateway *gw, const char *sandbox_id, const char *server,
+mb_gw_backend *mb_gw__backend_new(mb_gateway *gw, const char *sandbox_id, const char *server,
                                  const mb_backend_spec *spec)
 {
     mb_gw_backend *b = mb_calloc(1, sizeof *b);
@@ -62,31 +46,31 @@ mb_gw_backend *mb_gw_backend_new(mb_gateway *gw, const char *sandbox_id, const c
     b->gw = gw;
     b->sandbox_id = mb_strdup(sandbox_id);
     b->server = mb_strdup(server);
-    mb_gw_list_init(&b->sb_link);
+    mb_gw__list_init(&b->sb_link);
     pthread_mutex_init(&b->lock, NULL);
-    mb_gw_cond_init(&b->cond);
+    mb_gw__cond_init(&b->cond);
     b->state = MB_GW_STOPPED;
     b->in_fd = -1;
-    mb_gw_table_init(&b->pending);
-    mb_gw_list_init(&b->calls);
-    mb_gw_list_init(&b->sreqs);
-    mb_gw_list_init(&b->sessions);
+    mb_gw__table_init(&b->pending);
+    mb_gw__list_init(&b->calls);
+    mb_gw__list_init(&b->sreqs);
+    mb_gw__list_init(&b->sessions);
     pthread_mutex_lock(&b->lock); /* not shared yet; taken for the contract */
-    mb_gw_backend_set_spec_locked(b, spec);
+    mb_gw__backend_set_spec_locked(b, spec);
     pthread_mutex_unlock(&b->lock);
     return b;
 }
 
-void mb_gw_backend_ref(mb_gw_backend *b) { atomic_fetch_add(&b->refs, 1); }
+void mb_gw__backend_ref(mb_gw_backend *b) { atomic_fetch_add(&b->refs, 1); }
 
-void mb_gw_backend_unref(mb_gw_backend *b)
+void mb_gw__backend_unref(mb_gw_backend *b)
 {
     if (!b || atomic_fetch_sub(&b->refs, 1) != 1) return;
-    free_strv(b->argv);
-    free_strv(b->envp);
+    mb_strv_free(b->argv);
+    mb_strv_free(b->envp);
     free(b->cwd);
     mb_buf_free(&b->inq);
-    mb_gw_table_dispose(&b->pending);
+    mb_gw__table_dispose(&b->pending);
     json_decref(b->init_result);
     json_decref(b->tools_acc);
     pthread_mutex_destroy(&b->lock);
@@ -96,20 +80,20 @@ void mb_gw_backend_unref(mb_gw_backend *b)
     free(b);
 }
 
-void mb_gw_backend_set_spec_locked(mb_gw_backend *b, const mb_backend_spec *spec)
+void mb_gw__backend_set_spec_locked(mb_gw_backend *b, const mb_backend_spec *spec)
 {
     mb_assert_held(&b->lock);
-    free_strv(b->argv);
-    free_strv(b->envp);
+    mb_strv_free(b->argv);
+    mb_strv_free(b->envp);
     free(b->cwd);
-    b->argv = dup_strv(spec ? spec->argv : NULL);
-    b->envp = dup_strv(spec ? spec->envp : NULL);
+    b->argv = mb_strv_dup(spec ? spec->argv : NULL);
+    b->envp = mb_strv_dup(spec ? spec->envp : NULL);
     b->cwd = spec && spec->cwd ? mb_strdup(spec->cwd) : NULL;
 }
 
-int64_t mb_gw_backend_next_id_locked(mb_gw_backend *b) { return ++b->next_id; }
+int64_t mb_gw__backend_next_id_locked(mb_gw_backend *b) { return ++b->next_id; }
 
-const char *mb_gw_state_name(int state)
+const char *mb_gw__state_name(int state)
 {
     switch (state) {
     case MB_GW_STOPPED: return "stopped";
@@ -177,23 +161,24 @@ typedef struct taken {
 static void take_process_locked(mb_gw_backend *b, const char *why, taken *t)
 {
     mb_assert_held(&b->lock);
-    while (!mb_gw_list_empty(&b->calls)) {
+    while (!mb_gw__list_empty(&b->calls)) {
         mb_gw_pending *p = MB_GW_CONTAINER(b->calls.next, mb_gw_pending, b_link);
-        mb_gw_pending_fail_locked(p, MB_GW_ESERVER, 0, why);
+        mb_gw__pending_fail_locked(p, MB_GW_ESERVER, 0, why);
     }
-    while (!mb_gw_list_empty(&b->sreqs)) {
+    while (!mb_gw__list_empty(&b->sreqs)) {
         mb_gw_pending *p = MB_GW_CONTAINER(b->sreqs.next, mb_gw_pending, b_link);
-        mb_gw_pending_free_locked(p);
+        mb_gw__pending_free_locked(p);
     }
     /* What is left are the gateway's own initialize and tools/list. */
     for (;;) {
         size_t cur = 0;
-        mb_gw_hnode *n = mb_gw_table_at(&b->pending, &cur);
+        mb_gw_hnode *n = mb_gw__table_at(&b->pending, &cur);
         if (!n) break;
-        mb_gw_pending_free_locked(MB_GW_CONTAINER(n, mb_gw_pending, node));
+        mb_gw__pending_free_locked(MB_GW_CONTAINER(n, mb_gw_pending, node));
     }
     b->tools_fetching = 0;
-    if (b->in_watched) mb_gw_reactor_watch_in(b->gw->reactor, b, 0);
+    b->probe_deadline_ms = 0;
+    if (b->in_watched) mb_gw__reactor_watch_in(b->gw->reactor, b, 0);
     t->in_fd = b->in_fd;
     b->in_fd = -1;
     mb_buf_reset(&b->inq);
@@ -212,11 +197,11 @@ static void release(mb_gw_backend *b, taken *t)
     if (t->in_fd >= 0 && !(t->have && t->in_fd == t->proc.out_fd)) close(t->in_fd);
     if (t->have) {
         b->gw->opts.kill(b->gw->opts.ctx, b->sandbox_id, b->server, t->proc.handle);
-        mb_gw_reactor_close(b->gw->reactor, b, t->gen);
+        mb_gw__reactor_close(b->gw->reactor, b, t->gen);
     }
 }
 
-void mb_gw_backend_stop(mb_gw_backend *b, const char *why, int remove)
+void mb_gw__backend_stop(mb_gw_backend *b, const char *why, int remove)
 {
     taken t;
     pthread_mutex_lock(&b->lock);
@@ -234,7 +219,7 @@ void mb_gw_backend_stop(mb_gw_backend *b, const char *why, int remove)
 static void crash_locked(mb_gw_backend *b, const char *call_msg, taken *t)
 {
     mb_assert_held(&b->lock);
-    int64_t now = mb_gw_now();
+    int64_t now = mb_gw__now();
     take_process_locked(b, call_msg, t);
     b->state = b->removed ? MB_GW_STOPPED : MB_GW_CRASHED;
     b->crashes++;
@@ -247,7 +232,7 @@ static void crash_locked(mb_gw_backend *b, const char *call_msg, taken *t)
     b->next_start_ms = now + b->backoff_ms;
 }
 
-void mb_gw_backend_died(mb_gw_backend *b, uint64_t gen, const char *why)
+void mb_gw__backend_died(mb_gw_backend *b, uint64_t gen, const char *why)
 {
     taken t;
     pthread_mutex_lock(&b->lock);
@@ -287,8 +272,8 @@ static int start_locked(mb_gw_backend *b, mb_err *err)
     b->state = MB_GW_STARTING;
     b->want_running = 1;
     if (b->spawned_ms) b->restarts++;
-    char **argv = dup_strv((const char *const *)b->argv);
-    char **envp = dup_strv((const char *const *)b->envp);
+    char **argv = mb_strv_dup((const char *const *)b->argv);
+    char **envp = mb_strv_dup((const char *const *)b->envp);
     char *cwd = b->cwd ? mb_strdup(b->cwd) : NULL;
     pthread_mutex_unlock(&b->lock);
 
@@ -298,12 +283,12 @@ static int start_locked(mb_gw_backend *b, mb_err *err)
     int rc = argv && argv[0] ? gw->opts.spawn(gw->opts.ctx, b->sandbox_id, b->server, &spec,
                                               &proc, &e)
                              : mb_err_set(&e, MB_EINVAL, "no command to run");
-    free_strv(argv);
-    free_strv(envp);
+    mb_strv_free(argv);
+    mb_strv_free(envp);
     free(cwd);
 
     pthread_mutex_lock(&b->lock);
-    int64_t now = mb_gw_now();
+    int64_t now = mb_gw__now();
     b->spawned_ms = now;
     if (rc) {
         b->err_tail_len = 0;
@@ -345,22 +330,22 @@ static int start_locked(mb_gw_backend *b, mb_err *err)
     b->garbage_lines = 0;
 
     mb_gw_pipe *p = mb_calloc(1, sizeof *p);
-    mb_gw_backend_ref(b);
+    mb_gw__backend_ref(b);
     p->b = b;
     p->gen = gen;
     p->out_fd = proc.out_fd;
     p->err_fd = proc.err_fd;
-    mb_gw_framer_init(&p->framer, gw->opts.max_message_bytes);
+    mb_gw__framer_init(&p->framer, gw->opts.max_message_bytes);
     p->w_out.p = p->w_err.p = p->w_in.p = p;
     p->w_out.kind = MB_GW_W_OUT;
     p->w_err.kind = MB_GW_W_ERR;
     p->w_in.kind = MB_GW_W_IN;
-    mb_gw_list_init(&p->link);
+    mb_gw__list_init(&p->link);
     b->pipe = p;
-    mb_gw_reactor_adopt(gw->reactor, p);
+    mb_gw__reactor_adopt(gw->reactor, p);
     mb_debug("gateway: [%s/%s] started (generation %llu)", b->sandbox_id, b->server,
              (unsigned long long)gen);
-    mb_gw_route_send_initialize_locked(b);
+    mb_gw__route_send_initialize_locked(b);
     return MB_OK;
 }
 
@@ -375,7 +360,7 @@ static int wait_ready(mb_gw_backend *b, int64_t deadline_ms, int want_tools, mb_
     uint64_t crashes_seen = b->crashes;
     int rc = MB_OK;
     for (;;) {
-        int64_t now = mb_gw_now();
+        int64_t now = mb_gw__now();
         if (atomic_load(&gw->closing)) {
             rc = mb_err_set(err, MB_EBUSY, "the gateway is shutting down");
             break;
@@ -403,31 +388,31 @@ static int wait_ready(mb_gw_backend *b, int64_t deadline_ms, int want_tools, mb_
                                 (long long)(b->next_start_ms - now));
                 break;
             }
-            mb_gw_cond_wait_until(&b->cond, &b->lock, b->next_start_ms);
+            mb_gw__cond_wait_until(&b->cond, &b->lock, b->next_start_ms);
             continue;
         }
         if (now >= deadline_ms) {
             rc = mb_err_set(err, MB_ETIMEOUT,
                             "the MCP server '%s' is not ready yet (%s%s); it keeps starting "
                             "in the background",
-                            b->server, mb_gw_state_name(b->state),
+                            b->server, mb_gw__state_name(b->state),
                             b->state == MB_GW_READY ? ", tools/list pending" : "");
             break;
         }
-        mb_gw_cond_wait_until(&b->cond, &b->lock, deadline_ms);
+        mb_gw__cond_wait_until(&b->cond, &b->lock, deadline_ms);
     }
     pthread_mutex_unlock(&b->lock);
     return rc;
 }
 
-int mb_gw_backend_kick(mb_gw_backend *b, mb_err *err)
+int mb_gw__backend_kick(mb_gw_backend *b, mb_err *err)
 {
     int rc = MB_OK;
     pthread_mutex_lock(&b->lock);
     if (b->removed) {
         rc = mb_err_set(err, MB_ENOTFOUND, "the sandbox was released");
     } else if (b->state == MB_GW_STOPPED ||
-               (b->state == MB_GW_CRASHED && mb_gw_now() >= b->next_start_ms)) {
+               (b->state == MB_GW_CRASHED && mb_gw__now() >= b->next_start_ms)) {
         mb_err e;
         if (start_locked(b, &e) && e.code != MB_ECONFLICT) rc = mb_err_set(err, e.code, "%s", e.msg);
     } else if (b->state == MB_GW_CRASHED) {
@@ -437,19 +422,19 @@ int mb_gw_backend_kick(mb_gw_backend *b, mb_err *err)
     return rc;
 }
 
-int mb_gw_backend_ready(mb_gw_backend *b, int64_t deadline_ms, mb_err *err)
+int mb_gw__backend_ready(mb_gw_backend *b, int64_t deadline_ms, mb_err *err)
 {
     return wait_ready(b, deadline_ms, 0, err);
 }
 
-int mb_gw_backend_ready_tools(mb_gw_backend *b, int64_t deadline_ms, mb_err *err)
+int mb_gw__backend_ready_tools(mb_gw_backend *b, int64_t deadline_ms, mb_err *err)
 {
     return wait_ready(b, deadline_ms, 1, err);
 }
 
 /* ------------------------------------------------------------- stdin */
 
-int mb_gw_backend_send_locked(mb_gw_backend *b, const char *data, size_t len, mb_err *err)
+int mb_gw__backend_send_locked(mb_gw_backend *b, const char *data, size_t len, mb_err *err)
 {
     mb_assert_held(&b->lock);
     if (b->in_fd < 0 || !b->have_proc)
@@ -488,11 +473,11 @@ int mb_gw_backend_send_locked(mb_gw_backend *b, const char *data, size_t len, mb
     }
     if (done < len) mb_buf_append(&b->inq, data + done, len - done);
     mb_buf_putc(&b->inq, '\n');
-    mb_gw_reactor_watch_in(b->gw->reactor, b, 1);
+    mb_gw__reactor_watch_in(b->gw->reactor, b, 1);
     return MB_OK;
 }
 
-void mb_gw_backend_flush(mb_gw_backend *b, uint64_t gen)
+void mb_gw__backend_flush(mb_gw_backend *b, uint64_t gen)
 {
     pthread_mutex_lock(&b->lock);
     if (gen != b->gen || b->in_fd < 0) {
@@ -516,7 +501,7 @@ void mb_gw_backend_flush(mb_gw_backend *b, uint64_t gen)
         mb_buf_reset(&b->inq);
         b->inq_off = 0;
         if (b->inq.cap > (1u << 20)) mb_buf_free(&b->inq);
-        mb_gw_reactor_watch_in(b->gw->reactor, b, 0);
+        mb_gw__reactor_watch_in(b->gw->reactor, b, 0);
     } else if (b->inq_off > (1u << 20)) {
         mb_buf_consume(&b->inq, b->inq_off);
         b->inq_off = 0;
@@ -526,7 +511,7 @@ void mb_gw_backend_flush(mb_gw_backend *b, uint64_t gen)
 
 /* ------------------------------------------------------------- stderr */
 
-void mb_gw_backend_stderr(mb_gw_backend *b, uint64_t gen, const char *line, size_t len)
+void mb_gw__backend_stderr(mb_gw_backend *b, uint64_t gen, const char *line, size_t len)
 {
     mb_debug("gateway: [%s/%s] stderr: %.*s", b->sandbox_id, b->server, (int)len, line);
     pthread_mutex_lock(&b->lock);
@@ -550,9 +535,26 @@ void mb_gw_backend_stderr(mb_gw_backend *b, uint64_t gen, const char *line, size
     pthread_mutex_unlock(&b->lock);
 }
 
+/* ------------------------------------------------------------- probing */
+
+void mb_gw__backend_probe_locked(mb_gw_backend *b)
+{
+    if (b->state != MB_GW_READY || !b->have_proc || b->probe_deadline_ms) return;
+    mb_gw_pending *p = mb_gw__pending_new_locked(b, MB_GW_PEND_PROBE, "ping");
+    char t[96];
+    snprintf(t, sizeof t, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"ping\"}",
+             (long long)p->id);
+    b->probe_deadline_ms = mb_gw__now() + b->gw->opts.cancel_grace_ms;
+    mb_err e;
+    if (mb_gw__backend_send_locked(b, t, strlen(t), &e))
+        mb_debug("gateway: [%s/%s] ping not sent: %s", b->sandbox_id, b->server, e.msg);
+}
+
+void mb_gw__backend_probe_answered_locked(mb_gw_backend *b) { b->probe_deadline_ms = 0; }
+
 /* ---------------------------------------------------------------- tick */
 
-void mb_gw_backend_tick(mb_gw_backend *b, int64_t now)
+void mb_gw__backend_tick(mb_gw_backend *b, int64_t now)
 {
     taken t = {0, {-1, -1, -1, 0}, -1, 0};
     int crashed = 0;
@@ -567,6 +569,15 @@ void mb_gw_backend_tick(mb_gw_backend *b, int64_t now)
         mb_warn("gateway: [%s/%s] %s", b->sandbox_id, b->server, b->last_error);
         crash_locked(b, b->last_error, &t);
         crashed = 1;
+    } else if (b->state == MB_GW_READY && b->probe_deadline_ms && now >= b->probe_deadline_ms) {
+        /* A cancelled request, then silence: its reading thread is stuck (a
+         * blocking open of a FIFO, a busy loop). Only a new process helps. */
+        set_error_locked(b, "the MCP server '%s' did not answer a ping within %d ms after a "
+                         "request was cancelled; the gateway restarted it",
+                         b->server, b->gw->opts.cancel_grace_ms);
+        mb_warn("gateway: [%s/%s] %s", b->sandbox_id, b->server, b->last_error);
+        crash_locked(b, b->last_error, &t);
+        crashed = 1;
     } else if (b->state == MB_GW_CRASHED && b->want_running && now >= b->next_start_ms) {
         mb_err e;
         start_locked(b, &e);
@@ -578,7 +589,7 @@ void mb_gw_backend_tick(mb_gw_backend *b, int64_t now)
                          b->server, b->gw->opts.init_timeout_ms);
         pthread_cond_broadcast(&b->cond);
     }
-    mb_gw_expire_locked(b, NULL, now);
+    mb_gw__expire_locked(b, NULL, now);
     pthread_mutex_unlock(&b->lock);
     if (crashed) release(b, &t);
 }

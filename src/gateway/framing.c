@@ -13,13 +13,13 @@
 
 #include <string.h>
 
-void mb_gw_framer_init(mb_gw_framer *f, size_t max)
+void mb_gw__framer_init(mb_gw_framer *f, size_t max)
 {
     memset(f, 0, sizeof *f);
     f->max = max;
 }
 
-void mb_gw_framer_dispose(mb_gw_framer *f) { mb_buf_free(&f->line); }
+void mb_gw__framer_dispose(mb_gw_framer *f) { mb_buf_free(&f->line); }
 
 static int blank(const char *s, size_t n)
 {
@@ -75,7 +75,7 @@ static void end_skipping(mb_gw_framer *f, const mb_gw_framer_cb *cb)
     f->skipped = f->head_len = f->tail_len = 0;
 }
 
-void mb_gw_framer_feed(mb_gw_framer *f, const char *data, size_t n, const mb_gw_framer_cb *cb)
+void mb_gw__framer_feed(mb_gw_framer *f, const char *data, size_t n, const mb_gw_framer_cb *cb)
 {
     while (n) {
         const char *nl = memchr(data, '\n', n);

@@ -19,7 +19,7 @@
 
 /* ------------------------------------------------------------- utilities */
 
-void mb_gw_cond_init(pthread_cond_t *c)
+void mb_gw__cond_init(pthread_cond_t *c)
 {
     pthread_condattr_t a;
     pthread_condattr_init(&a);
@@ -28,7 +28,7 @@ void mb_gw_cond_init(pthread_cond_t *c)
     pthread_condattr_destroy(&a);
 }
 
-void mb_gw_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, int64_t deadline_ms)
+void mb_gw__cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, int64_t deadline_ms)
 {
     if (deadline_ms == INT64_MAX) {
         pthread_cond_wait(c, m);
@@ -38,29 +38,12 @@ void mb_gw_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, int64_t deadli
     pthread_cond_timedwait(c, m, &ts);
 }
 
-static char **copy_list(const char *const *v)
-{
-    if (!v) return NULL;
-    size_t n = 0;
-    while (v[n]) n++;
-    char **out = mb_calloc(n + 1, sizeof *out);
-    for (size_t i = 0; i < n; i++) out[i] = mb_strdup(v[i]);
-    return out;
-}
-
-static void free_list(char **v)
-{
-    if (!v) return;
-    for (char **p = v; *p; p++) free(*p);
-    free(v);
-}
-
 /* -------------------------------------------------------------- registry */
 
 static mb_gw_sandbox *find_sandbox(mb_gateway *gw, const char *id)
 {
-    for (mb_gw_hnode *n = mb_gw_table_find(&gw->sandboxes, mb_gw_hash_str(id)); n;
-         n = mb_gw_table_next(n)) {
+    for (mb_gw_hnode *n = mb_gw__table_find(&gw->sandboxes, mb_hash_str(id)); n;
+         n = mb_gw__table_next(n)) {
         mb_gw_sandbox *sb = MB_GW_CONTAINER(n, mb_gw_sandbox, node);
         if (!strcmp(sb->id, id)) return sb;
     }
@@ -76,7 +59,7 @@ static mb_gw_backend *find_backend(mb_gw_sandbox *sb, const char *server)
     return NULL;
 }
 
-mb_gw_backend *mb_gw_lookup(mb_gateway *gw, const char *sandbox_id, const char *server,
+mb_gw_backend *mb_gw__lookup(mb_gateway *gw, const char *sandbox_id, const char *server,
                             int *sandbox_known, char *servers_out, size_t servers_cap)
 {
     mb_gw_backend *b = NULL;
@@ -88,7 +71,7 @@ mb_gw_backend *mb_gw_lookup(mb_gateway *gw, const char *sandbox_id, const char *
         *sandbox_known = 1;
         b = server ? find_backend(sb, server) : NULL;
         if (b) {
-            mb_gw_backend_ref(b);
+            mb_gw__backend_ref(b);
         } else if (servers_out) {
             size_t at = 0;
             for (mb_gw_link *l = sb->backends.next; l != &sb->backends; l = l->next) {
@@ -122,12 +105,12 @@ static mb_gw_backend **sandbox_backends(mb_gateway *gw, const char *id, size_t *
         }
         if (take) {
             /* The registry's references move to the caller. */
-            mb_gw_table_remove(&gw->sandboxes, &sb->node);
-            while (!mb_gw_list_empty(&sb->backends)) mb_gw_list_del(sb->backends.next);
+            mb_gw__table_remove(&gw->sandboxes, &sb->node);
+            while (!mb_gw__list_empty(&sb->backends)) mb_gw__list_del(sb->backends.next);
             free(sb->id);
             free(sb);
         } else {
-            for (size_t i = 0; i < *n; i++) mb_gw_backend_ref(bs[i]);
+            for (size_t i = 0; i < *n; i++) mb_gw__backend_ref(bs[i]);
         }
     }
     pthread_rwlock_unlock(&gw->lock);
@@ -146,17 +129,17 @@ int mb_gateway_add(mb_gateway *gw, const char *sandbox_id, const char *server,
     if (!sb) {
         sb = mb_calloc(1, sizeof *sb);
         sb->id = mb_strdup(sandbox_id);
-        mb_gw_list_init(&sb->backends);
-        mb_gw_table_insert(&gw->sandboxes, &sb->node, mb_gw_hash_str(sandbox_id));
+        mb_gw__list_init(&sb->backends);
+        mb_gw__table_insert(&gw->sandboxes, &sb->node, mb_hash_str(sandbox_id));
     }
     mb_gw_backend *b = find_backend(sb, server);
     if (b) {
         pthread_mutex_lock(&b->lock);
-        mb_gw_backend_set_spec_locked(b, spec);
+        mb_gw__backend_set_spec_locked(b, spec);
         pthread_mutex_unlock(&b->lock);
     } else {
-        b = mb_gw_backend_new(gw, sandbox_id, server, spec);
-        mb_gw_list_push(&sb->backends, &b->sb_link);
+        b = mb_gw__backend_new(gw, sandbox_id, server, spec);
+        mb_gw__list_push(&sb->backends, &b->sb_link);
     }
     pthread_rwlock_unlock(&gw->lock);
     return MB_OK;
@@ -166,14 +149,14 @@ int mb_gateway_start(mb_gateway *gw, const char *sandbox_id, const char *server,
                      int wait_ready_ms, mb_err *err)
 {
     int known;
-    mb_gw_backend *b = mb_gw_lookup(gw, sandbox_id, server, &known, NULL, 0);
+    mb_gw_backend *b = mb_gw__lookup(gw, sandbox_id, server, &known, NULL, 0);
     if (!b)
         return mb_err_set(err, MB_ENOTFOUND, "no server '%s' in sandbox '%s'", server,
                           sandbox_id);
     int rc = wait_ready_ms > 0
-                 ? mb_gw_backend_ready_tools(b, mb_gw_now() + wait_ready_ms, err)
-                 : mb_gw_backend_kick(b, err);
-    mb_gw_backend_unref(b);
+                 ? mb_gw__backend_ready_tools(b, mb_gw__now() + wait_ready_ms, err)
+                 : mb_gw__backend_kick(b, err);
+    mb_gw__backend_unref(b);
     return rc;
 }
 
@@ -183,14 +166,14 @@ static void end_sessions_of(mb_gateway *gw, mb_gw_backend *b, const char *why)
     for (;;) {
         mb_gw_session *s = NULL;
         pthread_mutex_lock(&b->lock);
-        if (!mb_gw_list_empty(&b->sessions)) {
+        if (!mb_gw__list_empty(&b->sessions)) {
             s = MB_GW_CONTAINER(b->sessions.next, mb_gw_session, b_link);
-            mb_gw_session_ref(s);
+            mb_gw__session_ref(s);
         }
         pthread_mutex_unlock(&b->lock);
         if (!s) return;
-        mb_gw_sessions_end(gw, s, why);
-        mb_gw_session_unref(s);
+        mb_gw__sessions_end(gw, s, why);
+        mb_gw__session_unref(s);
     }
 }
 
@@ -204,8 +187,8 @@ void mb_gateway_remove_sandbox(mb_gateway *gw, const char *sandbox_id)
         pthread_cond_broadcast(&bs[i]->cond);
         pthread_mutex_unlock(&bs[i]->lock);
         end_sessions_of(gw, bs[i], "the sandbox was released");
-        mb_gw_backend_stop(bs[i], "the sandbox was released", 1);
-        mb_gw_backend_unref(bs[i]);
+        mb_gw__backend_stop(bs[i], "the sandbox was released", 1);
+        mb_gw__backend_unref(bs[i]);
     }
     free(bs);
 }
@@ -216,7 +199,7 @@ void mb_gateway_remove_server(mb_gateway *gw, const char *sandbox_id, const char
     pthread_rwlock_wrlock(&gw->lock);
     mb_gw_sandbox *sb = find_sandbox(gw, sandbox_id);
     if (sb) b = find_backend(sb, server);
-    if (b) mb_gw_list_del(&b->sb_link); /* the registry's reference is now ours */
+    if (b) mb_gw__list_del(&b->sb_link); /* the registry's reference is now ours */
     pthread_rwlock_unlock(&gw->lock);
     if (!b) return;
     pthread_mutex_lock(&b->lock);
@@ -224,8 +207,8 @@ void mb_gateway_remove_server(mb_gateway *gw, const char *sandbox_id, const char
     pthread_cond_broadcast(&b->cond);
     pthread_mutex_unlock(&b->lock);
     end_sessions_of(gw, b, "the server was removed from the sandbox");
-    mb_gw_backend_stop(b, "the server was removed from the sandbox", 1);
-    mb_gw_backend_unref(b);
+    mb_gw__backend_stop(b, "the server was removed from the sandbox", 1);
+    mb_gw__backend_unref(b);
 }
 
 int mb_gateway_restart_sandbox(mb_gateway *gw, const char *sandbox_id,
@@ -239,16 +222,16 @@ int mb_gateway_restart_sandbox(mb_gateway *gw, const char *sandbox_id,
         pthread_mutex_lock(&bs[i]->lock);
         was[i] = bs[i]->state != MB_GW_STOPPED || bs[i]->want_running;
         pthread_mutex_unlock(&bs[i]->lock);
-        mb_gw_backend_stop(bs[i], "the sandbox was reset, which restarts its MCP servers", 0);
+        mb_gw__backend_stop(bs[i], "the sandbox was reset, which restarts its MCP servers", 0);
     }
     int rc = between ? between(ctx, err) : MB_OK;
     int between_rc = rc;
     mb_err ignored;
     for (size_t i = 0; i < n; i++) {
         if (was[i] && (rc == MB_OK || between_rc != MB_OK))
-            rc = mb_gw_backend_ready_tools(bs[i], mb_gw_now() + gw->opts.init_timeout_ms,
+            rc = mb_gw__backend_ready_tools(bs[i], mb_gw__now() + gw->opts.init_timeout_ms,
                                            between_rc ? &ignored : err);
-        mb_gw_backend_unref(bs[i]);
+        mb_gw__backend_unref(bs[i]);
     }
     free(was);
     free(bs);
@@ -259,7 +242,7 @@ int mb_gateway_info(mb_gateway *gw, const char *sandbox_id, const char *server,
                     json_t **out_metadata, int *ready)
 {
     int known;
-    mb_gw_backend *b = mb_gw_lookup(gw, sandbox_id, server, &known, NULL, 0);
+    mb_gw_backend *b = mb_gw__lookup(gw, sandbox_id, server, &known, NULL, 0);
     if (out_metadata) *out_metadata = NULL;
     if (ready) *ready = 0;
     if (!b) return MB_ENOTFOUND;
@@ -282,14 +265,14 @@ int mb_gateway_info(mb_gateway *gw, const char *sandbox_id, const char *server,
             json_object_set_new(md, "tools_sha256", json_string(b->tools_sha));
             json_object_set_new(md, "tools_count", json_integer((json_int_t)b->tools_count));
         }
-        json_object_set_new(md, "state", json_string(mb_gw_state_name(b->state)));
+        json_object_set_new(md, "state", json_string(mb_gw__state_name(b->state)));
         json_object_set_new(md, "restarts", json_integer(b->restarts));
         json_object_set_new(md, "sessions", json_integer((json_int_t)b->nsessions));
         if (b->last_error[0]) json_object_set_new(md, "last_error", json_string(b->last_error));
         *out_metadata = md;
     }
     pthread_mutex_unlock(&b->lock);
-    mb_gw_backend_unref(b);
+    mb_gw__backend_unref(b);
     return MB_OK;
 }
 
@@ -304,13 +287,14 @@ int mb_gateway_create(const mb_gateway_opts *opts, mb_gateway **out, mb_err *err
     gw->opts = *opts;
     if (gw->opts.call_timeout_ms <= 0) gw->opts.call_timeout_ms = MB_GW_DEFAULT_CALL_TIMEOUT_MS;
     if (gw->opts.init_timeout_ms <= 0) gw->opts.init_timeout_ms = MB_GW_DEFAULT_INIT_TIMEOUT_MS;
+    if (gw->opts.cancel_grace_ms <= 0) gw->opts.cancel_grace_ms = MB_GW_DEFAULT_CANCEL_GRACE_MS;
     if (gw->opts.keepalive_ms <= 0) gw->opts.keepalive_ms = MB_GW_DEFAULT_KEEPALIVE_MS;
     if (gw->opts.session_idle_ms <= 0)
         gw->opts.session_idle_ms = MB_GW_DEFAULT_SESSION_IDLE_MS;
     if (!gw->opts.max_message_bytes) gw->opts.max_message_bytes = MB_GW_DEFAULT_MAX_MESSAGE;
     if (!gw->opts.max_sessions) gw->opts.max_sessions = MB_GW_DEFAULT_MAX_SESSIONS;
-    gw->origins = copy_list(opts->allowed_origins);
-    gw->hosts = copy_list(opts->allowed_hosts);
+    gw->origins = mb_strv_dup(opts->allowed_origins);
+    gw->hosts = mb_strv_dup(opts->allowed_hosts);
     gw->opts.allowed_origins = (const char *const *)gw->origins;
     gw->opts.allowed_hosts = (const char *const *)gw->hosts;
     /* Every request takes the lock to read; opening and ending sessions must
@@ -320,12 +304,14 @@ int mb_gateway_create(const mb_gateway_opts *opts, mb_gateway **out, mb_err *err
     pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_rwlock_init(&gw->lock, &ra);
     pthread_rwlockattr_destroy(&ra);
-    mb_gw_table_init(&gw->sandboxes);
-    mb_gw_table_init(&gw->sessions);
+    mb_gw__table_init(&gw->sandboxes);
+    mb_gw__table_init(&gw->sessions);
+    mb_gw__table_init(&gw->tally_sandbox);
+    mb_gw__table_init(&gw->tally_tenant);
     atomic_init(&gw->closing, 0);
     atomic_init(&gw->next_stream_no, 0);
     signal(SIGPIPE, SIG_IGN);
-    int rc = mb_gw_reactor_start(gw, &gw->reactor, err);
+    int rc = mb_gw__reactor_start(gw, &gw->reactor, err);
     if (rc) {
         gw->reactor = NULL;
         mb_gateway_destroy(gw);
@@ -344,21 +330,21 @@ void mb_gateway_shutdown(mb_gateway *gw)
         mb_gw_session *s = NULL;
         pthread_rwlock_rdlock(&gw->lock);
         size_t cur = 0;
-        mb_gw_hnode *n = mb_gw_table_at(&gw->sessions, &cur);
+        mb_gw_hnode *n = mb_gw__table_at(&gw->sessions, &cur);
         if (n) {
             s = MB_GW_CONTAINER(n, mb_gw_session, node);
-            mb_gw_session_ref(s);
+            mb_gw__session_ref(s);
         }
         pthread_rwlock_unlock(&gw->lock);
         if (!s) break;
-        mb_gw_sessions_end(gw, s, "the gateway is shutting down");
-        mb_gw_session_unref(s);
+        mb_gw__sessions_end(gw, s, "the gateway is shutting down");
+        mb_gw__session_unref(s);
     }
     /* Wake whoever waits for a server to start. */
     pthread_rwlock_rdlock(&gw->lock);
     size_t cur = 0;
     mb_gw_hnode *n;
-    while ((n = mb_gw_table_at(&gw->sandboxes, &cur))) {
+    while ((n = mb_gw__table_at(&gw->sandboxes, &cur))) {
         mb_gw_sandbox *sb = MB_GW_CONTAINER(n, mb_gw_sandbox, node);
         for (mb_gw_link *l = sb->backends.next; l != &sb->backends; l = l->next) {
             mb_gw_backend *b = MB_GW_CONTAINER(l, mb_gw_backend, sb_link);
@@ -379,19 +365,21 @@ void mb_gateway_destroy(mb_gateway *gw)
             char *id = NULL;
             pthread_rwlock_rdlock(&gw->lock);
             size_t cur = 0;
-            mb_gw_hnode *n = mb_gw_table_at(&gw->sandboxes, &cur);
+            mb_gw_hnode *n = mb_gw__table_at(&gw->sandboxes, &cur);
             if (n) id = mb_strdup(MB_GW_CONTAINER(n, mb_gw_sandbox, node)->id);
             pthread_rwlock_unlock(&gw->lock);
             if (!id) break;
             mb_gateway_remove_sandbox(gw, id);
             free(id);
         }
-        mb_gw_reactor_stop(gw->reactor);
+        mb_gw__reactor_stop(gw->reactor);
     }
-    mb_gw_table_dispose(&gw->sandboxes);
-    mb_gw_table_dispose(&gw->sessions);
+    mb_gw__table_dispose(&gw->sandboxes);
+    mb_gw__table_dispose(&gw->sessions);
+    mb_gw__table_dispose(&gw->tally_sandbox);
+    mb_gw__table_dispose(&gw->tally_tenant);
     pthread_rwlock_destroy(&gw->lock);
-    free_list(gw->origins);
-    free_list(gw->hosts);
+    mb_strv_free(gw->origins);
+    mb_strv_free(gw->hosts);
     free(gw);
 }

@@ -87,6 +87,11 @@ typedef struct mb_gateway_opts {
     int call_timeout_ms;      /* a request unanswered this long gets a JSON-RPC
                                  error and is cancelled upstream; 0 = 120000 */
     int init_timeout_ms;      /* start + initialize + tools/list; 0 = 30000 */
+    int cancel_grace_ms;      /* after a request is cancelled (by its client or
+                                 by call_timeout_ms) the gateway pings the
+                                 server; one that does not answer within this
+                                 is wedged, and is killed and restarted;
+                                 0 = 5000 */
     int keepalive_ms;         /* ": keepalive" comment on idle SSE streams, and
                                  a POST waiting this long switches to SSE so
                                  that its headers go out; 0 = 15000 */
@@ -94,8 +99,18 @@ typedef struct mb_gateway_opts {
                                  for this long is forgotten; 0 = 1 hour */
     size_t max_message_bytes; /* per JSON-RPC message, both directions;
                                  0 = 16 MiB */
-    size_t max_sessions;      /* across the gateway; the least recently used
-                                 idle session makes room; 0 = 10000 */
+    size_t max_sessions;      /* across the gateway; 0 = 10000 */
+    size_t max_sessions_per_sandbox; /* 0 = no cap of its own */
+    size_t max_sessions_per_tenant;  /* 0 = no cap of its own */
+    /* At a cap, the least recently used idle session of the same scope makes
+     * room: of the same sandbox for the sandbox cap, of the same tenant for
+     * the tenant cap and the global one (of the same sandbox when there is
+     * no tenant). Another tenant's session is never evicted; with none of
+     * its own idle, initialize gets 503. tenant_of (optional; called outside
+     * the gateway's locks, once per initialize) writes the tenant (the key
+     * owner) of a sandbox into buf and returns 0, or returns non-zero when
+     * there is none. */
+    int (*tenant_of)(void *ctx, const char *sandbox_id, char *buf, size_t cap);
     /* Origin allow list (DNS-rebinding and cross-site protection). An Origin
      * is allowed when its host is one of the allowed hosts (a "*" there does
      * not count) or it matches an entry here: a full origin
@@ -194,6 +209,11 @@ enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
 /* From MHD_OPTION_NOTIFY_COMPLETED, for every request whose *req_cls the
  * gateway set (non-NULL). Frees the per-request state. */
 void mb_gateway_request_done(mb_gateway *gw, void *req_cls);
+
+/* After the first call of a request: 1 if its headers named a live (sandbox,
+ * server) pair, which the HTTP layer counts as an authenticated request (the
+ * sandbox id is the MCP URL's capability); 0 if it was refused. */
+int mb_gateway_request_routed(const void *req_cls);
 
 /* ------------------------------------------------- plain local processes */
 

@@ -55,6 +55,7 @@
 /* ---------------------------------------------------------------- limits */
 
 #define MB_GW_DEFAULT_CALL_TIMEOUT_MS 120000
+#define MB_GW_DEFAULT_CANCEL_GRACE_MS 5000
 #define MB_GW_DEFAULT_INIT_TIMEOUT_MS 30000
 #define MB_GW_DEFAULT_KEEPALIVE_MS 15000
 #define MB_GW_DEFAULT_SESSION_IDLE_MS (60 * 60 * 1000)
@@ -109,16 +110,16 @@ typedef struct mb_gw_link {
 
 #define MB_GW_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
-static inline void mb_gw_list_init(mb_gw_link *h) { h->prev = h->next = h; }
-static inline int mb_gw_list_empty(const mb_gw_link *h) { return h->next == h; }
-static inline void mb_gw_list_push(mb_gw_link *h, mb_gw_link *n)
+static inline void mb_gw__list_init(mb_gw_link *h) { h->prev = h->next = h; }
+static inline int mb_gw__list_empty(const mb_gw_link *h) { return h->next == h; }
+static inline void mb_gw__list_push(mb_gw_link *h, mb_gw_link *n)
 {
     n->prev = h->prev;
     n->next = h;
     h->prev->next = n;
     h->prev = n;
 }
-static inline void mb_gw_list_del(mb_gw_link *n)
+static inline void mb_gw__list_del(mb_gw_link *n)
 {
     n->prev->next = n->next;
     n->next->prev = n->prev;
@@ -142,20 +143,18 @@ typedef struct mb_gw_table {
     size_t count;
 } mb_gw_table;
 
-void mb_gw_table_init(mb_gw_table *t);
+void mb_gw__table_init(mb_gw_table *t);
 /* Frees the slot array; the nodes belong to the caller. */
-void mb_gw_table_dispose(mb_gw_table *t);
-void mb_gw_table_insert(mb_gw_table *t, mb_gw_hnode *n, uint64_t key);
+void mb_gw__table_dispose(mb_gw_table *t);
+void mb_gw__table_insert(mb_gw_table *t, mb_gw_hnode *n, uint64_t key);
 /* Removes n (which must be in t). */
-void mb_gw_table_remove(mb_gw_table *t, mb_gw_hnode *n);
+void mb_gw__table_remove(mb_gw_table *t, mb_gw_hnode *n);
 /* First node with `key`, then the next one with the same key, or NULL. */
-mb_gw_hnode *mb_gw_table_find(const mb_gw_table *t, uint64_t key);
-mb_gw_hnode *mb_gw_table_next(const mb_gw_hnode *n);
-/* Iteration: for (i = 0; (n = mb_gw_table_at(t, &i)); ) visits every node
+mb_gw_hnode *mb_gw__table_find(const mb_gw_table *t, uint64_t key);
+mb_gw_hnode *mb_gw__table_next(const mb_gw_hnode *n);
+/* Iteration: for (i = 0; (n = mb_gw__table_at(t, &i)); ) visits every node
  * once; the table must not change meanwhile. */
-mb_gw_hnode *mb_gw_table_at(const mb_gw_table *t, size_t *cursor);
-/* FNV-1a of a string, for string-keyed tables. */
-uint64_t mb_gw_hash_str(const char *s);
+mb_gw_hnode *mb_gw__table_at(const mb_gw_table *t, size_t *cursor);
 
 /* --------------------------------------------- framing.c: stdout framing */
 
@@ -182,9 +181,9 @@ typedef struct mb_gw_framer_cb {
     void *payload;
 } mb_gw_framer_cb;
 
-void mb_gw_framer_init(mb_gw_framer *f, size_t max);
-void mb_gw_framer_feed(mb_gw_framer *f, const char *data, size_t n, const mb_gw_framer_cb *cb);
-void mb_gw_framer_dispose(mb_gw_framer *f);
+void mb_gw__framer_init(mb_gw_framer *f, size_t max);
+void mb_gw__framer_feed(mb_gw_framer *f, const char *data, size_t n, const mb_gw_framer_cb *cb);
+void mb_gw__framer_dispose(mb_gw_framer *f);
 
 /* ------------------------------------------- jsonrpc.c: messages as text */
 
@@ -204,58 +203,58 @@ typedef struct mb_gw_span {
  * not match). Returns the number of members of the object, or -1 if s is not
  * an object or is structurally broken (unbalanced, unterminated string,
  * trailing garbage). */
-int mb_gw_scan(const char *s, size_t n, const char *const *keys, size_t nkeys, mb_gw_span *spans);
+int mb_gw__scan(const char *s, size_t n, const char *const *keys, size_t nkeys, mb_gw_span *spans);
 
 /* A copy of s[0..n) with s[at.off .. at.off+at.len) replaced by `with`;
  * caller frees. */
-char *mb_gw_splice(const char *s, size_t n, mb_gw_span at, const char *with, size_t with_len,
+char *mb_gw__splice(const char *s, size_t n, mb_gw_span at, const char *with, size_t with_len,
                    size_t *out_len);
 
 /* Spans of the elements of the JSON array text s[0..n) (at most max).
  * Returns their number, or -1 if s is not an array or has more than max. */
-int mb_gw_array_items(const char *s, size_t n, mb_gw_span *items, size_t max);
+int mb_gw__array_items(const char *s, size_t n, mb_gw_span *items, size_t max);
 
 /* The text of top-level member `key` of raw[0..raw_len) exactly as the
  * client wrote it (ids come back byte for byte), or v printed by jansson when
  * there is no raw text. Caller frees. */
-char *mb_gw_member_text(const char *raw, size_t raw_len, const char *key, const json_t *v);
+char *mb_gw__member_text(const char *raw, size_t raw_len, const char *key, const json_t *v);
 
 /* text (a JSON object with an "id" member, freed) with its id replaced by
  * id_text; NULL id_text leaves it unchanged. */
-char *mb_gw_with_id(char *text, const char *id_text);
+char *mb_gw__with_id(char *text, const char *id_text);
 
 /* Parses the JSON value at s[sp] (jansson, any type). NULL if it is not. */
-json_t *mb_gw_span_json(const char *s, mb_gw_span sp);
+json_t *mb_gw__span_json(const char *s, mb_gw_span sp);
 
 /* Canonical text of a JSON-RPC id or token (compact jansson dump); caller
  * frees. */
-char *mb_gw_json_text(const json_t *v);
+char *mb_gw__json_text(const json_t *v);
 
 /* Guesses the id of an over-long response from its first and last bytes:
  * '{"jsonrpc":"2.0","id":N' at the start or '"id":N}' at the end. Returns 1
  * and *id on success. */
-int mb_gw_guess_id(const char *head, size_t head_len, const char *tail, size_t tail_len,
+int mb_gw__guess_id(const char *head, size_t head_len, const char *tail, size_t tail_len,
                    int64_t *id);
 
 /* {"jsonrpc":"2.0","id":<id_text or null>,"error":{"code":code,"message":...}}
  * as a malloc'd NUL-terminated string. */
-char *mb_gw_error_text(const char *id_text, int code, const char *fmt, ...)
+char *mb_gw__error_text(const char *id_text, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Protocol versions the gateway speaks, oldest first, NULL-terminated. */
 extern const char *const mb_gw_versions[];
-int mb_gw_version_supported(const char *v);
+int mb_gw__version_supported(const char *v);
 /* The version a session gets when its client asks for `requested`: that one
  * if supported, else the latest. */
-const char *mb_gw_version_negotiate(const char *requested);
+const char *mb_gw__version_negotiate(const char *requested);
 /* JSON-RPC batches are allowed up to 2025-03-26. */
-int mb_gw_version_allows_batch(const char *v);
+int mb_gw__version_allows_batch(const char *v);
 /* POST SSE streams start with a priming event from 2025-11-25. */
-int mb_gw_version_primes(const char *v);
+int mb_gw__version_primes(const char *v);
 
 /* SHA-256 (hex) of the canonical [{"name","inputSchema"}] sorted by name of a
  * tools/list `tools` array, and the number of tools. */
-int mb_gw_tools_hash(const json_t *tools, char out_hex[65], size_t *count);
+int mb_gw__tools_hash(const json_t *tools, char out_hex[65], size_t *count);
 
 /* ------------------------------------------------------ core structures */
 
@@ -305,7 +304,7 @@ struct mb_gw_stream {
     int ended;
 };
 
-enum { MB_GW_PEND_CALL = 1, MB_GW_PEND_SREQ, MB_GW_PEND_INIT, MB_GW_PEND_TOOLS };
+enum { MB_GW_PEND_CALL = 1, MB_GW_PEND_SREQ, MB_GW_PEND_INIT, MB_GW_PEND_TOOLS, MB_GW_PEND_PROBE };
 
 struct mb_gw_pending {
     mb_gw_hnode node;  /* in b->pending, key = id */
@@ -324,6 +323,14 @@ struct mb_gw_pending {
     mb_gw_link x_link; /* CALL: x->calls */
 };
 
+/* How many sessions in the table belong to one sandbox or one tenant
+ * (under gw->lock; freed when it drops to 0). */
+typedef struct mb_gw_tally {
+    mb_gw_hnode node;  /* in gw->tally_sandbox or gw->tally_tenant */
+    char *name;
+    size_t n;
+} mb_gw_tally;
+
 struct mb_gw_session {
     atomic_int refs;
     mb_gw_hnode node;  /* in gw->sessions, key = first 16 hex digits */
@@ -334,6 +341,8 @@ struct mb_gw_session {
     atomic_llong last_used_ms;
     atomic_int active; /* open GET streams + calls in flight: not idle */
     int in_table;      /* under gw->lock */
+    mb_gw_tally *t_sandbox, *t_tenant; /* counted in these while in_table
+                                          (t_tenant NULL: no tenant known) */
     /* under b->lock */
     int ended;
     mb_gw_link b_link; /* in b->sessions */
@@ -387,6 +396,7 @@ struct mb_gw_backend {
     size_t tools_count;
     int want_running;   /* restart it when it dies */
     int64_t next_start_ms, spawned_ms, init_deadline_ms;
+    int64_t probe_deadline_ms; /* a liveness ping is in flight (0 = none) */
     int backoff_ms;
     unsigned restarts;  /* spawns after the first */
     uint64_t crashes;   /* deaths and failed starts */
@@ -397,7 +407,7 @@ struct mb_gw_backend {
 };
 
 typedef struct mb_gw_sandbox {
-    mb_gw_hnode node;   /* in gw->sandboxes, key = mb_gw_hash_str(id) */
+    mb_gw_hnode node;   /* in gw->sandboxes, key = mb_hash_str(id) */
     char *id;
     mb_gw_link backends;
 } mb_gw_sandbox;
@@ -409,6 +419,7 @@ struct mb_gateway {
     mb_gw_table sandboxes;
     mb_gw_table sessions;
     size_t nsessions;
+    mb_gw_table tally_sandbox, tally_tenant;
     atomic_int closing;
     atomic_ullong next_stream_no;
     mb_gw_reactor *reactor;
@@ -432,58 +443,64 @@ struct mb_gw_pipe {
 
 enum { MB_GW_W_OUT = 1, MB_GW_W_ERR, MB_GW_W_IN };
 
-int mb_gw_reactor_start(mb_gateway *gw, mb_gw_reactor **out, mb_err *err);
-void mb_gw_reactor_stop(mb_gw_reactor *r);
+int mb_gw__reactor_start(mb_gateway *gw, mb_gw_reactor **out, mb_err *err);
+void mb_gw__reactor_stop(mb_gw_reactor *r);
 /* Hands a freshly spawned process's pipes to the reactor (any thread). */
-void mb_gw_reactor_adopt(mb_gw_reactor *r, mb_gw_pipe *p);
+void mb_gw__reactor_adopt(mb_gw_reactor *r, mb_gw_pipe *p);
 /* Asks the reactor to close and free the pipe of (b, gen) if it still has it. */
-void mb_gw_reactor_close(mb_gw_reactor *r, mb_gw_backend *b, uint64_t gen);
+void mb_gw__reactor_close(mb_gw_reactor *r, mb_gw_backend *b, uint64_t gen);
 /* Adds/removes b->in_fd to/from the epoll set for EPOLLOUT (under b->lock). */
-void mb_gw_reactor_watch_in(mb_gw_reactor *r, mb_gw_backend *b, int on);
+void mb_gw__reactor_watch_in(mb_gw_reactor *r, mb_gw_backend *b, int on);
 
 /* ------------------------------------------ backend.c: process lifecycle */
 
-mb_gw_backend *mb_gw_backend_new(mb_gateway *gw, const char *sandbox_id, const char *server,
+mb_gw_backend *mb_gw__backend_new(mb_gateway *gw, const char *sandbox_id, const char *server,
                                  const mb_backend_spec *spec);
-void mb_gw_backend_ref(mb_gw_backend *b);
-void mb_gw_backend_unref(mb_gw_backend *b);
-void mb_gw_backend_set_spec_locked(mb_gw_backend *b, const mb_backend_spec *spec);
+void mb_gw__backend_ref(mb_gw_backend *b);
+void mb_gw__backend_unref(mb_gw_backend *b);
+void mb_gw__backend_set_spec_locked(mb_gw_backend *b, const mb_backend_spec *spec);
 /* Starts the process if it is not running (respecting the crash backoff)
  * and waits until it is READY or deadline_ms (monotonic) passes. */
-int mb_gw_backend_ready(mb_gw_backend *b, int64_t deadline_ms, mb_err *err);
+int mb_gw__backend_ready(mb_gw_backend *b, int64_t deadline_ms, mb_err *err);
 /* Starts the process if it is not running (or schedules the restart of a
  * crashed one) without waiting. */
-int mb_gw_backend_kick(mb_gw_backend *b, mb_err *err);
-/* Same as mb_gw_backend_ready, and also waits for the tools/list hash. */
-int mb_gw_backend_ready_tools(mb_gw_backend *b, int64_t deadline_ms, mb_err *err);
+int mb_gw__backend_kick(mb_gw_backend *b, mb_err *err);
+/* Same as mb_gw__backend_ready, and also waits for the tools/list hash. */
+int mb_gw__backend_ready_tools(mb_gw_backend *b, int64_t deadline_ms, mb_err *err);
 /* Stops the process (if any): in-flight calls get `why` as a JSON-RPC error.
  * The backend becomes STOPPED (removed=1 keeps it from ever starting again). */
-void mb_gw_backend_stop(mb_gw_backend *b, const char *why, int remove);
+void mb_gw__backend_stop(mb_gw_backend *b, const char *why, int remove);
 /* Queues one message (a '\n' is added) for the server's stdin. Errors when
  * the process is not READY or is not reading (queue over its limit). */
-int mb_gw_backend_send_locked(mb_gw_backend *b, const char *data, size_t len, mb_err *err);
+int mb_gw__backend_send_locked(mb_gw_backend *b, const char *data, size_t len, mb_err *err);
 /* The reactor's EPOLLOUT on stdin. */
-void mb_gw_backend_flush(mb_gw_backend *b, uint64_t gen);
+void mb_gw__backend_flush(mb_gw_backend *b, uint64_t gen);
 /* The reactor saw the process's stdout end (or the pipe fail). */
-void mb_gw_backend_died(mb_gw_backend *b, uint64_t gen, const char *why);
+void mb_gw__backend_died(mb_gw_backend *b, uint64_t gen, const char *why);
 /* One stderr line (already bounded). */
-void mb_gw_backend_stderr(mb_gw_backend *b, uint64_t gen, const char *line, size_t len);
+void mb_gw__backend_stderr(mb_gw_backend *b, uint64_t gen, const char *line, size_t len);
 /* Once a second from the reactor: init deadline, restarts, expired calls. */
-void mb_gw_backend_tick(mb_gw_backend *b, int64_t now);
+/* After a request was cancelled: pings the server (once at a time) and
+ * arms the tick to kill and restart it if the ping is not answered within
+ * opts.cancel_grace_ms (a server whose only reading thread is stuck). */
+void mb_gw__backend_probe_locked(mb_gw_backend *b);
+/* The probe's answer arrived. */
+void mb_gw__backend_probe_answered_locked(mb_gw_backend *b);
+void mb_gw__backend_tick(mb_gw_backend *b, int64_t now);
 /* A new upstream/downstream id (under b->lock). */
-int64_t mb_gw_backend_next_id_locked(mb_gw_backend *b);
-const char *mb_gw_state_name(int state);
+int64_t mb_gw__backend_next_id_locked(mb_gw_backend *b);
+const char *mb_gw__state_name(int state);
 
 /* --------------------------------------------- route.c: message routing */
 
 /* A line from the server's stdout (reactor thread). */
-void mb_gw_route_from_server(mb_gw_backend *b, uint64_t gen, const char *line, size_t len);
+void mb_gw__route_from_server(mb_gw_backend *b, uint64_t gen, const char *line, size_t len);
 /* An over-long line was dropped: answer the call it belonged to, if known. */
-void mb_gw_route_oversize(mb_gw_backend *b, uint64_t gen, size_t len, const char *head,
+void mb_gw__route_oversize(mb_gw_backend *b, uint64_t gen, size_t len, const char *head,
                           size_t head_len, const char *tail, size_t tail_len);
 /* The gateway's own requests (initialize, tools/list) and their answers. */
-void mb_gw_route_send_initialize_locked(mb_gw_backend *b);
-void mb_gw_route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text);
+void mb_gw__route_send_initialize_locked(mb_gw_backend *b);
+void mb_gw__route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text);
 
 /* One message of a client's POST, as parsed by http.c. */
 typedef struct mb_gw_cmsg {
@@ -496,62 +513,62 @@ typedef struct mb_gw_cmsg {
  * with ids rewritten, answers it locally, or queues an error response on x.
  * Returns 0, or -1 when a response or notification was refused (the caller
  * turns a lone refused message into HTTP 400 with *errtext, caller frees). */
-int mb_gw_route_from_client_locked(mb_gw_stream *x, const mb_gw_cmsg *m, char **errtext);
+int mb_gw__route_from_client_locked(mb_gw_stream *x, const mb_gw_cmsg *m, char **errtext);
 
 /* --------------------------------------- session.c: sessions and streams */
 
-mb_gw_session *mb_gw_session_new(mb_gw_backend *b, const char *version, const json_t *caps);
-void mb_gw_session_ref(mb_gw_session *s);
-void mb_gw_session_unref(mb_gw_session *s);
+mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const json_t *caps);
+void mb_gw__session_ref(mb_gw_session *s);
+void mb_gw__session_unref(mb_gw_session *s);
 /* Ends a session (under b->lock; the caller already took it out of the
  * session table): closes its streams, fails its calls with `why` (cancelling
  * them upstream), answers the server's requests to it with an error. */
-void mb_gw_session_end_locked(mb_gw_session *s, const char *why);
+void mb_gw__session_end_locked(mb_gw_session *s, const char *why);
 /* Session table (gw->lock taken inside). Lookup returns a reference. */
-int mb_gw_sessions_insert(mb_gateway *gw, mb_gw_session *s, mb_err *err);
-mb_gw_session *mb_gw_sessions_lookup(mb_gateway *gw, const char *id);
+int mb_gw__sessions_insert(mb_gateway *gw, mb_gw_session *s, mb_err *err);
+mb_gw_session *mb_gw__sessions_lookup(mb_gateway *gw, const char *id);
 /* Takes the session out of the table and ends it. */
-void mb_gw_sessions_end(mb_gateway *gw, mb_gw_session *s, const char *why);
+void mb_gw__sessions_end(mb_gateway *gw, mb_gw_session *s, const char *why);
 /* Ends idle sessions (no traffic for session_idle_ms, nothing open). */
-void mb_gw_sessions_sweep(mb_gateway *gw, int64_t now);
+void mb_gw__sessions_sweep(mb_gateway *gw, int64_t now);
 
-mb_gw_stream *mb_gw_stream_new(int kind, mb_gw_session *s);
-void mb_gw_stream_ref_locked(mb_gw_stream *st);
+mb_gw_stream *mb_gw__stream_new(int kind, mb_gw_session *s);
+void mb_gw__stream_ref_locked(mb_gw_stream *st);
 /* Drops a reference (locks st->b->lock itself, so never call it locked). */
-void mb_gw_stream_unref(mb_gw_stream *st);
+void mb_gw__stream_unref(mb_gw_stream *st);
 /* Queues a message; a notification/request is dropped (and counted) when the
  * stream is closed or over MB_GW_STREAM_MAX_QUEUED. Returns 0 if queued. */
-int mb_gw_stream_push_locked(mb_gw_stream *st, const char *data, size_t len, int is_response);
-void mb_gw_stream_close_locked(mb_gw_stream *st);
+int mb_gw__stream_push_locked(mb_gw_stream *st, const char *data, size_t len, int is_response);
+void mb_gw__stream_close_locked(mb_gw_stream *st);
 /* Takes the queued messages (caller frees the list). */
-mb_gw_msg *mb_gw_stream_take_locked(mb_gw_stream *st);
+mb_gw_msg *mb_gw__stream_take_locked(mb_gw_stream *st);
 /* A session's GET stream messages for the session go to (newest), or NULL. */
-mb_gw_stream *mb_gw_session_stream_locked(mb_gw_session *s);
+mb_gw_stream *mb_gw__session_stream_locked(mb_gw_session *s);
 
 /* Pendings (all under b->lock). */
-mb_gw_pending *mb_gw_pending_new_locked(mb_gw_backend *b, int kind, const char *method);
+mb_gw_pending *mb_gw__pending_new_locked(mb_gw_backend *b, int kind, const char *method);
 /* Unlinks from every list and the id map, drops the stream reference, frees. */
-void mb_gw_pending_free_locked(mb_gw_pending *p);
+void mb_gw__pending_free_locked(mb_gw_pending *p);
 /* CALL: queues `text` (the client-facing response) on its exchange and frees
  * the pending. */
-void mb_gw_pending_answer_locked(mb_gw_pending *p, const char *text, size_t len);
+void mb_gw__pending_answer_locked(mb_gw_pending *p, const char *text, size_t len);
 /* CALL: answers with a JSON-RPC error; cancel=1 also sends
  * notifications/cancelled upstream. */
-void mb_gw_pending_fail_locked(mb_gw_pending *p, int code, int cancel, const char *msg);
+void mb_gw__pending_fail_locked(mb_gw_pending *p, int code, int cancel, const char *msg);
 /* Fails CALLs of b whose deadline passed (all of them if x is NULL, else only
  * x's). Returns the earliest deadline still pending (INT64_MAX if none). */
-int64_t mb_gw_expire_locked(mb_gw_backend *b, mb_gw_stream *x, int64_t now);
+int64_t mb_gw__expire_locked(mb_gw_backend *b, mb_gw_stream *x, int64_t now);
 
 /* ------------------------------------------------- gateway.c: utilities */
 
-static inline int64_t mb_gw_now(void) { return mb_mono_ms(); }
+static inline int64_t mb_gw__now(void) { return mb_mono_ms(); }
 /* pthread_cond_timedwait until a monotonic deadline in ms (INT64_MAX =
  * forever). */
-void mb_gw_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, int64_t deadline_ms);
-void mb_gw_cond_init(pthread_cond_t *c);
+void mb_gw__cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, int64_t deadline_ms);
+void mb_gw__cond_init(pthread_cond_t *c);
 /* Finds a registered backend; returns a reference, or NULL with *sandbox_known
  * telling whether the sandbox exists at all. */
-mb_gw_backend *mb_gw_lookup(mb_gateway *gw, const char *sandbox_id, const char *server,
+mb_gw_backend *mb_gw__lookup(mb_gateway *gw, const char *sandbox_id, const char *server,
                             int *sandbox_known, char *servers_out, size_t servers_cap);
 
 #endif /* MB_GATEWAY_INT_H */

@@ -5,6 +5,10 @@
  * REQUEST FLOW
  *   Every request: Host and Origin checked (403), then the route's backend
  *   looked up (404 for an unknown sandbox or a server it did not acquire).
+ *   These checks, and for POST the Content-Type (415) and a declared
+ *   Content-Length over max_message_bytes (413), run as soon as the headers
+ *   are in: a refused request is answered before its body is read (MHD
+ *   then closes the connection), so a wrong URL never costs memory.
  *   POST  body gathered (bounded by max_message_bytes: 413), parsed (400
  *         -32700), then either `initialize` (a new session, answered from the
  *         backend's remembered InitializeResult) or messages of an existing
@@ -26,6 +30,7 @@
  */
 #define _GNU_SOURCE /* strcasestr */
 #include "gateway/gateway_int.h"
+#include "http/http.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,6 +45,9 @@ typedef struct mb_gw_req {
     mb_buf body;
     size_t body_seen;
     int too_big;
+    int routed;   /* the headers named a live (sandbox, server) */
+    int answered; /* answered before the body was in; the body is not kept */
+    const char *origin; /* the allowed Origin (MHD keeps it for the request) */
     mb_gw_stream *st; /* reference: the POST exchange or GET stream */
 } mb_gw_req;
 
@@ -81,9 +89,8 @@ static enum MHD_Result send_body(const ctx *c, unsigned status, const char *ctyp
     common_headers(c, resp);
     if (ctype) MHD_add_response_header(resp, "Content-Type", ctype);
     if (session_id) MHD_add_response_header(resp, "Mcp-Session-Id", session_id);
-    enum MHD_Result ret = MHD_queue_response(c->conn, status, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    /* through the HTTP layer, which drains a refused request's body first */
+    return mb_http_queue_response(c->conn, status, resp);
 }
 
 static enum MHD_Result send_json(const ctx *c, unsigned status, char *body)
@@ -100,7 +107,7 @@ static enum MHD_Result send_error(const ctx *c, unsigned status, int code, const
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return send_json(c, status, mb_gw_error_text(NULL, code, "%s", msg));
+    return send_json(c, status, mb_gw__error_text(NULL, code, "%s", msg));
 }
 
 /* ------------------------------------------------------- Host and Origin */
@@ -212,10 +219,10 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
             st->seq = 1;
         }
         while (!st->out.len) {
-            int64_t now = mb_gw_now();
-            int64_t next = st->kind == MB_GW_STREAM_POST ? mb_gw_expire_locked(b, st, now)
+            int64_t now = mb_gw__now();
+            int64_t next = st->kind == MB_GW_STREAM_POST ? mb_gw__expire_locked(b, st, now)
                                                           : INT64_MAX;
-            mb_gw_msg *m = mb_gw_stream_take_locked(st);
+            mb_gw_msg *m = mb_gw__stream_take_locked(st);
             if (m) {
                 sse_format(st, m);
                 break;
@@ -230,10 +237,10 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
                 mb_buf_puts(&st->out, ": keepalive\n\n");
                 break;
             }
-            mb_gw_cond_wait_until(&st->cond, &b->lock, next < ka ? next : ka);
+            mb_gw__cond_wait_until(&st->cond, &b->lock, next < ka ? next : ka);
         }
         pthread_mutex_unlock(&b->lock);
-        st->last_write_ms = mb_gw_now();
+        st->last_write_ms = mb_gw__now();
         if (!st->out.len) return MHD_CONTENT_READER_END_OF_STREAM;
     }
     size_t n = st->out.len - st->out_off;
@@ -243,18 +250,18 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
     return (ssize_t)n;
 }
 
-static void sse_free(void *cls) { mb_gw_stream_unref(cls); }
+static void sse_free(void *cls) { mb_gw__stream_unref(cls); }
 
 /* Queues an SSE response reading from st (which gains a reference). */
 static enum MHD_Result send_sse(const ctx *c, mb_gw_stream *st)
 {
     pthread_mutex_lock(&st->b->lock);
-    mb_gw_stream_ref_locked(st);
+    mb_gw__stream_ref_locked(st);
     pthread_mutex_unlock(&st->b->lock);
     struct MHD_Response *resp =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_reader, st, sse_free);
     if (!resp) {
-        mb_gw_stream_unref(st);
+        mb_gw__stream_unref(st);
         return MHD_NO;
     }
     common_headers(c, resp);
@@ -278,24 +285,24 @@ static mb_gw_session *need_session(const ctx *c, mb_gw_backend *b, enum MHD_Resu
                           "first to get one)");
         return NULL;
     }
-    mb_gw_session *s = mb_gw_sessions_lookup(c->gw, sid);
+    mb_gw_session *s = mb_gw__sessions_lookup(c->gw, sid);
     if (!s || s->b != b) {
-        mb_gw_session_unref(s);
+        mb_gw__session_unref(s);
         *ret = send_error(c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
                           "Session not found: it ended or never existed on this URL; start a "
                           "new one with initialize");
         return NULL;
     }
     const char *pv = header(c->conn, "MCP-Protocol-Version");
-    if (pv && !mb_gw_version_supported(pv)) {
-        mb_gw_session_unref(s);
+    if (pv && !mb_gw__version_supported(pv)) {
+        mb_gw__session_unref(s);
         *ret = send_error(c, MHD_HTTP_BAD_REQUEST, MB_GW_ESERVER,
                           "Bad Request: unsupported MCP-Protocol-Version '%.40s' (supported: "
                           "2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
                           pv);
         return NULL;
     }
-    atomic_store(&s->last_used_ms, mb_gw_now());
+    atomic_store(&s->last_used_ms, mb_gw__now());
     return s;
 }
 
@@ -309,36 +316,49 @@ static enum MHD_Result do_initialize(const ctx *c, mb_gw_backend *b, json_t *j, 
     if (!json_is_string(id) && !json_is_number(id))
         return send_error(c, MHD_HTTP_BAD_REQUEST, MB_GW_EINVALID,
                           "initialize must be a request with a string or number id");
-    char *id_text = mb_gw_member_text(raw, raw_len, "id", id);
+    char *id_text = mb_gw__member_text(raw, raw_len, "id", id);
     json_t *params = json_object_get(j, "params");
     const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
     if (!asked) {
-        char *t = mb_gw_error_text(id_text, MB_GW_EPARAMS,
+        char *t = mb_gw__error_text(id_text, MB_GW_EPARAMS,
                                    "initialize needs params.protocolVersion");
         free(id_text);
         return send_json(c, MHD_HTTP_BAD_REQUEST, t);
     }
     mb_err e = {0};
-    if (mb_gw_backend_ready(b, mb_gw_now() + gw->opts.init_timeout_ms, &e)) {
-        char *t = mb_gw_error_text(id_text, MB_GW_ESERVER, "%s", e.msg);
+    if (mb_gw__backend_ready(b, mb_gw__now() + gw->opts.init_timeout_ms, &e)) {
+        char *t = mb_gw__error_text(id_text, MB_GW_ESERVER, "%s", e.msg);
         free(id_text);
         return send_json(c, MHD_HTTP_SERVICE_UNAVAILABLE, t);
     }
-    const char *version = mb_gw_version_negotiate(asked);
-    mb_gw_session *s = mb_gw_session_new(b, version, json_object_get(params, "capabilities"));
-    if (mb_gw_sessions_insert(gw, s, &e)) {
-        mb_gw_session_unref(s);
-        char *t = mb_gw_error_text(id_text, MB_GW_ESERVER, "%s", e.msg);
+    const char *version = mb_gw__version_negotiate(asked);
+    mb_gw_session *s = mb_gw__session_new(b, version, json_object_get(params, "capabilities"));
+    if (mb_gw__sessions_insert(gw, s, &e)) {
+        mb_gw__session_unref(s);
+        char *t = mb_gw__error_text(id_text, MB_GW_ESERVER, "%s", e.msg);
         free(id_text);
         return send_json(c, MHD_HTTP_SERVICE_UNAVAILABLE, t);
     }
+    /* The server never sees a client's initialize (it was initialized once,
+     * by the gateway); it is told who connected with a notification that
+     * servers without a handler ignore (desktop-commander reports it as
+     * currentClient). */
+    json_t *note = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
+                             "notifications/mcpbox/client_initialized", "params",
+                             json_is_object(params) ? json_incref(params) : json_object());
+    char *note_text = mb_gw__json_text(note);
+    json_decref(note);
+    mb_err ne = {0};
     pthread_mutex_lock(&b->lock);
+    if (mb_gw__backend_send_locked(b, note_text, strlen(note_text), &ne))
+        mb_debug("gateway: [%s/%s] %s", b->sandbox_id, b->server, ne.msg);
     json_t *result = json_deep_copy(b->init_result);
     pthread_mutex_unlock(&b->lock);
+    free(note_text);
     if (!result) result = json_object();
     json_object_set_new(result, "protocolVersion", json_string(version));
     json_t *resp = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
-    char *text = mb_gw_with_id(mb_gw_json_text(resp), id_text);
+    char *text = mb_gw__with_id(mb_gw__json_text(resp), id_text);
     json_decref(resp);
     free(id_text);
     enum MHD_Result ret;
@@ -351,7 +371,7 @@ static enum MHD_Result do_initialize(const ctx *c, mb_gw_backend *b, json_t *j, 
     }
     mb_debug("gateway: [%s/%s] session %s opened (%s)", b->sandbox_id, b->server, s->id,
              version);
-    mb_gw_session_unref(s);
+    mb_gw__session_unref(s);
     return ret;
 }
 
@@ -370,24 +390,24 @@ static enum MHD_Result reply_exchange(const ctx *c, mb_gw_stream *x, int acc_jso
 {
     mb_gw_backend *b = x->b;
     mb_gateway *gw = c->gw;
-    int64_t switch_at = x->accepts_sse ? mb_gw_now() + gw->opts.keepalive_ms : INT64_MAX;
+    int64_t switch_at = x->accepts_sse ? mb_gw__now() + gw->opts.keepalive_ms : INT64_MAX;
     int sse = 0;
     for (;;) {
-        int64_t now = mb_gw_now();
-        int64_t next = mb_gw_expire_locked(b, x, now);
+        int64_t now = mb_gw__now();
+        int64_t next = mb_gw__expire_locked(b, x, now);
         if (x->outstanding <= 0) break;
         if (x->accepts_sse && (has_note(x) || now >= switch_at)) {
             sse = 1;
             break;
         }
         if (atomic_load(&gw->closing) || x->closed) {
-            while (!mb_gw_list_empty(&x->calls)) {
+            while (!mb_gw__list_empty(&x->calls)) {
                 mb_gw_pending *p = MB_GW_CONTAINER(x->calls.next, mb_gw_pending, x_link);
-                mb_gw_pending_fail_locked(p, MB_GW_ESERVER, 1, "the gateway is shutting down");
+                mb_gw__pending_fail_locked(p, MB_GW_ESERVER, 1, "the gateway is shutting down");
             }
             break;
         }
-        mb_gw_cond_wait_until(&x->cond, &b->lock, next < switch_at ? next : switch_at);
+        mb_gw__cond_wait_until(&x->cond, &b->lock, next < switch_at ? next : switch_at);
     }
     if (!sse && !acc_json) sse = 1;
     if (sse) {
@@ -395,7 +415,7 @@ static enum MHD_Result reply_exchange(const ctx *c, mb_gw_stream *x, int acc_jso
         pthread_mutex_unlock(&b->lock);
         return send_sse(c, x);
     }
-    mb_gw_msg *m = mb_gw_stream_take_locked(x);
+    mb_gw_msg *m = mb_gw__stream_take_locked(x);
     pthread_mutex_unlock(&b->lock);
     mb_buf out = {0};
     int n = 0;
@@ -474,28 +494,28 @@ static enum MHD_Result do_post(const ctx *c, mb_gw_backend *b)
         json_decref(j);
         return ret;
     }
-    if (batch && !mb_gw_version_allows_batch(s->version)) {
+    if (batch && !mb_gw__version_allows_batch(s->version)) {
         json_decref(j);
-        mb_gw_session_unref(s);
+        mb_gw__session_unref(s);
         return send_error(c, MHD_HTTP_BAD_REQUEST, MB_GW_EINVALID,
                           "JSON-RPC batches are not allowed in protocol version %s", s->version);
     }
     mb_err e = {0};
-    if (mb_gw_backend_ready(b, mb_gw_now() + gw->opts.init_timeout_ms, &e)) {
+    if (mb_gw__backend_ready(b, mb_gw__now() + gw->opts.init_timeout_ms, &e)) {
         json_t *m = batch ? json_array_get(j, 0) : j;
         json_t *id = json_object_get(m, "id");
-        char *idt = !batch && id && json_object_get(m, "method") ? mb_gw_json_text(id) : NULL;
-        char *t = mb_gw_error_text(idt, MB_GW_ESERVER, "%s", e.msg);
+        char *idt = !batch && id && json_object_get(m, "method") ? mb_gw__json_text(id) : NULL;
+        char *t = mb_gw__error_text(idt, MB_GW_ESERVER, "%s", e.msg);
         free(idt);
         json_decref(j);
-        mb_gw_session_unref(s);
+        mb_gw__session_unref(s);
         return send_json(c, MHD_HTTP_SERVICE_UNAVAILABLE, t);
     }
 
-    mb_gw_stream *x = mb_gw_stream_new(MB_GW_STREAM_POST, s);
-    mb_gw_session_unref(s);
+    mb_gw_stream *x = mb_gw__stream_new(MB_GW_STREAM_POST, s);
+    mb_gw__session_unref(s);
     x->accepts_sse = acc_sse;
-    x->prime = acc_sse && mb_gw_version_primes(s->version);
+    x->prime = acc_sse && mb_gw__version_primes(s->version);
     x->batch = batch;
     r->st = x;
     pthread_mutex_lock(&b->lock);
@@ -508,7 +528,7 @@ static enum MHD_Result do_post(const ctx *c, mb_gw_backend *b)
     char *refused = NULL;
     /* Each message of a batch keeps its own text, so ids go back byte for byte. */
     mb_gw_span items[MB_GW_MAX_BATCH];
-    int raw_items = batch && mb_gw_array_items(r->body.data, r->body.len, items,
+    int raw_items = batch && mb_gw__array_items(r->body.data, r->body.len, items,
                                                MB_GW_MAX_BATCH) == (int)count;
     for (size_t i = 0; i < count; i++) {
         mb_gw_cmsg cm = {batch ? json_array_get(j, i) : j, r->body.data, r->body.len};
@@ -517,13 +537,13 @@ static enum MHD_Result do_post(const ctx *c, mb_gw_backend *b)
             cm.raw = r->body.data + items[i].off;
             cm.raw_len = items[i].len;
         } else if (batch) {
-            dump = mb_gw_json_text(cm.j);
+            dump = mb_gw__json_text(cm.j);
             cm.raw = dump;
             cm.raw_len = strlen(dump);
         }
         char *err = NULL;
-        if (mb_gw_route_from_client_locked(x, &cm, &err) < 0) {
-            if (batch) mb_gw_stream_push_locked(x, err, strlen(err), 1);
+        if (mb_gw__route_from_client_locked(x, &cm, &err) < 0) {
+            if (batch) mb_gw__stream_push_locked(x, err, strlen(err), 1);
             else refused = err, err = NULL;
         }
         free(err);
@@ -551,7 +571,7 @@ static enum MHD_Result do_get(const ctx *c, mb_gw_backend *b)
     mb_gw_session *s = need_session(c, b, &ret);
     if (!s) return ret;
     if (!acc_sse) {
-        mb_gw_session_unref(s);
+        mb_gw__session_unref(s);
         return send_error(c, MHD_HTTP_NOT_ACCEPTABLE, MB_GW_ESERVER,
                           "Not Acceptable: a GET stream needs Accept: text/event-stream");
     }
@@ -560,7 +580,7 @@ static enum MHD_Result do_get(const ctx *c, mb_gw_backend *b)
         /* A POST stream ended before its answer (the client resumes): the
          * gateway always finishes POST streams, so there is nothing to
          * replay. 405 tells clients not to retry. */
-        mb_gw_session_unref(s);
+        mb_gw__session_unref(s);
         return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, MB_GW_ESERVER,
                           "this stream cannot be resumed: the gateway does not replay "
                           "streams");
@@ -568,24 +588,24 @@ static enum MHD_Result do_get(const ctx *c, mb_gw_backend *b)
     pthread_mutex_lock(&b->lock);
     if (s->ended) {
         pthread_mutex_unlock(&b->lock);
-        mb_gw_session_unref(s);
+        mb_gw__session_unref(s);
         return send_error(c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER, "Session not found: it ended");
     }
     if (s->nstreams >= MB_GW_MAX_GET_STREAMS) {
         pthread_mutex_unlock(&b->lock);
-        mb_gw_session_unref(s);
+        mb_gw__session_unref(s);
         return send_error(c, MHD_HTTP_CONFLICT, MB_GW_ESERVER,
                           "Conflict: this session already has %d GET streams open",
                           MB_GW_MAX_GET_STREAMS);
     }
-    mb_gw_stream *st = mb_gw_stream_new(MB_GW_STREAM_GET, s);
+    mb_gw_stream *st = mb_gw__stream_new(MB_GW_STREAM_GET, s);
     st->accepts_sse = 1;
-    mb_gw_list_push(&s->streams, &st->s_link);
+    mb_gw__list_push(&s->streams, &st->s_link);
     s->nstreams++;
     atomic_fetch_add(&s->active, 1);
-    s->stream_opened_ms = mb_gw_now();
+    s->stream_opened_ms = mb_gw__now();
     pthread_mutex_unlock(&b->lock);
-    mb_gw_session_unref(s);
+    mb_gw__session_unref(s);
     c->r->st = st;
     return send_sse(c, st);
 }
@@ -596,8 +616,8 @@ static enum MHD_Result do_delete(const ctx *c, mb_gw_backend *b)
     mb_gw_session *s = need_session(c, b, &ret);
     if (!s) return ret;
     mb_debug("gateway: [%s/%s] session %s ended by the client", b->sandbox_id, b->server, s->id);
-    mb_gw_sessions_end(c->gw, s, "the client ended the session");
-    mb_gw_session_unref(s);
+    mb_gw__sessions_end(c->gw, s, "the client ended the session");
+    mb_gw__session_unref(s);
     return send_body(c, MHD_HTTP_OK, NULL, NULL, NULL);
 }
 
@@ -613,12 +633,103 @@ static enum MHD_Result do_options(const ctx *c)
                             "Mcp-Protocol-Version, Last-Event-ID");
     MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
     MHD_add_response_header(resp, "Allow", "GET, POST, DELETE, OPTIONS");
-    enum MHD_Result ret = MHD_queue_response(c->conn, MHD_HTTP_NO_CONTENT, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    return mb_http_queue_response(c->conn, MHD_HTTP_NO_CONTENT, resp);
 }
 
 /* ----------------------------------------------------------- entry point */
+
+/* The checks that need only the headers: Host and Origin, the method, the
+ * route (sandbox and server), and for POST the declared Content-Type and
+ * length. Returns the route's backend (a reference), or NULL with an answer
+ * queued in *ret. Runs before any body byte is accepted, and again once the
+ * body is in (the sandbox may have gone meanwhile). */
+static mb_gw_backend *front(ctx *c, const char *server, const char *sandbox_id,
+                            enum MHD_Result *ret)
+{
+    mb_gateway *gw = c->gw;
+    struct MHD_Connection *conn = c->conn;
+    mb_gw_req *r = c->r;
+    const char *origin = header(conn, "Origin");
+    if (!host_allowed(gw, header(conn, "Host"))) {
+        *ret = send_error(c, MHD_HTTP_FORBIDDEN, MB_GW_ESERVER,
+                          "Forbidden: Host '%.100s' is not allowed (DNS rebinding protection)",
+                          header(conn, "Host"));
+        return NULL;
+    }
+    if (origin && !origin_allowed(gw, origin)) {
+        *ret = send_error(c, MHD_HTTP_FORBIDDEN, MB_GW_ESERVER,
+                          "Forbidden: Origin '%.100s' is not allowed", origin);
+        return NULL;
+    }
+    c->origin = origin;
+    if (r->method == M_OPTIONS) {
+        *ret = do_options(c);
+        return NULL;
+    }
+    if (r->method == M_OTHER) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(
+            0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (!resp) {
+            *ret = MHD_NO;
+            return NULL;
+        }
+        MHD_add_response_header(resp, "Allow", "GET, POST, DELETE, OPTIONS");
+        *ret = mb_http_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
+        return NULL;
+    }
+    if (atomic_load(&gw->closing)) {
+        *ret = send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, MB_GW_ESERVER,
+                          "the gateway is shutting down");
+        return NULL;
+    }
+    if (!sandbox_id || !*sandbox_id) {
+        *ret = send_error(c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
+                          "Not Found: an MCP URL needs ?local_sandbox_id=<id>");
+        return NULL;
+    }
+    int known = 0;
+    char servers[512];
+    mb_gw_backend *b = mb_gw__lookup(gw, sandbox_id, server, &known, servers, sizeof servers);
+    if (!b) {
+        if (!known)
+            *ret = send_error(c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
+                              "Not Found: no sandbox '%.64s' (it was released, expired, or "
+                              "never acquired)",
+                              sandbox_id);
+        else
+            *ret = send_error(c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
+                              "Not Found: sandbox '%.64s' did not acquire the server '%.64s' "
+                              "(it has: %s)",
+                              sandbox_id, server, servers);
+        return NULL;
+    }
+    return b;
+}
+
+/* A POST whose headers already say it cannot be taken (a wrong Content-Type,
+ * a declared length over the limit) is answered at once; the HTTP layer
+ * drains its body within its bounds before the answer goes out. */
+static int refuse_post_early(const ctx *c, enum MHD_Result *ret)
+{
+    const char *ctype = header(c->conn, "Content-Type");
+    if (ctype && strncasecmp(ctype, "application/json", 16)) {
+        *ret = send_error(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, MB_GW_ESERVER,
+                          "Unsupported Media Type: Content-Type must be application/json");
+        return 1;
+    }
+    const char *cl = header(c->conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl) {
+        char *end;
+        unsigned long long n = strtoull(cl, &end, 10);
+        if (end != cl && n > c->gw->opts.max_message_bytes) {
+            *ret = send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, MB_GW_EINVALID,
+                              "the message is %llu bytes, over the gateway's limit of %zu bytes",
+                              n, c->gw->opts.max_message_bytes);
+            return 1;
+        }
+    }
+    return 0;
+}
 
 enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
                                   const char *server, const char *sandbox_id,
@@ -626,6 +737,7 @@ enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
                                   size_t *upload_data_size, void **req_cls)
 {
     mb_gw_req *r = *req_cls;
+    enum MHD_Result ret;
     if (!r) {
         r = mb_calloc(1, sizeof *r);
         r->method = !strcmp(method, "POST")      ? M_POST
@@ -634,71 +746,61 @@ enum MHD_Result mb_gateway_handle(mb_gateway *gw, struct MHD_Connection *conn,
                     : !strcmp(method, "OPTIONS") ? M_OPTIONS
                                                  : M_OTHER;
         *req_cls = r;
+        /* Route and check from the headers alone, so that a request to a
+         * wrong URL never makes the gateway hold its body. */
+        ctx c = {gw, conn, r, NULL};
+        mb_gw_backend *b = front(&c, server, sandbox_id, &ret);
+        if (!b) {
+            r->answered = 1;
+            return ret;
+        }
+        mb_gw__backend_unref(b);
+        r->routed = 1;
+        r->origin = c.origin;
+        if (r->method == M_POST && refuse_post_early(&c, &ret)) {
+            r->answered = 1;
+            return ret;
+        }
+        return MHD_YES;
+    }
+    if (r->answered) {
+        *upload_data_size = 0;
         return MHD_YES;
     }
     if (*upload_data_size) {
         size_t n = *upload_data_size;
-        if (r->method == M_POST && !r->too_big) {
-            if (r->body.len + n > gw->opts.max_message_bytes) {
-                r->too_big = 1;
-                mb_buf_free(&r->body);
-            } else {
-                mb_buf_append(&r->body, upload_data, n);
-            }
-        }
         r->body_seen += n;
         *upload_data_size = 0;
+        if (r->method == M_POST && r->body.len + n > gw->opts.max_message_bytes) {
+            /* answered now; the HTTP layer drains the rest within bounds */
+            r->too_big = 1;
+            r->answered = 1;
+            mb_buf_free(&r->body);
+            ctx c = {gw, conn, r, r->origin};
+            return send_error(&c, MHD_HTTP_CONTENT_TOO_LARGE, MB_GW_EINVALID,
+                              "the message is over the gateway's limit of %zu bytes",
+                              gw->opts.max_message_bytes);
+        }
+        if (r->method == M_POST) mb_buf_append(&r->body, upload_data, n);
         return MHD_YES;
     }
 
     ctx c = {gw, conn, r, NULL};
-    const char *origin = header(conn, "Origin");
-    if (!host_allowed(gw, header(conn, "Host")))
-        return send_error(&c, MHD_HTTP_FORBIDDEN, MB_GW_ESERVER,
-                          "Forbidden: Host '%.100s' is not allowed (DNS rebinding protection)",
-                          header(conn, "Host"));
-    if (origin && !origin_allowed(gw, origin))
-        return send_error(&c, MHD_HTTP_FORBIDDEN, MB_GW_ESERVER,
-                          "Forbidden: Origin '%.100s' is not allowed", origin);
-    c.origin = origin;
-    if (r->method == M_OPTIONS) return do_options(&c);
-    if (r->method == M_OTHER) {
-        struct MHD_Response *resp = MHD_create_response_from_buffer(
-            0, (void *)"", MHD_RESPMEM_PERSISTENT);
-        if (!resp) return MHD_NO;
-        MHD_add_response_header(resp, "Allow", "GET, POST, DELETE, OPTIONS");
-        enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
-        MHD_destroy_response(resp);
-        return ret;
-    }
-    if (atomic_load(&gw->closing))
-        return send_error(&c, MHD_HTTP_SERVICE_UNAVAILABLE, MB_GW_ESERVER,
-                          "the gateway is shutting down");
-    if (!sandbox_id || !*sandbox_id)
-        return send_error(&c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
-                          "Not Found: an MCP URL needs ?local_sandbox_id=<id>");
-    int known = 0;
-    char servers[512];
-    mb_gw_backend *b = mb_gw_lookup(gw, sandbox_id, server, &known, servers, sizeof servers);
-    if (!b) {
-        if (!known)
-            return send_error(&c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
-                              "Not Found: no sandbox '%.64s' (it was released, expired, or "
-                              "never acquired)",
-                              sandbox_id);
-        return send_error(&c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
-                          "Not Found: sandbox '%.64s' did not acquire the server '%.64s' "
-                          "(it has: %s)",
-                          sandbox_id, server, servers);
-    }
-    enum MHD_Result ret;
+    mb_gw_backend *b = front(&c, server, sandbox_id, &ret);
+    if (!b) return ret;
     switch (r->method) {
     case M_POST: ret = do_post(&c, b); break;
     case M_GET: ret = do_get(&c, b); break;
     default: ret = do_delete(&c, b); break;
     }
-    mb_gw_backend_unref(b);
+    mb_gw__backend_unref(b);
     return ret;
+}
+
+int mb_gateway_request_routed(const void *req_cls)
+{
+    const mb_gw_req *r = req_cls;
+    return r && r->routed;
 }
 
 void mb_gateway_request_done(mb_gateway *gw, void *req_cls)
@@ -709,9 +811,9 @@ void mb_gateway_request_done(mb_gateway *gw, void *req_cls)
     if (r->st) {
         pthread_mutex_lock(&r->st->b->lock);
         r->st->abandoned = 1;
-        if (r->st->kind == MB_GW_STREAM_GET) mb_gw_stream_close_locked(r->st);
+        if (r->st->kind == MB_GW_STREAM_GET) mb_gw__stream_close_locked(r->st);
         pthread_mutex_unlock(&r->st->b->lock);
-        mb_gw_stream_unref(r->st);
+        mb_gw__stream_unref(r->st);
     }
     mb_buf_free(&r->body);
     free(r);

@@ -7,8 +7,8 @@
  * 0.10000000000000001 and cannot hold integers beyond 64 bits) and would
  * spend most of its time re-serializing large tool results. Instead jansson
  * validates a message and reads the few values the gateway needs (id,
- * method, progress token), mb_gw_scan() locates where those values sit in the
- * text, and mb_gw_splice() swaps them. The scanner trusts that its input is
+ * method, progress token), mb_gw__scan() locates where those values sit in the
+ * text, and mb_gw__splice() swaps them. The scanner trusts that its input is
  * JSON: it only tracks strings and nesting, which is all that locating a
  * top-level member needs.
  */
@@ -69,7 +69,7 @@ static size_t skip_value(const char *s, size_t i, size_t n)
     return i > start ? i : n + 1;
 }
 
-int mb_gw_scan(const char *s, size_t n, const char *const *keys, size_t nkeys, mb_gw_span *spans)
+int mb_gw__scan(const char *s, size_t n, const char *const *keys, size_t nkeys, mb_gw_span *spans)
 {
     for (size_t k = 0; k < nkeys; k++) spans[k].off = spans[k].len = 0;
     size_t i = skip_ws(s, 0, n);
@@ -113,7 +113,7 @@ int mb_gw_scan(const char *s, size_t n, const char *const *keys, size_t nkeys, m
     return skip_ws(s, i, n) == n ? count : -1;
 }
 
-char *mb_gw_splice(const char *s, size_t n, mb_gw_span at, const char *with, size_t with_len,
+char *mb_gw__splice(const char *s, size_t n, mb_gw_span at, const char *with, size_t with_len,
                    size_t *out_len)
 {
     size_t len = n - at.len + with_len;
@@ -126,7 +126,7 @@ char *mb_gw_splice(const char *s, size_t n, mb_gw_span at, const char *with, siz
     return out;
 }
 
-int mb_gw_array_items(const char *s, size_t n, mb_gw_span *items, size_t max)
+int mb_gw__array_items(const char *s, size_t n, mb_gw_span *items, size_t max)
 {
     size_t i = skip_ws(s, 0, n), count = 0;
     if (i >= n || s[i] != '[') return -1;
@@ -149,33 +149,33 @@ int mb_gw_array_items(const char *s, size_t n, mb_gw_span *items, size_t max)
     return skip_ws(s, i + 1, n) == n && count <= max ? (int)count : -1;
 }
 
-char *mb_gw_member_text(const char *raw, size_t raw_len, const char *key, const json_t *v)
+char *mb_gw__member_text(const char *raw, size_t raw_len, const char *key, const json_t *v)
 {
     const char *keys[1] = {key};
     mb_gw_span sp;
-    if (raw && mb_gw_scan(raw, raw_len, keys, 1, &sp) >= 0 && sp.len)
+    if (raw && mb_gw__scan(raw, raw_len, keys, 1, &sp) >= 0 && sp.len)
         return mb_strndup(raw + sp.off, sp.len);
-    return mb_gw_json_text(v);
+    return mb_gw__json_text(v);
 }
 
-char *mb_gw_with_id(char *text, const char *id_text)
+char *mb_gw__with_id(char *text, const char *id_text)
 {
     static const char *const keys[1] = {"id"};
     mb_gw_span sp;
-    if (!id_text || mb_gw_scan(text, strlen(text), keys, 1, &sp) < 0 || !sp.len) return text;
-    char *t = mb_gw_splice(text, strlen(text), sp, id_text, strlen(id_text), NULL);
+    if (!id_text || mb_gw__scan(text, strlen(text), keys, 1, &sp) < 0 || !sp.len) return text;
+    char *t = mb_gw__splice(text, strlen(text), sp, id_text, strlen(id_text), NULL);
     free(text);
     return t;
 }
 
-json_t *mb_gw_span_json(const char *s, mb_gw_span sp)
+json_t *mb_gw__span_json(const char *s, mb_gw_span sp)
 {
     if (!sp.len) return NULL;
     json_error_t e;
     return json_loadb(s + sp.off, sp.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
 }
 
-char *mb_gw_json_text(const json_t *v)
+char *mb_gw__json_text(const json_t *v)
 {
     /* NULL stands for a value that could not be built: it prints as null
      * rather than taking the daemon down. jansson's values hold valid UTF-8
@@ -258,7 +258,7 @@ static int guess_tail(const char *s, size_t n, int64_t *id)
     return d == 4 || in_set(s[d - 5], ",{ \t");
 }
 
-int mb_gw_guess_id(const char *head, size_t head_len, const char *tail, size_t tail_len,
+int mb_gw__guess_id(const char *head, size_t head_len, const char *tail, size_t tail_len,
                    int64_t *id)
 {
     return guess_head(head, head_len, id) || guess_tail(tail, tail_len, id);
@@ -266,7 +266,7 @@ int mb_gw_guess_id(const char *head, size_t head_len, const char *tail, size_t t
 
 /* --------------------------------------------------------------- errors */
 
-char *mb_gw_error_text(const char *id_text, int code, const char *fmt, ...)
+char *mb_gw__error_text(const char *id_text, int code, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -281,9 +281,9 @@ char *mb_gw_error_text(const char *id_text, int code, const char *fmt, ...)
     if (!o)
         return mb_asprintf("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":%d,"
                            "\"message\":\"Internal error\"}}", MB_GW_EINTERNAL);
-    char *t = mb_gw_json_text(o);
+    char *t = mb_gw__json_text(o);
     json_decref(o);
-    return mb_gw_with_id(t, id_text);
+    return mb_gw__with_id(t, id_text);
 }
 
 /* ------------------------------------------------------------- versions */
@@ -291,7 +291,7 @@ char *mb_gw_error_text(const char *id_text, int code, const char *fmt, ...)
 const char *const mb_gw_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
                                       NULL};
 
-int mb_gw_version_supported(const char *v)
+int mb_gw__version_supported(const char *v)
 {
     if (!v) return 0;
     for (const char *const *p = mb_gw_versions; *p; p++)
@@ -299,16 +299,16 @@ int mb_gw_version_supported(const char *v)
     return 0;
 }
 
-const char *mb_gw_version_negotiate(const char *requested)
+const char *mb_gw__version_negotiate(const char *requested)
 {
     for (const char *const *p = mb_gw_versions; *p; p++)
         if (requested && !strcmp(*p, requested)) return *p;
     return MB_GW_PROTO_LATEST;
 }
 
-int mb_gw_version_allows_batch(const char *v) { return strcmp(v, "2025-06-18") < 0; }
+int mb_gw__version_allows_batch(const char *v) { return strcmp(v, "2025-06-18") < 0; }
 
-int mb_gw_version_primes(const char *v) { return strcmp(v, "2025-11-25") >= 0; }
+int mb_gw__version_primes(const char *v) { return strcmp(v, "2025-11-25") >= 0; }
 
 /* ------------------------------------------------------------ tools hash */
 
@@ -319,7 +319,7 @@ static int by_name(const void *a, const void *b)
     return strcmp(x ? x : "", y ? y : "");
 }
 
-int mb_gw_tools_hash(const json_t *tools, char out_hex[65], size_t *count)
+int mb_gw__tools_hash(const json_t *tools, char out_hex[65], size_t *count)
 {
     size_t n = json_is_array(tools) ? json_array_size(tools) : 0;
     json_t **items = mb_calloc(n ? n : 1, sizeof *items);

@@ -67,7 +67,7 @@ static void post(mb_gw_reactor *r, cmd *c)
     (void)w;
 }
 
-void mb_gw_reactor_adopt(mb_gw_reactor *r, mb_gw_pipe *p)
+void mb_gw__reactor_adopt(mb_gw_reactor *r, mb_gw_pipe *p)
 {
     cmd *c = mb_calloc(1, sizeof *c);
     c->kind = CMD_ADOPT;
@@ -75,17 +75,17 @@ void mb_gw_reactor_adopt(mb_gw_reactor *r, mb_gw_pipe *p)
     post(r, c);
 }
 
-void mb_gw_reactor_close(mb_gw_reactor *r, mb_gw_backend *b, uint64_t gen)
+void mb_gw__reactor_close(mb_gw_reactor *r, mb_gw_backend *b, uint64_t gen)
 {
     cmd *c = mb_calloc(1, sizeof *c);
     c->kind = CMD_CLOSE;
-    mb_gw_backend_ref(b);
+    mb_gw__backend_ref(b);
     c->b = b;
     c->gen = gen;
     post(r, c);
 }
 
-void mb_gw_reactor_watch_in(mb_gw_reactor *r, mb_gw_backend *b, int on)
+void mb_gw__reactor_watch_in(mb_gw_reactor *r, mb_gw_backend *b, int on)
 {
     /* stdin and stdout may be one socket, already in the set for EPOLLIN:
      * then EPOLLOUT is added to (and taken off) that registration. */
@@ -125,23 +125,23 @@ static void pipe_close_fds(mb_gw_reactor *r, mb_gw_pipe *p)
 
 static void pipe_free(mb_gw_pipe *p)
 {
-    mb_gw_framer_dispose(&p->framer);
+    mb_gw__framer_dispose(&p->framer);
     mb_buf_free(&p->errline);
-    mb_gw_backend_unref(p->b);
+    mb_gw__backend_unref(p->b);
     free(p);
 }
 
 static void on_line(void *payload, const char *line, size_t len)
 {
     mb_gw_pipe *p = payload;
-    mb_gw_route_from_server(p->b, p->gen, line, len);
+    mb_gw__route_from_server(p->b, p->gen, line, len);
 }
 
 static void on_oversize(void *payload, size_t len, const char *head, size_t head_len,
                         const char *tail, size_t tail_len)
 {
     mb_gw_pipe *p = payload;
-    mb_gw_route_oversize(p->b, p->gen, len, head, head_len, tail, tail_len);
+    mb_gw__route_oversize(p->b, p->gen, len, head, head_len, tail, tail_len);
 }
 
 static void read_out(mb_gw_reactor *r, mb_gw_pipe *p)
@@ -152,7 +152,7 @@ static void read_out(mb_gw_reactor *r, mb_gw_pipe *p)
     while (budget) {
         ssize_t n = read(p->out_fd, buf, sizeof buf);
         if (n > 0) {
-            mb_gw_framer_feed(&p->framer, buf, (size_t)n, &cb);
+            mb_gw__framer_feed(&p->framer, buf, (size_t)n, &cb);
             budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
             continue;
         }
@@ -161,11 +161,11 @@ static void read_out(mb_gw_reactor *r, mb_gw_pipe *p)
         /* EOF or a broken pipe: the process is gone (or closed stdout,
          * which for a stdio server amounts to the same). A last message
          * without its newline still counts. */
-        mb_gw_framer_feed(&p->framer, "\n", 1, &cb);
+        mb_gw__framer_feed(&p->framer, "\n", 1, &cb);
         char why[256];
         snprintf(why, sizeof why, "the MCP server '%s' exited (%s)", p->b->server,
                  n == 0 ? "its stdout closed" : strerror(errno));
-        mb_gw_backend_died(p->b, p->gen, why);
+        mb_gw__backend_died(p->b, p->gen, why);
         pipe_close_fds(r, p);
         return;
     }
@@ -175,7 +175,7 @@ static void stderr_line(mb_gw_pipe *p)
 {
     size_t len = p->errline.len;
     while (len && (p->errline.data[len - 1] == '\r')) len--;
-    if (len) mb_gw_backend_stderr(p->b, p->gen, p->errline.data, len);
+    if (len) mb_gw__backend_stderr(p->b, p->gen, p->errline.data, len);
     mb_buf_reset(&p->errline);
 }
 
@@ -207,12 +207,12 @@ static void read_err(mb_gw_reactor *r, mb_gw_pipe *p)
 
 static void adopt(mb_gw_reactor *r, mb_gw_pipe *p)
 {
-    mb_gw_list_push(&r->pipes, &p->link);
+    mb_gw__list_push(&r->pipes, &p->link);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &p->w_out};
     /* EEXIST: a socket that is also stdin, registered by watch_in already. */
     if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, p->out_fd, &ev) < 0 && errno != EEXIST) {
         mb_warn("gateway: epoll_ctl(stdout) failed: %s", strerror(errno));
-        mb_gw_backend_died(p->b, p->gen, "the gateway could not watch the server's stdout");
+        mb_gw__backend_died(p->b, p->gen, "the gateway could not watch the server's stdout");
         pipe_close_fds(r, p);
         return;
     }
@@ -240,7 +240,7 @@ static void run_cmds(mb_gw_reactor *r)
                 mb_gw_pipe *p = MB_GW_CONTAINER(l, mb_gw_pipe, link);
                 if (p->b == c->b && p->gen == c->gen) pipe_close_fds(r, p);
             }
-            mb_gw_backend_unref(c->b);
+            mb_gw__backend_unref(c->b);
         }
         free(c);
         c = next;
@@ -254,7 +254,7 @@ static void reap_dead(mb_gw_reactor *r)
         mb_gw_link *next = l->next;
         mb_gw_pipe *p = MB_GW_CONTAINER(l, mb_gw_pipe, link);
         if (p->dead) {
-            mb_gw_list_del(&p->link);
+            mb_gw__list_del(&p->link);
             pipe_free(p);
         }
         l = next;
@@ -266,13 +266,13 @@ static void reap_dead(mb_gw_reactor *r)
 static void tick(mb_gw_reactor *r)
 {
     mb_gateway *gw = r->gw;
-    int64_t now = mb_gw_now();
+    int64_t now = mb_gw__now();
     mb_gw_backend **bs = NULL;
     size_t n = 0, cap = 0;
     pthread_rwlock_rdlock(&gw->lock);
     size_t cur = 0;
     mb_gw_hnode *h;
-    while ((h = mb_gw_table_at(&gw->sandboxes, &cur))) {
+    while ((h = mb_gw__table_at(&gw->sandboxes, &cur))) {
         mb_gw_sandbox *sb = MB_GW_CONTAINER(h, mb_gw_sandbox, node);
         for (mb_gw_link *l = sb->backends.next; l != &sb->backends; l = l->next) {
             if (n == cap) {
@@ -280,18 +280,18 @@ static void tick(mb_gw_reactor *r)
                 bs = mb_realloc(bs, cap * sizeof *bs);
             }
             bs[n] = MB_GW_CONTAINER(l, mb_gw_backend, sb_link);
-            mb_gw_backend_ref(bs[n++]);
+            mb_gw__backend_ref(bs[n++]);
         }
     }
     pthread_rwlock_unlock(&gw->lock);
     for (size_t i = 0; i < n; i++) {
-        mb_gw_backend_tick(bs[i], now);
-        mb_gw_backend_unref(bs[i]);
+        mb_gw__backend_tick(bs[i], now);
+        mb_gw__backend_unref(bs[i]);
     }
     free(bs);
     if (now - r->last_sweep_ms >= 10000) {
         r->last_sweep_ms = now;
-        mb_gw_sessions_sweep(gw, now);
+        mb_gw__sessions_sweep(gw, now);
     }
 }
 
@@ -329,7 +329,7 @@ static void *loop(void *arg)
             mb_gw_pipe *p = w->p;
             if (w->kind == MB_GW_W_IN ||
                 (w->kind == MB_GW_W_OUT && (evs[i].events & EPOLLOUT))) {
-                mb_gw_backend_flush(p->b, p->gen);
+                mb_gw__backend_flush(p->b, p->gen);
                 if (w->kind == MB_GW_W_IN || !(evs[i].events & ~(uint32_t)EPOLLOUT)) continue;
             }
             if (p->dead) continue;
@@ -347,20 +347,20 @@ static void *loop(void *arg)
     return NULL;
 }
 
-int mb_gw_reactor_start(mb_gateway *gw, mb_gw_reactor **out, mb_err *err)
+int mb_gw__reactor_start(mb_gateway *gw, mb_gw_reactor **out, mb_err *err)
 {
     mb_gw_reactor *r = mb_calloc(1, sizeof *r);
     r->gw = gw;
     r->epfd = r->evfd = r->tfd = -1;
     pthread_mutex_init(&r->lock, NULL);
-    mb_gw_list_init(&r->pipes);
-    r->last_sweep_ms = mb_gw_now();
+    mb_gw__list_init(&r->pipes);
+    r->last_sweep_ms = mb_gw__now();
     r->epfd = epoll_create1(EPOLL_CLOEXEC);
     r->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     r->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     if (r->epfd < 0 || r->evfd < 0 || r->tfd < 0) {
         int e = errno;
-        mb_gw_reactor_stop(r);
+        mb_gw__reactor_stop(r);
         return mb_err_sys(err, e, "the gateway could not create its event loop");
     }
     struct itimerspec its = {{1, 0}, {1, 0}};
@@ -371,7 +371,7 @@ int mb_gw_reactor_start(mb_gateway *gw, mb_gw_reactor **out, mb_err *err)
     epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->tfd, &ev);
     int rc = pthread_create(&r->thread, NULL, loop, r);
     if (rc) {
-        mb_gw_reactor_stop(r);
+        mb_gw__reactor_stop(r);
         return mb_err_sys(err, rc, "the gateway could not start its thread");
     }
     r->started = 1;
@@ -379,7 +379,7 @@ int mb_gw_reactor_start(mb_gateway *gw, mb_gw_reactor **out, mb_err *err)
     return MB_OK;
 }
 
-void mb_gw_reactor_stop(mb_gw_reactor *r)
+void mb_gw__reactor_stop(mb_gw_reactor *r)
 {
     if (!r) return;
     if (r->started) {
@@ -396,16 +396,16 @@ void mb_gw_reactor_stop(mb_gw_reactor *r)
     while (c) {
         cmd *next = c->next;
         if (c->kind == CMD_ADOPT) {
-            mb_gw_list_push(&r->pipes, &c->p->link);
+            mb_gw__list_push(&r->pipes, &c->p->link);
         } else {
-            mb_gw_backend_unref(c->b);
+            mb_gw__backend_unref(c->b);
         }
         free(c);
         c = next;
     }
-    while (!mb_gw_list_empty(&r->pipes)) {
+    while (!mb_gw__list_empty(&r->pipes)) {
         mb_gw_pipe *p = MB_GW_CONTAINER(r->pipes.next, mb_gw_pipe, link);
-        mb_gw_list_del(&p->link);
+        mb_gw__list_del(&p->link);
         pipe_close_fds(r, p);
         pipe_free(p);
     }

@@ -47,21 +47,21 @@ static void send_quiet_locked(mb_gw_backend *b, const char *text)
 {
     mb_assert_held(&b->lock);
     mb_err e;
-    if (mb_gw_backend_send_locked(b, text, strlen(text), &e))
+    if (mb_gw__backend_send_locked(b, text, strlen(text), &e))
         mb_debug("gateway: [%s/%s] %s", b->sandbox_id, b->server, e.msg);
 }
 
 static mb_gw_pending *find_locked(mb_gw_backend *b, int64_t id)
 {
     mb_assert_held(&b->lock);
-    mb_gw_hnode *n = mb_gw_table_find(&b->pending, (uint64_t)id);
+    mb_gw_hnode *n = mb_gw__table_find(&b->pending, (uint64_t)id);
     return n ? MB_GW_CONTAINER(n, mb_gw_pending, node) : NULL;
 }
 
 /* The integer at s[sp], if it is one. */
 static int span_int(const char *s, mb_gw_span sp, int64_t *out)
 {
-    json_t *v = mb_gw_span_json(s, sp);
+    json_t *v = mb_gw__span_json(s, sp);
     int ok = json_is_integer(v);
     if (ok) *out = json_integer_value(v);
     json_decref(v);
@@ -74,32 +74,32 @@ static mb_gw_span member(const char *s, mb_gw_span outer, const char *key)
     mb_gw_span sp = {0, 0};
     if (!outer.len) return sp;
     const char *keys[1] = {key};
-    if (mb_gw_scan(s + outer.off, outer.len, keys, 1, &sp) < 0) sp.len = 0;
+    if (mb_gw__scan(s + outer.off, outer.len, keys, 1, &sp) < 0) sp.len = 0;
     sp.off += outer.off;
     return sp;
 }
 
 /* ------------------------------------------------- the gateway's requests */
 
-void mb_gw_route_send_initialize_locked(mb_gw_backend *b)
+void mb_gw__route_send_initialize_locked(mb_gw_backend *b)
 {
     mb_assert_held(&b->lock);
-    mb_gw_pending *p = mb_gw_pending_new_locked(b, MB_GW_PEND_INIT, "initialize");
+    mb_gw_pending *p = mb_gw__pending_new_locked(b, MB_GW_PEND_INIT, "initialize");
     json_t *m = json_pack(
         "{s:s, s:I, s:s, s:{s:s, s:{s:{s:b}, s:{}, s:{}}, s:{s:s, s:s}}}", "jsonrpc", "2.0", "id",
         (json_int_t)p->id, "method", "initialize", "params", "protocolVersion",
         MB_GW_PROTO_LATEST, "capabilities", "roots", "listChanged", 1, "sampling", "elicitation",
         "clientInfo", "name", "mcpbox-gateway", "version", "0.1.0");
-    char *t = mb_gw_json_text(m);
+    char *t = mb_gw__json_text(m);
     json_decref(m);
     send_quiet_locked(b, t);
     free(t);
 }
 
-void mb_gw_route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text)
+void mb_gw__route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text)
 {
     mb_assert_held(&b->lock);
-    mb_gw_pending *p = mb_gw_pending_new_locked(b, MB_GW_PEND_TOOLS, "tools/list");
+    mb_gw_pending *p = mb_gw__pending_new_locked(b, MB_GW_PEND_TOOLS, "tools/list");
     char *t = mb_asprintf("{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"tools/list\","
                           "\"params\":{%s%s}}",
                           (long long)p->id, cursor_text ? "\"cursor\":" : "",
@@ -107,7 +107,7 @@ void mb_gw_route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text)
     if (!cursor_text) {
         json_decref(b->tools_acc);
         b->tools_acc = json_array();
-        b->tools_deadline_ms = mb_gw_now() + b->gw->opts.init_timeout_ms;
+        b->tools_deadline_ms = mb_gw__now() + b->gw->opts.init_timeout_ms;
     }
     b->tools_fetching = 1;
     b->tools_stale = 0;
@@ -119,9 +119,9 @@ void mb_gw_route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text)
 static int init_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_span *sp)
 {
     mb_assert_held(&b->lock);
-    json_t *result = mb_gw_span_json(line, sp[K_RESULT]);
+    json_t *result = mb_gw__span_json(line, sp[K_RESULT]);
     if (!json_is_object(result)) {
-        json_t *e = mb_gw_span_json(line, sp[K_ERROR]);
+        json_t *e = mb_gw__span_json(line, sp[K_ERROR]);
         const char *msg = json_string_value(json_object_get(e, "message"));
         snprintf(b->last_error, sizeof b->last_error,
                  "the MCP server '%s' refused initialize: %s", b->server,
@@ -138,9 +138,9 @@ static int init_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_sp
     b->last_error[0] = '\0';
     send_quiet_locked(b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
     if (json_object_get(json_object_get(result, "capabilities"), "tools")) {
-        mb_gw_route_fetch_tools_locked(b, NULL);
+        mb_gw__route_fetch_tools_locked(b, NULL);
     } else {
-        mb_gw_tools_hash(NULL, b->tools_sha, &b->tools_count);
+        mb_gw__tools_hash(NULL, b->tools_sha, &b->tools_count);
         b->tools_known = 1;
     }
     mb_info("gateway: [%s/%s] ready (%s %s, protocol %s)", b->sandbox_id, b->server,
@@ -154,18 +154,18 @@ static int init_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_sp
 static void tools_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_span *sp)
 {
     mb_assert_held(&b->lock);
-    json_t *result = mb_gw_span_json(line, sp[K_RESULT]);
+    json_t *result = mb_gw__span_json(line, sp[K_RESULT]);
     json_t *tools = json_object_get(result, "tools");
     if (json_is_array(tools) && b->tools_acc) json_array_extend(b->tools_acc, tools);
     json_t *cursor = json_object_get(result, "nextCursor");
     if (json_is_string(cursor) && !b->tools_stale && json_array_size(b->tools_acc) < 100000) {
-        char *c = mb_gw_json_text(cursor);
-        mb_gw_route_fetch_tools_locked(b, c);
+        char *c = mb_gw__json_text(cursor);
+        mb_gw__route_fetch_tools_locked(b, c);
         free(c);
     } else if (b->tools_stale) {
-        mb_gw_route_fetch_tools_locked(b, NULL);
+        mb_gw__route_fetch_tools_locked(b, NULL);
     } else {
-        mb_gw_tools_hash(b->tools_acc, b->tools_sha, &b->tools_count);
+        mb_gw__tools_hash(b->tools_acc, b->tools_sha, &b->tools_count);
         b->tools_fetching = 0;
         b->tools_known = 1;
         pthread_cond_broadcast(&b->cond);
@@ -206,24 +206,27 @@ static void server_response(mb_gw_backend *b, uint64_t gen, const char *line, si
         goto out;
     }
     if (p->kind == MB_GW_PEND_INIT) {
-        mb_gw_pending_free_locked(p);
+        mb_gw__pending_free_locked(p);
         refused = init_answer_locked(b, line, sp) < 0;
         if (refused) snprintf(why, sizeof why, "%s", b->last_error);
     } else if (p->kind == MB_GW_PEND_TOOLS) {
-        mb_gw_pending_free_locked(p);
+        mb_gw__pending_free_locked(p);
         tools_answer_locked(b, line, sp);
+    } else if (p->kind == MB_GW_PEND_PROBE) {
+        mb_gw__pending_free_locked(p);
+        mb_gw__backend_probe_answered_locked(b);
     } else {
         if (p->x) {
             size_t n;
-            char *t = mb_gw_splice(line, len, sp[K_ID], p->orig_id, strlen(p->orig_id), &n);
-            mb_gw_pending_answer_locked(p, t, n);
+            char *t = mb_gw__splice(line, len, sp[K_ID], p->orig_id, strlen(p->orig_id), &n);
+            mb_gw__pending_answer_locked(p, t, n);
             free(t);
         }
-        mb_gw_pending_free_locked(p);
+        mb_gw__pending_free_locked(p);
     }
 out:
     pthread_mutex_unlock(&b->lock);
-    if (refused) mb_gw_backend_died(b, gen, why);
+    if (refused) mb_gw__backend_died(b, gen, why);
 }
 
 static int session_can(const mb_gw_session *s, const char *cap)
@@ -240,7 +243,7 @@ static mb_gw_stream *pick_target_locked(mb_gw_backend *b, const char *cap, mb_gw
         if (!p->s || p->s->ended || !session_can(p->s, cap)) continue;
         mb_gw_stream *st = NULL;
         if (p->x && p->x->accepts_sse && !p->x->closed && !p->x->abandoned) st = p->x;
-        if (!st) st = mb_gw_session_stream_locked(p->s);
+        if (!st) st = mb_gw__session_stream_locked(p->s);
         if (st) {
             *out = p->s;
             return st;
@@ -249,18 +252,18 @@ static mb_gw_stream *pick_target_locked(mb_gw_backend *b, const char *cap, mb_gw
     mb_gw_session *best = NULL;
     for (mb_gw_link *l = b->sessions.next; l != &b->sessions; l = l->next) {
         mb_gw_session *s = MB_GW_CONTAINER(l, mb_gw_session, b_link);
-        if (!session_can(s, cap) || !mb_gw_session_stream_locked(s)) continue;
+        if (!session_can(s, cap) || !mb_gw__session_stream_locked(s)) continue;
         if (!best || s->stream_opened_ms >= best->stream_opened_ms) best = s;
     }
     if (!best) return NULL;
     *out = best;
-    return mb_gw_session_stream_locked(best);
+    return mb_gw__session_stream_locked(best);
 }
 
 static void server_request(mb_gw_backend *b, uint64_t gen, const char *line, size_t len,
                            const mb_gw_span *sp, const char *method)
 {
-    json_t *idv = mb_gw_span_json(line, sp[K_ID]);
+    json_t *idv = mb_gw__span_json(line, sp[K_ID]);
     if (!idv) return;
     json_decref(idv);
     char *id_text = mb_strndup(line + sp[K_ID].off, sp[K_ID].len); /* as the server wrote it */
@@ -279,7 +282,7 @@ static void server_request(mb_gw_backend *b, uint64_t gen, const char *line, siz
     mb_gw_session *s = NULL;
     mb_gw_stream *st = pick_target_locked(b, cap, &s);
     if (!st) {
-        char *t = mb_gw_error_text(id_text, MB_GW_EINTERNAL,
+        char *t = mb_gw__error_text(id_text, MB_GW_EINTERNAL,
                                    "no client can answer %s now: no request is in flight "
                                    "and no session%s%s%s has an open GET stream",
                                    method, cap ? " with the " : "", cap ? cap : "",
@@ -288,23 +291,23 @@ static void server_request(mb_gw_backend *b, uint64_t gen, const char *line, siz
         free(t);
         goto out;
     }
-    mb_gw_pending *p = mb_gw_pending_new_locked(b, MB_GW_PEND_SREQ, method);
+    mb_gw_pending *p = mb_gw__pending_new_locked(b, MB_GW_PEND_SREQ, method);
     p->orig_id = id_text;
     id_text = NULL;
     p->s = s;
     p->deadline_ms = p->started_ms + b->gw->opts.call_timeout_ms;
-    mb_gw_list_push(&s->sreqs, &p->s_link);
-    mb_gw_list_push(&b->sreqs, &p->b_link);
+    mb_gw__list_push(&s->sreqs, &p->s_link);
+    mb_gw__list_push(&b->sreqs, &p->b_link);
     char num[24];
     int nl = snprintf(num, sizeof num, "%lld", (long long)p->id);
     size_t n;
-    char *t = mb_gw_splice(line, len, sp[K_ID], num, (size_t)nl, &n);
-    if (mb_gw_stream_push_locked(st, t, n, 0)) {
-        char *e = mb_gw_error_text(p->orig_id, MB_GW_EINTERNAL,
+    char *t = mb_gw__splice(line, len, sp[K_ID], num, (size_t)nl, &n);
+    if (mb_gw__stream_push_locked(st, t, n, 0)) {
+        char *e = mb_gw__error_text(p->orig_id, MB_GW_EINTERNAL,
                                    "the client's stream is not accepting messages");
         send_quiet_locked(b, e);
         free(e);
-        mb_gw_pending_free_locked(p);
+        mb_gw__pending_free_locked(p);
     }
     free(t);
 out:
@@ -318,8 +321,8 @@ static void broadcast_locked(mb_gw_backend *b, const char *text, size_t len, con
     for (mb_gw_link *l = b->sessions.next; l != &b->sessions; l = l->next) {
         mb_gw_session *s = MB_GW_CONTAINER(l, mb_gw_session, b_link);
         if (uri && !json_object_get(s->subs, uri)) continue;
-        mb_gw_stream *st = mb_gw_session_stream_locked(s);
-        if (st) mb_gw_stream_push_locked(st, text, len, 0);
+        mb_gw_stream *st = mb_gw__session_stream_locked(s);
+        if (st) mb_gw__stream_push_locked(st, text, len, 0);
     }
 }
 
@@ -345,44 +348,44 @@ static void server_notification(mb_gw_backend *b, uint64_t gen, const char *line
         mb_gw_pending *p = tok.len && span_int(line, tok, &id) ? find_locked(b, id) : NULL;
         if (p && p->kind == MB_GW_PEND_CALL && p->orig_token && p->x && p->x->accepts_sse) {
             size_t n;
-            char *t = mb_gw_splice(line, len, tok, p->orig_token, strlen(p->orig_token), &n);
-            mb_gw_stream_push_locked(p->x, t, n, 0);
+            char *t = mb_gw__splice(line, len, tok, p->orig_token, strlen(p->orig_token), &n);
+            mb_gw__stream_push_locked(p->x, t, n, 0);
             free(t);
         }
     } else if (!strcmp(method, "notifications/cancelled")) {
         /* The server gave up on a request it sent to a client. */
         mb_gw_span rid = member(line, sp[K_PARAMS], "requestId");
-        json_t *v = mb_gw_span_json(line, rid);
-        char *text = v ? mb_gw_json_text(v) : NULL;
+        json_t *v = mb_gw__span_json(line, rid);
+        char *text = v ? mb_gw__json_text(v) : NULL;
         json_decref(v);
         for (mb_gw_link *l = b->sreqs.next; text && l != &b->sreqs; l = l->next) {
             mb_gw_pending *p = MB_GW_CONTAINER(l, mb_gw_pending, b_link);
             if (strcmp(p->orig_id, text)) continue;
-            mb_gw_stream *st = mb_gw_session_stream_locked(p->s);
+            mb_gw_stream *st = mb_gw__session_stream_locked(p->s);
             if (st) {
                 char num[24];
                 int nl = snprintf(num, sizeof num, "%lld", (long long)p->id);
                 size_t n;
-                char *t = mb_gw_splice(line, len, rid, num, (size_t)nl, &n);
-                mb_gw_stream_push_locked(st, t, n, 0);
+                char *t = mb_gw__splice(line, len, rid, num, (size_t)nl, &n);
+                mb_gw__stream_push_locked(st, t, n, 0);
                 free(t);
             }
-            mb_gw_pending_free_locked(p);
+            mb_gw__pending_free_locked(p);
             break;
         }
         free(text);
     } else if (!strcmp(method, "notifications/message")) {
         mb_gw_stream *st = newest_sse_call_locked(b);
-        if (st) mb_gw_stream_push_locked(st, line, len, 0);
+        if (st) mb_gw__stream_push_locked(st, line, len, 0);
         else broadcast_locked(b, line, len, NULL);
     } else if (!strcmp(method, "notifications/resources/updated")) {
-        json_t *uri = mb_gw_span_json(line, member(line, sp[K_PARAMS], "uri"));
+        json_t *uri = mb_gw__span_json(line, member(line, sp[K_PARAMS], "uri"));
         if (json_is_string(uri)) broadcast_locked(b, line, len, json_string_value(uri));
         json_decref(uri);
     } else {
         if (!strcmp(method, "notifications/tools/list_changed")) {
             if (b->tools_fetching) b->tools_stale = 1;
-            else if (b->state == MB_GW_READY) mb_gw_route_fetch_tools_locked(b, NULL);
+            else if (b->state == MB_GW_READY) mb_gw__route_fetch_tools_locked(b, NULL);
         }
         broadcast_locked(b, line, len, NULL);
     }
@@ -404,7 +407,7 @@ static int valid_json(const char *line, size_t len)
     return json_error_code(&e) == json_error_numeric_overflow;
 }
 
-void mb_gw_route_from_server(mb_gw_backend *b, uint64_t gen, const char *line, size_t len)
+void mb_gw__route_from_server(mb_gw_backend *b, uint64_t gen, const char *line, size_t len)
 {
     mb_gw_span sp[K_N];
     size_t i = 0;
@@ -419,16 +422,16 @@ void mb_gw_route_from_server(mb_gw_backend *b, uint64_t gen, const char *line, s
             pthread_mutex_unlock(&b->lock);
         }
         for (size_t k = 0; json_is_array(arr) && k < json_array_size(arr); k++) {
-            char *t = mb_gw_json_text(json_array_get(arr, k));
-            mb_gw_route_from_server(b, gen, t, strlen(t));
+            char *t = mb_gw__json_text(json_array_get(arr, k));
+            mb_gw__route_from_server(b, gen, t, strlen(t));
             free(t);
         }
         json_decref(arr);
         return;
     }
     const char *why = NULL;
-    if (mb_gw_scan(line, len, msg_keys, K_N, sp) < 0 || !valid_json(line, len)) why = "not JSON";
-    json_t *m = why ? NULL : mb_gw_span_json(line, sp[K_METHOD]);
+    if (mb_gw__scan(line, len, msg_keys, K_N, sp) < 0 || !valid_json(line, len)) why = "not JSON";
+    json_t *m = why ? NULL : mb_gw__span_json(line, sp[K_METHOD]);
     if (!why && sp[K_METHOD].len && !json_is_string(m)) why = "method is not a string";
     if (!why && !sp[K_METHOD].len && !(sp[K_ID].len && (sp[K_RESULT].len || sp[K_ERROR].len)))
         why = "not a JSON-RPC message";
@@ -449,11 +452,11 @@ void mb_gw_route_from_server(mb_gw_backend *b, uint64_t gen, const char *line, s
     json_decref(m);
 }
 
-void mb_gw_route_oversize(mb_gw_backend *b, uint64_t gen, size_t len, const char *head,
+void mb_gw__route_oversize(mb_gw_backend *b, uint64_t gen, size_t len, const char *head,
                           size_t head_len, const char *tail, size_t tail_len)
 {
     int64_t id;
-    int known = mb_gw_guess_id(head, head_len, tail, tail_len, &id);
+    int known = mb_gw__guess_id(head, head_len, tail, tail_len, &id);
     pthread_mutex_lock(&b->lock);
     if (gen == b->gen) {
         mb_warn("gateway: [%s/%s] dropped a %zu-byte message from the server, over the "
@@ -466,9 +469,9 @@ void mb_gw_route_oversize(mb_gw_backend *b, uint64_t gen, size_t len, const char
                      "the MCP server's answer to %s was %zu bytes, over the gateway's limit "
                      "of %zu bytes per message",
                      p->method, len, b->gw->opts.max_message_bytes);
-            mb_gw_pending_fail_locked(p, MB_GW_EINTERNAL, 0, msg);
+            mb_gw__pending_fail_locked(p, MB_GW_EINTERNAL, 0, msg);
         } else if (p && p->kind == MB_GW_PEND_TOOLS) {
-            mb_gw_pending_free_locked(p);
+            mb_gw__pending_free_locked(p);
             b->tools_fetching = 0;
             b->tools_known = 1;
             pthread_cond_broadcast(&b->cond);
@@ -493,8 +496,8 @@ static int other_session_subscribed_locked(mb_gw_session *s, const char *uri)
 static void push_error_locked(mb_gw_stream *x, const char *id_text, int code, const char *msg)
 {
     mb_assert_held(&x->b->lock);
-    char *t = mb_gw_error_text(id_text, code, "%s", msg);
-    mb_gw_stream_push_locked(x, t, strlen(t), 1);
+    char *t = mb_gw__error_text(id_text, code, "%s", msg);
+    mb_gw__stream_push_locked(x, t, strlen(t), 1);
     free(t);
 }
 
@@ -506,7 +509,7 @@ static char *upstream_request(const mb_gw_cmsg *m, int64_t up, int has_token, si
     char num[24];
     int nl = snprintf(num, sizeof num, "%lld", (long long)up);
     mb_gw_span sp[K_N];
-    if (mb_gw_scan(m->raw, m->raw_len, msg_keys, K_N, sp) >= 0 && sp[K_ID].len) {
+    if (mb_gw__scan(m->raw, m->raw_len, msg_keys, K_N, sp) >= 0 && sp[K_ID].len) {
         mb_gw_span tok = {0, 0};
         if (has_token) tok = member(m->raw, member(m->raw, sp[K_PARAMS], "_meta"),
                                     "progressToken");
@@ -517,12 +520,12 @@ static char *upstream_request(const mb_gw_cmsg *m, int64_t up, int has_token, si
                 second = sp[K_ID];
             }
             size_t n1;
-            char *t1 = mb_gw_splice(m->raw, m->raw_len, first, num, (size_t)nl, &n1);
+            char *t1 = mb_gw__splice(m->raw, m->raw_len, first, num, (size_t)nl, &n1);
             if (!second.len) {
                 *n = n1;
                 return t1;
             }
-            char *t2 = mb_gw_splice(t1, n1, second, num, (size_t)nl, n);
+            char *t2 = mb_gw__splice(t1, n1, second, num, (size_t)nl, n);
             free(t1);
             return t2;
         }
@@ -532,7 +535,7 @@ static char *upstream_request(const mb_gw_cmsg *m, int64_t up, int has_token, si
     if (has_token)
         json_object_set_new(json_object_get(json_object_get(c, "params"), "_meta"),
                             "progressToken", json_integer(up));
-    char *t = mb_gw_json_text(c);
+    char *t = mb_gw__json_text(c);
     json_decref(c);
     *n = strlen(t);
     return t;
@@ -543,7 +546,7 @@ static int client_request(mb_gw_stream *x, const mb_gw_cmsg *m, const char *meth
 {
     mb_gw_session *s = x->s;
     mb_gw_backend *b = s->b;
-    char *id_text = mb_gw_member_text(m->raw, m->raw_len, "id", id);
+    char *id_text = mb_gw__member_text(m->raw, m->raw_len, "id", id);
     if (!strcmp(method, "initialize")) {
         push_error_locked(x, id_text, MB_GW_EINVALID,
                           "this session is already initialized; to start another, POST "
@@ -575,7 +578,7 @@ static int client_request(mb_gw_stream *x, const mb_gw_cmsg *m, const char *meth
             /* Another session still wants updates: keep the server's
              * subscription and answer here. */
             char *t = mb_asprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", id_text);
-            mb_gw_stream_push_locked(x, t, strlen(t), 1);
+            mb_gw__stream_push_locked(x, t, strlen(t), 1);
             free(t);
             goto done;
         }
@@ -583,23 +586,23 @@ static int client_request(mb_gw_stream *x, const mb_gw_cmsg *m, const char *meth
         json_object_set_new(s->subs, uri, json_true());
     }
     json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
-    mb_gw_pending *p = mb_gw_pending_new_locked(b, MB_GW_PEND_CALL, method);
+    mb_gw_pending *p = mb_gw__pending_new_locked(b, MB_GW_PEND_CALL, method);
     p->orig_id = id_text;
     id_text = NULL;
-    if (token) p->orig_token = mb_gw_json_text(token);
+    if (token) p->orig_token = mb_gw__json_text(token);
     p->s = s;
     p->x = x;
     p->deadline_ms = p->started_ms + b->gw->opts.call_timeout_ms;
-    mb_gw_list_push(&s->calls, &p->s_link);
+    mb_gw__list_push(&s->calls, &p->s_link);
     s->ncalls++;
     atomic_fetch_add(&s->active, 1);
-    mb_gw_list_push(&b->calls, &p->b_link);
-    mb_gw_list_push(&x->calls, &p->x_link);
+    mb_gw__list_push(&b->calls, &p->b_link);
+    mb_gw__list_push(&x->calls, &p->x_link);
     x->outstanding++;
     size_t n;
     char *t = upstream_request(m, p->id, token != NULL, &n);
     mb_err e;
-    if (mb_gw_backend_send_locked(b, t, n, &e)) mb_gw_pending_fail_locked(p, MB_GW_ESERVER, 0, e.msg);
+    if (mb_gw__backend_send_locked(b, t, n, &e)) mb_gw__pending_fail_locked(p, MB_GW_ESERVER, 0, e.msg);
     free(t);
 done:
     free(id_text);
@@ -615,26 +618,27 @@ static int client_notification(mb_gw_stream *x, const mb_gw_cmsg *m, const char 
         json_t *rid = json_object_get(json_object_get(m->j, "params"), "requestId");
         if (!rid) return 0;
         mb_gw_span sp[K_N];
-        int raw = mb_gw_scan(m->raw, m->raw_len, msg_keys, K_N, sp) >= 0 && sp[K_PARAMS].len;
-        char *text = mb_gw_member_text(raw ? m->raw + sp[K_PARAMS].off : NULL,
+        int raw = mb_gw__scan(m->raw, m->raw_len, msg_keys, K_N, sp) >= 0 && sp[K_PARAMS].len;
+        char *text = mb_gw__member_text(raw ? m->raw + sp[K_PARAMS].off : NULL,
                                        raw ? sp[K_PARAMS].len : 0, "requestId", rid);
         for (mb_gw_link *l = s->calls.next; l != &s->calls; l = l->next) {
             mb_gw_pending *p = MB_GW_CONTAINER(l, mb_gw_pending, s_link);
             if (strcmp(p->orig_id, text)) continue;
             json_t *c = json_deep_copy(m->j);
             json_object_set_new(json_object_get(c, "params"), "requestId", json_integer(p->id));
-            char *t = mb_gw_json_text(c);
+            char *t = mb_gw__json_text(c);
             json_decref(c);
             send_quiet_locked(b, t);
             free(t);
-            mb_gw_pending_fail_locked(p, MB_GW_ESERVER, 0, "the client cancelled this request");
+            mb_gw__pending_fail_locked(p, MB_GW_ESERVER, 0, "the client cancelled this request");
+            mb_gw__backend_probe_locked(b);
             break;
         }
         free(text);
         return 0;
     }
     mb_err e;
-    if (mb_gw_backend_send_locked(b, m->raw, m->raw_len, &e))
+    if (mb_gw__backend_send_locked(b, m->raw, m->raw_len, &e))
         mb_debug("gateway: [%s/%s] notification not delivered: %s", b->sandbox_id, b->server,
                  e.msg);
     return 0;
@@ -647,8 +651,8 @@ static int client_response(mb_gw_stream *x, const mb_gw_cmsg *m, char **errtext)
     json_t *id = json_object_get(m->j, "id");
     mb_gw_pending *p = json_is_integer(id) ? find_locked(b, json_integer_value(id)) : NULL;
     if (!p || p->kind != MB_GW_PEND_SREQ || p->s != s) {
-        char *idt = mb_gw_json_text(id);
-        *errtext = mb_gw_error_text(NULL, MB_GW_EINVALID,
+        char *idt = mb_gw__json_text(id);
+        *errtext = mb_gw__error_text(NULL, MB_GW_EINVALID,
                                     "no request with id %.60s is waiting for an answer from "
                                     "this session",
                                     idt);
@@ -658,26 +662,26 @@ static int client_response(mb_gw_stream *x, const mb_gw_cmsg *m, char **errtext)
     mb_gw_span sp[K_N];
     size_t n;
     char *t;
-    if (mb_gw_scan(m->raw, m->raw_len, msg_keys, K_N, sp) >= 0 && sp[K_ID].len) {
-        t = mb_gw_splice(m->raw, m->raw_len, sp[K_ID], p->orig_id, strlen(p->orig_id), &n);
+    if (mb_gw__scan(m->raw, m->raw_len, msg_keys, K_N, sp) >= 0 && sp[K_ID].len) {
+        t = mb_gw__splice(m->raw, m->raw_len, sp[K_ID], p->orig_id, strlen(p->orig_id), &n);
     } else {
         json_t *c = json_deep_copy(m->j);
         json_error_t e;
         json_object_set_new(c, "id", json_loads(p->orig_id, JSON_DECODE_ANY, &e));
-        t = mb_gw_json_text(c);
+        t = mb_gw__json_text(c);
         n = strlen(t);
         json_decref(c);
     }
-    mb_gw_pending_free_locked(p);
+    mb_gw__pending_free_locked(p);
     mb_err e;
-    if (mb_gw_backend_send_locked(b, t, n, &e))
+    if (mb_gw__backend_send_locked(b, t, n, &e))
         mb_debug("gateway: [%s/%s] response not delivered: %s", b->sandbox_id, b->server,
                  e.msg);
     free(t);
     return 0;
 }
 
-int mb_gw_route_from_client_locked(mb_gw_stream *x, const mb_gw_cmsg *m, char **errtext)
+int mb_gw__route_from_client_locked(mb_gw_stream *x, const mb_gw_cmsg *m, char **errtext)
 {
     mb_assert_held(&x->b->lock);
     json_t *j = m->j;
@@ -686,18 +690,18 @@ int mb_gw_route_from_client_locked(mb_gw_stream *x, const mb_gw_cmsg *m, char **
     json_t *method = json_object_get(j, "method");
     int id_ok = json_is_string(id) || json_is_number(id);
     if (!json_is_object(j)) {
-        *errtext = mb_gw_error_text(NULL, MB_GW_EINVALID,
+        *errtext = mb_gw__error_text(NULL, MB_GW_EINVALID,
                                     "a JSON-RPC message must be an object");
         return -1;
     }
     const char *ver = json_string_value(json_object_get(j, "jsonrpc"));
     if (!ver || strcmp(ver, "2.0")) {
-        *errtext = mb_gw_error_text(NULL, MB_GW_EINVALID,
+        *errtext = mb_gw__error_text(NULL, MB_GW_EINVALID,
                                     "invalid JSON-RPC message: \"jsonrpc\" must be \"2.0\"");
         if (method && id_ok) {
-            char *idt = mb_gw_json_text(id);
+            char *idt = mb_gw__json_text(id);
             free(*errtext);
-            *errtext = mb_gw_error_text(idt, MB_GW_EINVALID,
+            *errtext = mb_gw__error_text(idt, MB_GW_EINVALID,
                                         "invalid JSON-RPC message: \"jsonrpc\" must be "
                                         "\"2.0\"");
             free(idt);
@@ -707,19 +711,19 @@ int mb_gw_route_from_client_locked(mb_gw_stream *x, const mb_gw_cmsg *m, char **
     int ready = x->b->state == MB_GW_READY;
     if (method) {
         if (!json_is_string(method)) {
-            *errtext = mb_gw_error_text(NULL, MB_GW_EINVALID, "\"method\" must be a string");
+            *errtext = mb_gw__error_text(NULL, MB_GW_EINVALID, "\"method\" must be a string");
             return -1;
         }
         if (!id) return ready ? client_notification(x, m, json_string_value(method)) : 0;
         if (!id_ok) {
-            *errtext = mb_gw_error_text(NULL, MB_GW_EINVALID,
+            *errtext = mb_gw__error_text(NULL, MB_GW_EINVALID,
                                         "a request id must be a string or a number");
             return -1;
         }
         if (!ready) {
             /* It died and is restarting since the caller checked; a new
              * process must see initialize first. */
-            char *idt = mb_gw_json_text(id);
+            char *idt = mb_gw__json_text(id);
             push_error_locked(x, idt, MB_GW_ESERVER,
                               "the MCP server is restarting; retry the request");
             free(idt);
@@ -730,7 +734,7 @@ int mb_gw_route_from_client_locked(mb_gw_stream *x, const mb_gw_cmsg *m, char **
     int has_result = json_object_get(j, "result") != NULL;
     int has_error = json_object_get(j, "error") != NULL;
     if (id && has_result != has_error) return client_response(x, m, errtext);
-    *errtext = mb_gw_error_text(NULL, MB_GW_EINVALID,
+    *errtext = mb_gw__error_text(NULL, MB_GW_EINVALID,
                                 "not a JSON-RPC request, notification or response");
     return -1;
 }

@@ -30,7 +30,7 @@
 
 static void active_add(mb_gw_session *s, int delta) { atomic_fetch_add(&s->active, delta); }
 
-mb_gw_session *mb_gw_session_new(mb_gw_backend *b, const char *version, const json_t *caps)
+mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const json_t *caps)
 {
     mb_gw_session *s = mb_calloc(1, sizeof *s);
     atomic_init(&s->refs, 1);
@@ -41,65 +41,65 @@ mb_gw_session *mb_gw_session_new(mb_gw_backend *b, const char *version, const js
         abort();
     }
     mb_hex(rnd, sizeof rnd, s->id);
-    mb_gw_backend_ref(b);
+    mb_gw__backend_ref(b);
     s->b = b;
     snprintf(s->version, sizeof s->version, "%s", version);
     s->caps = json_is_object(caps) ? json_deep_copy(caps) : json_object();
     s->subs = json_object();
-    atomic_init(&s->last_used_ms, mb_gw_now());
-    mb_gw_list_init(&s->b_link);
-    mb_gw_list_init(&s->streams);
-    mb_gw_list_init(&s->calls);
-    mb_gw_list_init(&s->sreqs);
+    atomic_init(&s->last_used_ms, mb_gw__now());
+    mb_gw__list_init(&s->b_link);
+    mb_gw__list_init(&s->streams);
+    mb_gw__list_init(&s->calls);
+    mb_gw__list_init(&s->sreqs);
     return s;
 }
 
-void mb_gw_session_ref(mb_gw_session *s) { atomic_fetch_add(&s->refs, 1); }
+void mb_gw__session_ref(mb_gw_session *s) { atomic_fetch_add(&s->refs, 1); }
 
-void mb_gw_session_unref(mb_gw_session *s)
+void mb_gw__session_unref(mb_gw_session *s)
 {
     if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
     json_decref(s->caps);
     json_decref(s->subs);
-    mb_gw_backend_unref(s->b);
+    mb_gw__backend_unref(s->b);
     free(s);
 }
 
-void mb_gw_session_end_locked(mb_gw_session *s, const char *why)
+void mb_gw__session_end_locked(mb_gw_session *s, const char *why)
 {
     mb_assert_held(&s->b->lock);
     mb_gw_backend *b = s->b;
     if (s->ended) return;
     s->ended = 1;
     if (s->b_link.next != &s->b_link) {
-        mb_gw_list_del(&s->b_link);
+        mb_gw__list_del(&s->b_link);
         b->nsessions--;
     }
-    while (!mb_gw_list_empty(&s->calls)) {
+    while (!mb_gw__list_empty(&s->calls)) {
         mb_gw_pending *p = MB_GW_CONTAINER(s->calls.next, mb_gw_pending, s_link);
-        mb_gw_pending_fail_locked(p, MB_GW_ESERVER, 1, why);
+        mb_gw__pending_fail_locked(p, MB_GW_ESERVER, 1, why);
     }
-    while (!mb_gw_list_empty(&s->sreqs)) {
+    while (!mb_gw__list_empty(&s->sreqs)) {
         mb_gw_pending *p = MB_GW_CONTAINER(s->sreqs.next, mb_gw_pending, s_link);
-        char *t = mb_gw_error_text(p->orig_id, MB_GW_EINTERNAL,
+        char *t = mb_gw__error_text(p->orig_id, MB_GW_EINTERNAL,
                                    "the client session this request was sent to ended: %s", why);
-        mb_gw_backend_send_locked(b, t, strlen(t), NULL);
+        mb_gw__backend_send_locked(b, t, strlen(t), NULL);
         free(t);
-        mb_gw_pending_free_locked(p);
+        mb_gw__pending_free_locked(p);
     }
-    while (!mb_gw_list_empty(&s->streams)) {
+    while (!mb_gw__list_empty(&s->streams)) {
         mb_gw_stream *st = MB_GW_CONTAINER(s->streams.next, mb_gw_stream, s_link);
-        mb_gw_list_del(&st->s_link);
+        mb_gw__list_del(&st->s_link);
         s->nstreams--;
         active_add(s, -1);
-        mb_gw_stream_close_locked(st);
+        mb_gw__stream_close_locked(st);
     }
 }
 
-mb_gw_stream *mb_gw_session_stream_locked(mb_gw_session *s)
+mb_gw_stream *mb_gw__session_stream_locked(mb_gw_session *s)
 {
     mb_assert_held(&s->b->lock);
-    if (s->ended || mb_gw_list_empty(&s->streams)) return NULL;
+    if (s->ended || mb_gw__list_empty(&s->streams)) return NULL;
     mb_gw_stream *st = MB_GW_CONTAINER(s->streams.prev, mb_gw_stream, s_link);
     return st->closed ? NULL : st;
 }
@@ -121,83 +121,168 @@ static int session_key(const char *id, uint64_t *key)
     return 0;
 }
 
+/* ---------------------------------------------------- tallies and caps */
+
+static mb_gw_tally *tally_find(mb_gw_table *t, const char *name)
+{
+    for (mb_gw_hnode *n = mb_gw__table_find(t, mb_hash_str(name)); n; n = mb_gw__table_next(n)) {
+        mb_gw_tally *y = MB_GW_CONTAINER(n, mb_gw_tally, node);
+        if (!strcmp(y->name, name)) return y;
+    }
+    return NULL;
+}
+
+static mb_gw_tally *tally_add(mb_gw_table *t, const char *name)
+{
+    mb_gw_tally *y = tally_find(t, name);
+    if (!y) {
+        y = mb_calloc(1, sizeof *y);
+        y->name = mb_strdup(name);
+        mb_gw__table_insert(t, &y->node, mb_hash_str(name));
+    }
+    y->n++;
+    return y;
+}
+
+static void tally_drop(mb_gw_table *t, mb_gw_tally *y)
+{
+    if (!y || --y->n) return;
+    mb_gw__table_remove(t, &y->node);
+    free(y->name);
+    free(y);
+}
+
+static size_t tally_of(mb_gw_table *t, const char *name)
+{
+    mb_gw_tally *y = name ? tally_find(t, name) : NULL;
+    return y ? y->n : 0;
+}
+
 static void table_take_locked(mb_gateway *gw, mb_gw_session *s)
 {
     mb_assert_wrheld(&gw->lock);
-    mb_gw_table_remove(&gw->sessions, &s->node);
+    mb_gw__table_remove(&gw->sessions, &s->node);
     gw->nsessions--;
     s->in_table = 0;
+    tally_drop(&gw->tally_sandbox, s->t_sandbox);
+    tally_drop(&gw->tally_tenant, s->t_tenant);
+    s->t_sandbox = s->t_tenant = NULL;
 }
 
 static void end_taken(mb_gw_session *s, const char *why)
 {
     pthread_mutex_lock(&s->b->lock);
-    mb_gw_session_end_locked(s, why);
+    mb_gw__session_end_locked(s, why);
     pthread_mutex_unlock(&s->b->lock);
-    mb_gw_session_unref(s); /* the table's reference */
+    mb_gw__session_unref(s); /* the table's reference */
 }
 
-int mb_gw_sessions_insert(mb_gateway *gw, mb_gw_session *s, mb_err *err)
+enum { SCOPE_NONE, SCOPE_SANDBOX, SCOPE_TENANT };
+
+/* Which cap a new session of (sandbox, tenant) runs into, if any: its
+ * scope, the cap and how to name it. */
+static int full_scope(mb_gateway *gw, const char *sandbox, const char *tenant, size_t *cap,
+                      const char **label)
+{
+    const mb_gateway_opts *o = &gw->opts;
+    *cap = o->max_sessions_per_sandbox;
+    *label = "per sandbox";
+    if (*cap && tally_of(&gw->tally_sandbox, sandbox) >= *cap) return SCOPE_SANDBOX;
+    *cap = o->max_sessions_per_tenant;
+    *label = "per API key";
+    if (tenant && *cap && tally_of(&gw->tally_tenant, tenant) >= *cap) return SCOPE_TENANT;
+    *cap = o->max_sessions;
+    *label = "in all";
+    if (gw->nsessions >= *cap) return tenant ? SCOPE_TENANT : SCOPE_SANDBOX;
+    return SCOPE_NONE;
+}
+
+/* The least recently used session with nothing open within the scope. */
+static mb_gw_session *lru_idle(mb_gateway *gw, int scope, mb_gw_tally *within)
+{
+    mb_gw_session *victim = NULL;
+    size_t cur = 0;
+    mb_gw_hnode *n;
+    if (!within) return NULL;
+    while ((n = mb_gw__table_at(&gw->sessions, &cur))) {
+        mb_gw_session *c = MB_GW_CONTAINER(n, mb_gw_session, node);
+        if ((scope == SCOPE_SANDBOX ? c->t_sandbox : c->t_tenant) != within) continue;
+        if (atomic_load(&c->active)) continue;
+        if (!victim || atomic_load(&c->last_used_ms) < atomic_load(&victim->last_used_ms))
+            victim = c;
+    }
+    return victim;
+}
+
+int mb_gw__sessions_insert(mb_gateway *gw, mb_gw_session *s, mb_err *err)
 {
     uint64_t key;
     session_key(s->id, &key);
+    char tenant_buf[128];
+    const char *tenant = NULL;
+    if (gw->opts.tenant_of &&
+        gw->opts.tenant_of(gw->opts.ctx, s->b->sandbox_id, tenant_buf, sizeof tenant_buf) == 0 &&
+        tenant_buf[0])
+        tenant = tenant_buf;
+    const char *sandbox = s->b->sandbox_id;
     for (;;) {
         pthread_rwlock_wrlock(&gw->lock);
         if (atomic_load(&gw->closing)) {
             pthread_rwlock_unlock(&gw->lock);
             return mb_err_set(err, MB_EBUSY, "the gateway is shutting down");
         }
-        if (gw->nsessions < gw->opts.max_sessions) {
-            mb_gw_session_ref(s);
-            mb_gw_table_insert(&gw->sessions, &s->node, key);
+        size_t cap;
+        const char *label;
+        int scope = full_scope(gw, sandbox, tenant, &cap, &label);
+        if (scope == SCOPE_NONE) {
+            mb_gw__session_ref(s);
+            mb_gw__table_insert(&gw->sessions, &s->node, key);
             gw->nsessions++;
             s->in_table = 1;
+            s->t_sandbox = tally_add(&gw->tally_sandbox, sandbox);
+            s->t_tenant = tenant ? tally_add(&gw->tally_tenant, tenant) : NULL;
             pthread_rwlock_unlock(&gw->lock);
             pthread_mutex_lock(&s->b->lock);
             if (s->b->removed) {
                 pthread_mutex_unlock(&s->b->lock);
-                mb_gw_sessions_end(gw, s, "the sandbox was released");
+                mb_gw__sessions_end(gw, s, "the sandbox was released");
                 return mb_err_set(err, MB_ENOTFOUND, "the sandbox was released");
             }
-            mb_gw_list_push(&s->b->sessions, &s->b_link);
+            mb_gw__list_push(&s->b->sessions, &s->b_link);
             s->b->nsessions++;
             pthread_mutex_unlock(&s->b->lock);
             return MB_OK;
         }
-        /* Full: the least recently used session with nothing open goes. */
-        mb_gw_session *victim = NULL;
-        size_t cur = 0;
-        mb_gw_hnode *n;
-        while ((n = mb_gw_table_at(&gw->sessions, &cur))) {
-            mb_gw_session *c = MB_GW_CONTAINER(n, mb_gw_session, node);
-            if (atomic_load(&c->active)) continue;
-            if (!victim || atomic_load(&c->last_used_ms) < atomic_load(&victim->last_used_ms))
-                victim = c;
-        }
+        /* Full: the least recently used idle session of the same sandbox
+         * or tenant makes room; never one of another tenant. */
+        mb_gw_tally *within = scope == SCOPE_SANDBOX ? tally_find(&gw->tally_sandbox, sandbox)
+                                                     : tally_find(&gw->tally_tenant, tenant);
+        mb_gw_session *victim = lru_idle(gw, scope, within);
         if (!victim) {
             pthread_rwlock_unlock(&gw->lock);
             return mb_err_set(err, MB_EBUSY,
-                              "too many MCP sessions are open (%zu) and all are busy; "
-                              "close sessions with DELETE or retry later",
-                              gw->opts.max_sessions);
+                              "too many MCP sessions are open (the limit is %zu %s) and none "
+                              "of this %s's is idle; close sessions with DELETE or retry later",
+                              cap, label, scope == SCOPE_SANDBOX ? "sandbox" : "API key");
         }
         table_take_locked(gw, victim);
         pthread_rwlock_unlock(&gw->lock);
         mb_debug("gateway: session %s evicted to make room", victim->id);
-        end_taken(victim, "the session was evicted to make room for newer ones");
+        end_taken(victim, "the session was evicted to make room for newer ones of the same "
+                          "sandbox or API key");
     }
 }
 
-mb_gw_session *mb_gw_sessions_lookup(mb_gateway *gw, const char *id)
+mb_gw_session *mb_gw__sessions_lookup(mb_gateway *gw, const char *id)
 {
     uint64_t key;
     if (session_key(id, &key)) return NULL;
     mb_gw_session *found = NULL;
     pthread_rwlock_rdlock(&gw->lock);
-    for (mb_gw_hnode *n = mb_gw_table_find(&gw->sessions, key); n; n = mb_gw_table_next(n)) {
+    for (mb_gw_hnode *n = mb_gw__table_find(&gw->sessions, key); n; n = mb_gw__table_next(n)) {
         mb_gw_session *s = MB_GW_CONTAINER(n, mb_gw_session, node);
         if (!strcmp(s->id, id)) {
-            mb_gw_session_ref(s);
+            mb_gw__session_ref(s);
             found = s;
             break;
         }
@@ -206,7 +291,7 @@ mb_gw_session *mb_gw_sessions_lookup(mb_gateway *gw, const char *id)
     return found;
 }
 
-void mb_gw_sessions_end(mb_gateway *gw, mb_gw_session *s, const char *why)
+void mb_gw__sessions_end(mb_gateway *gw, mb_gw_session *s, const char *why)
 {
     pthread_rwlock_wrlock(&gw->lock);
     int was = s->in_table;
@@ -216,19 +301,19 @@ void mb_gw_sessions_end(mb_gateway *gw, mb_gw_session *s, const char *why)
         end_taken(s, why);
     } else {
         pthread_mutex_lock(&s->b->lock);
-        mb_gw_session_end_locked(s, why);
+        mb_gw__session_end_locked(s, why);
         pthread_mutex_unlock(&s->b->lock);
     }
 }
 
-void mb_gw_sessions_sweep(mb_gateway *gw, int64_t now)
+void mb_gw__sessions_sweep(mb_gateway *gw, int64_t now)
 {
     mb_gw_session **victims = NULL;
     size_t nv = 0, cap = 0;
     pthread_rwlock_wrlock(&gw->lock);
     size_t cur = 0;
     mb_gw_hnode *n;
-    while ((n = mb_gw_table_at(&gw->sessions, &cur))) {
+    while ((n = mb_gw__table_at(&gw->sessions, &cur))) {
         mb_gw_session *s = MB_GW_CONTAINER(n, mb_gw_session, node);
         if (atomic_load(&s->active) ||
             now - atomic_load(&s->last_used_ms) < gw->opts.session_idle_ms)
@@ -250,24 +335,24 @@ void mb_gw_sessions_sweep(mb_gateway *gw, int64_t now)
 
 /* -------------------------------------------------------------- streams */
 
-mb_gw_stream *mb_gw_stream_new(int kind, mb_gw_session *s)
+mb_gw_stream *mb_gw__stream_new(int kind, mb_gw_session *s)
 {
     mb_gw_stream *st = mb_calloc(1, sizeof *st);
     st->kind = kind;
-    mb_gw_session_ref(s);
+    mb_gw__session_ref(s);
     st->s = s;
-    mb_gw_backend_ref(s->b);
+    mb_gw__backend_ref(s->b);
     st->b = s->b;
     st->no = atomic_fetch_add(&s->b->gw->next_stream_no, 1) + 1;
     st->refs = 1;
-    mb_gw_cond_init(&st->cond);
-    mb_gw_list_init(&st->calls);
-    mb_gw_list_init(&st->s_link);
-    st->last_write_ms = mb_gw_now();
+    mb_gw__cond_init(&st->cond);
+    mb_gw__list_init(&st->calls);
+    mb_gw__list_init(&st->s_link);
+    st->last_write_ms = mb_gw__now();
     return st;
 }
 
-void mb_gw_stream_ref_locked(mb_gw_stream *st) { st->refs++; }
+void mb_gw__stream_ref_locked(mb_gw_stream *st) { st->refs++; }
 
 static void free_msgs(mb_gw_msg *m)
 {
@@ -278,20 +363,20 @@ static void free_msgs(mb_gw_msg *m)
     }
 }
 
-void mb_gw_stream_unref(mb_gw_stream *st)
+void mb_gw__stream_unref(mb_gw_stream *st)
 {
     if (!st) return;
     mb_gw_backend *b = st->b;
     pthread_mutex_lock(&b->lock);
     int last = --st->refs == 0;
     if (last) {
-        while (!mb_gw_list_empty(&st->calls)) {
+        while (!mb_gw__list_empty(&st->calls)) {
             mb_gw_pending *p = MB_GW_CONTAINER(st->calls.next, mb_gw_pending, x_link);
-            mb_gw_list_del(&p->x_link);
+            mb_gw__list_del(&p->x_link);
             p->x = NULL;
         }
         if (st->s_link.next != &st->s_link) {
-            mb_gw_list_del(&st->s_link);
+            mb_gw__list_del(&st->s_link);
             st->s->nstreams--;
             active_add(st->s, -1);
         }
@@ -301,12 +386,12 @@ void mb_gw_stream_unref(mb_gw_stream *st)
     free_msgs(st->head);
     pthread_cond_destroy(&st->cond);
     mb_buf_free(&st->out);
-    mb_gw_session_unref(st->s);
-    mb_gw_backend_unref(b);
+    mb_gw__session_unref(st->s);
+    mb_gw__backend_unref(b);
     free(st);
 }
 
-int mb_gw_stream_push_locked(mb_gw_stream *st, const char *data, size_t len, int is_response)
+int mb_gw__stream_push_locked(mb_gw_stream *st, const char *data, size_t len, int is_response)
 {
     mb_assert_held(&st->b->lock);
     if (st->closed || (!is_response && st->queued_bytes + len > MB_GW_STREAM_MAX_QUEUED)) {
@@ -329,14 +414,14 @@ int mb_gw_stream_push_locked(mb_gw_stream *st, const char *data, size_t len, int
     return 0;
 }
 
-void mb_gw_stream_close_locked(mb_gw_stream *st)
+void mb_gw__stream_close_locked(mb_gw_stream *st)
 {
     mb_assert_held(&st->b->lock);
     st->closed = 1;
     pthread_cond_broadcast(&st->cond);
 }
 
-mb_gw_msg *mb_gw_stream_take_locked(mb_gw_stream *st)
+mb_gw_msg *mb_gw__stream_take_locked(mb_gw_stream *st)
 {
     mb_assert_held(&st->b->lock);
     mb_gw_msg *m = st->head;
@@ -347,36 +432,36 @@ mb_gw_msg *mb_gw_stream_take_locked(mb_gw_stream *st)
 
 /* -------------------------------------------------------------- pendings */
 
-mb_gw_pending *mb_gw_pending_new_locked(mb_gw_backend *b, int kind, const char *method)
+mb_gw_pending *mb_gw__pending_new_locked(mb_gw_backend *b, int kind, const char *method)
 {
     mb_assert_held(&b->lock);
     mb_gw_pending *p = mb_calloc(1, sizeof *p);
     p->kind = kind;
     p->b = b;
-    p->id = mb_gw_backend_next_id_locked(b);
+    p->id = mb_gw__backend_next_id_locked(b);
     snprintf(p->method, sizeof p->method, "%s", method ? method : "");
-    p->started_ms = mb_gw_now();
+    p->started_ms = mb_gw__now();
     p->deadline_ms = INT64_MAX;
-    mb_gw_list_init(&p->s_link);
-    mb_gw_list_init(&p->b_link);
-    mb_gw_list_init(&p->x_link);
-    mb_gw_table_insert(&b->pending, &p->node, (uint64_t)p->id);
+    mb_gw__list_init(&p->s_link);
+    mb_gw__list_init(&p->b_link);
+    mb_gw__list_init(&p->x_link);
+    mb_gw__table_insert(&b->pending, &p->node, (uint64_t)p->id);
     p->in_table = 1;
     return p;
 }
 
-void mb_gw_pending_free_locked(mb_gw_pending *p)
+void mb_gw__pending_free_locked(mb_gw_pending *p)
 {
     mb_assert_held(&p->b->lock);
-    if (p->in_table) mb_gw_table_remove(&p->b->pending, &p->node);
+    if (p->in_table) mb_gw__table_remove(&p->b->pending, &p->node);
     if (p->kind == MB_GW_PEND_CALL && p->s && p->s_link.next != &p->s_link) {
         p->s->ncalls--;
         active_add(p->s, -1);
     }
-    mb_gw_list_del(&p->s_link);
-    mb_gw_list_del(&p->b_link);
+    mb_gw__list_del(&p->s_link);
+    mb_gw__list_del(&p->b_link);
     if (p->x) {
-        mb_gw_list_del(&p->x_link);
+        mb_gw__list_del(&p->x_link);
         p->x->outstanding--;
         pthread_cond_broadcast(&p->x->cond);
     }
@@ -385,34 +470,35 @@ void mb_gw_pending_free_locked(mb_gw_pending *p)
     free(p);
 }
 
-void mb_gw_pending_answer_locked(mb_gw_pending *p, const char *text, size_t len)
+void mb_gw__pending_answer_locked(mb_gw_pending *p, const char *text, size_t len)
 {
     mb_assert_held(&p->b->lock);
-    if (p->x) mb_gw_stream_push_locked(p->x, text, len, 1);
+    if (p->x) mb_gw__stream_push_locked(p->x, text, len, 1);
 }
 
-void mb_gw_pending_fail_locked(mb_gw_pending *p, int code, int cancel, const char *msg)
+void mb_gw__pending_fail_locked(mb_gw_pending *p, int code, int cancel, const char *msg)
 {
     mb_assert_held(&p->b->lock);
     mb_gw_backend *b = p->b;
-    mb_gw_table_remove(&b->pending, &p->node);
+    mb_gw__table_remove(&b->pending, &p->node);
     p->in_table = 0;
     if (cancel && b->state == MB_GW_READY) {
         json_t *n = json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc", "2.0", "method",
                               "notifications/cancelled", "params", "requestId",
                               (json_int_t)p->id, "reason", msg);
-        char *t = mb_gw_json_text(n);
+        char *t = mb_gw__json_text(n);
         json_decref(n);
-        mb_gw_backend_send_locked(b, t, strlen(t), NULL);
+        mb_gw__backend_send_locked(b, t, strlen(t), NULL);
         free(t);
+        mb_gw__backend_probe_locked(b);
     }
-    char *t = mb_gw_error_text(p->orig_id, code, "%s", msg);
-    mb_gw_pending_answer_locked(p, t, strlen(t));
+    char *t = mb_gw__error_text(p->orig_id, code, "%s", msg);
+    mb_gw__pending_answer_locked(p, t, strlen(t));
     free(t);
-    mb_gw_pending_free_locked(p);
+    mb_gw__pending_free_locked(p);
 }
 
-int64_t mb_gw_expire_locked(mb_gw_backend *b, mb_gw_stream *x, int64_t now)
+int64_t mb_gw__expire_locked(mb_gw_backend *b, mb_gw_stream *x, int64_t now)
 {
     mb_assert_held(&b->lock);
     int64_t earliest = INT64_MAX;
@@ -428,7 +514,7 @@ int64_t mb_gw_expire_locked(mb_gw_backend *b, mb_gw_stream *x, int64_t now)
                      "%s timed out after %lld ms: the MCP server did not answer, so the "
                      "gateway cancelled the request",
                      p->method, (long long)(now - p->started_ms));
-            mb_gw_pending_fail_locked(p, MB_GW_ETIMEOUT, 1, msg);
+            mb_gw__pending_fail_locked(p, MB_GW_ETIMEOUT, 1, msg);
         } else if (p->deadline_ms < earliest) {
             earliest = p->deadline_ms;
         }
@@ -442,11 +528,11 @@ int64_t mb_gw_expire_locked(mb_gw_backend *b, mb_gw_stream *x, int64_t now)
             mb_gw_link *next = l->next;
             mb_gw_pending *p = MB_GW_CONTAINER(l, mb_gw_pending, b_link);
             if (p->deadline_ms <= now) {
-                char *t = mb_gw_error_text(p->orig_id, MB_GW_EINTERNAL,
+                char *t = mb_gw__error_text(p->orig_id, MB_GW_EINTERNAL,
                                            "the client did not answer %s in time", p->method);
-                mb_gw_backend_send_locked(b, t, strlen(t), NULL);
+                mb_gw__backend_send_locked(b, t, strlen(t), NULL);
                 free(t);
-                mb_gw_pending_free_locked(p);
+                mb_gw__pending_free_locked(p);
             }
             l = next;
         }

@@ -25,17 +25,17 @@ static uint64_t mix(uint64_t x)
     return x;
 }
 
-void mb_gw_table_init(mb_gw_table *t)
+void mb_gw__table_init(mb_gw_table *t)
 {
     t->slots = NULL;
     t->nslots = 0;
     t->count = 0;
 }
 
-void mb_gw_table_dispose(mb_gw_table *t)
+void mb_gw__table_dispose(mb_gw_table *t)
 {
     free(t->slots);
-    mb_gw_table_init(t);
+    mb_gw__table_init(t);
 }
 
 static void grow(mb_gw_table *t)
@@ -57,7 +57,7 @@ static void grow(mb_gw_table *t)
     t->nslots = n;
 }
 
-void mb_gw_table_insert(mb_gw_table *t, mb_gw_hnode *n, uint64_t key)
+void mb_gw__table_insert(mb_gw_table *t, mb_gw_hnode *n, uint64_t key)
 {
     if (t->count >= t->nslots) grow(t);
     n->key = key;
@@ -67,7 +67,7 @@ void mb_gw_table_insert(mb_gw_table *t, mb_gw_hnode *n, uint64_t key)
     t->count++;
 }
 
-void mb_gw_table_remove(mb_gw_table *t, mb_gw_hnode *n)
+void mb_gw__table_remove(mb_gw_table *t, mb_gw_hnode *n)
 {
     if (!t->nslots) return;
     mb_gw_hnode **pp = &t->slots[mix(n->key) & (t->nslots - 1)];
@@ -81,7 +81,7 @@ void mb_gw_table_remove(mb_gw_table *t, mb_gw_hnode *n)
     }
 }
 
-mb_gw_hnode *mb_gw_table_find(const mb_gw_table *t, uint64_t key)
+mb_gw_hnode *mb_gw__table_find(const mb_gw_table *t, uint64_t key)
 {
     if (!t->nslots) return NULL;
     for (mb_gw_hnode *n = t->slots[mix(key) & (t->nslots - 1)]; n; n = n->next)
@@ -89,7 +89,7 @@ mb_gw_hnode *mb_gw_table_find(const mb_gw_table *t, uint64_t key)
     return NULL;
 }
 
-mb_gw_hnode *mb_gw_table_next(const mb_gw_hnode *n)
+mb_gw_hnode *mb_gw__table_next(const mb_gw_hnode *n)
 {
     for (mb_gw_hnode *m = n->next; m; m = m->next)
         if (m->key == n->key) return m;
@@ -98,7 +98,7 @@ mb_gw_hnode *mb_gw_table_next(const mb_gw_hnode *n)
 
 /* The cursor encodes (slot << 16 | position in chain): chains are short, and
  * the caller never changes the table while iterating. */
-mb_gw_hnode *mb_gw_table_at(const mb_gw_table *t, size_t *cursor)
+mb_gw_hnode *mb_gw__table_at(const mb_gw_table *t, size_t *cursor)
 {
     size_t slot = *cursor >> 16, pos = *cursor & 0xffff;
     for (; slot < t->nslots; slot++, pos = 0) {
@@ -113,12 +113,3 @@ mb_gw_hnode *mb_gw_table_at(const mb_gw_table *t, size_t *cursor)
     return NULL;
 }
 
-uint64_t mb_gw_hash_str(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}

@@ -12,9 +12,24 @@
  *      says what to do with the body (ignore, buffer up to a limit, stream to
  *      a file up to a limit), or answers at once by queueing a response; or
  *      hands the whole request to a raw MHD handler (the MCP gateway).
- *   2. the body arrives and is stored as asked; past its limit the rest is
- *      discarded and the answer will be 413.
+ *   2. the body arrives and is stored as asked; past its limit the answer
+ *      is 413.
  *   3. handle(): the body is complete; the application queues one response.
+ *
+ * A request refused before its body is in (at begin(), by a raw handler
+ * through mb_http_queue_response, or past its limit) is answered like
+ * nginx's lingering close: the rest of the body is read and dropped, up to
+ * drain_limit bytes and within the drain deadline, and only then is the
+ * answer sent, so that a client still writing its body reads the answer
+ * instead of a reset. Past either bound the connection is closed. A body
+ * declared longer than the bound, or announced with Expect: 100-continue, is
+ * answered at once and the connection closed after the answer.
+ *
+ * The connection guard (guard.c) keeps a record of every connection: a cap
+ * per client address, a cap on connections that have not authenticated
+ * (at the cap the oldest such connection makes room for a new one), a
+ * deadline for request headers, a minimum average body rate, and the drain
+ * deadline. See mb_http_opts.
  */
 #ifndef MB_HTTP_H
 #define MB_HTTP_H
@@ -52,6 +67,10 @@ struct mb_http_req {
     mb_http_raw_fn raw;       /* non-NULL: hand every call to this handler */
     mb_http_raw_done_fn raw_done;
     void *raw_ctx;
+    int authenticated;        /* begin() (or the raw handler's first call) found
+                                 valid credentials: the connection leaves the
+                                 unauthenticated budget (mb_http_opts) */
+    unsigned retry_after_s;   /* Retry-After of a 429 (mb_http_respond_err); 0 = 1 */
     void *app;                /* the application's per-request state */
     void (*app_free)(void *app);
 
@@ -64,6 +83,22 @@ struct mb_http_req {
     int responded;            /* a response was queued */
     void *raw_state;
     int64_t started_ms;
+    uint64_t drain_limit;     /* body bytes read and dropped after a refusal
+                                 before closing; begin() may raise it from
+                                 the server's default (mb_http_opts) */
+
+    /* the layer's own bookkeeping */
+    mb_http_server *srv;
+    struct mb_http_conn *hc;  /* the guard's record of the connection */
+    int stage;                /* 0 headers (first call), 1 body, 2 complete */
+    int has_body;             /* Content-Length > 0 or Transfer-Encoding */
+    int expects_continue;     /* Expect: 100-continue */
+    uint64_t declared_len;    /* Content-Length, UINT64_MAX if none */
+    uint64_t received;        /* body bytes so far, kept or not */
+    struct MHD_Response *held;/* the answer of a refused request, sent once
+                                 its body has been drained */
+    unsigned held_status;
+    uint64_t drained;
 };
 
 typedef struct mb_http_app {
@@ -74,6 +109,8 @@ typedef struct mb_http_app {
 
 typedef struct mb_http_opts {
     const char *listen;          /* "ADDR:PORT"; port 0 picks a free one */
+    int listen_fd;               /* listen NULL: serve this bound, listening
+                                    socket (the layer closes it) */
     unsigned max_connections;    /* default 4096 */
     size_t header_limit;         /* bytes of request line + headers; default 32 KiB */
     unsigned idle_timeout_s;     /* default 300 */
@@ -84,6 +121,16 @@ typedef struct mb_http_opts {
      * request thread without further locking. */
     void (*on_bound)(void *ctx, unsigned port);
     void *on_bound_ctx;
+    /* the connection guard */
+    unsigned max_conn_per_ip;    /* connections from one address; 0 = no cap */
+    unsigned max_anon_conns;     /* not authenticated (yet); default half of
+                                    max_connections */
+    unsigned header_timeout_s;   /* request line + headers, and the grace
+                                    before min_body_rate counts; default 30 */
+    uint64_t min_body_rate;      /* bytes/s a body must average; 0 = none */
+    uint64_t drain_bytes;        /* drain bound after a refusal; default 4 MiB */
+    unsigned drain_timeout_s;    /* drain deadline (then min_body_rate
+                                    counts); default 2 */
 } mb_http_opts;
 
 int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_server **out,
@@ -104,6 +151,12 @@ void mb_http_respond_detail(mb_http_req *req, unsigned status, const char *fmt, 
 /* Maps an mb_code to its HTTP status and answers {"detail": err->msg}. */
 void mb_http_respond_err(mb_http_req *req, const mb_err *err);
 unsigned mb_http_status_for(int code);
+/* Queues resp (taken over: the caller does not destroy it) as the answer of
+ * the connection's request, held until the request's body is drained when it
+ * is still arriving (see above). For raw handlers; works on any MHD
+ * connection (without the guard's record it is MHD_queue_response). */
+enum MHD_Result mb_http_queue_response(struct MHD_Connection *conn, unsigned status,
+                                       struct MHD_Response *resp);
 /* Sends `size` bytes of the open file fd (taken over and closed). */
 void mb_http_respond_fd(mb_http_req *req, unsigned status, int fd, uint64_t size,
                         const char *content_type, const char *filename);

@@ -19,6 +19,47 @@ const char *mb_http_query(mb_http_req *req, const char *name)
     return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
+/* The one way an answer leaves. While the request's body is still arriving
+ * the answer is held and the body drained first (http.h), except when the
+ * client waits for 100 Continue or declared more than the drain bound: then
+ * it goes at once and MHD closes the connection after it without reading the
+ * body. An answer mid-body is always held: MHD would otherwise read the rest
+ * of the body, however long, before sending it. */
+static enum MHD_Result queue_now_or_held(mb_http_req *req, unsigned status,
+                                         struct MHD_Response *resp)
+{
+    int pending = req->has_body && req->stage < 2;
+    int too_long = req->declared_len != UINT64_MAX &&
+                   req->declared_len - req->received > req->drain_limit;
+    if (pending && (req->stage == 1 || (!req->expects_continue && !too_long))) {
+        req->held = resp;
+        req->held_status = status;
+        mb_http__phase(req->srv, req->hc, MB_HTTP_DRAIN);
+        return MHD_YES;
+    }
+    enum MHD_Result ret = MHD_queue_response(req->conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+enum MHD_Result mb_http_queue_response(struct MHD_Connection *conn, unsigned status,
+                                       struct MHD_Response *resp)
+{
+    mb_http_conn *hc = mb_http__conn(conn);
+    if (!hc || !hc->req) {
+        enum MHD_Result ret = MHD_queue_response(conn, status, resp);
+        MHD_destroy_response(resp);
+        return ret;
+    }
+    if (hc->req->held) {
+        mb_warn("http: second response for %s %s dropped", hc->req->method, hc->req->path);
+        MHD_destroy_response(resp);
+        return MHD_YES;
+    }
+    hc->req->responded = 1;
+    return queue_now_or_held(hc->req, status, resp);
+}
+
 static void queue(mb_http_req *req, unsigned status, struct MHD_Response *resp)
 {
     if (req->responded) {
@@ -27,8 +68,7 @@ static void queue(mb_http_req *req, unsigned status, struct MHD_Response *resp)
         return;
     }
     req->responded = 1;
-    MHD_queue_response(req->conn, status, resp);
-    MHD_destroy_response(resp);
+    queue_now_or_held(req, status, resp);
     mb_debug("http: %s %s -> %u (%lld ms)", req->method, req->path, status,
              (long long)(mb_mono_ms() - req->started_ms));
 }
@@ -64,6 +104,11 @@ static void queue_json_text(mb_http_req *req, unsigned status, char *text)
 {
     struct MHD_Response *resp = json_text_response(text);
     if (status == 401) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (status == 429) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%u", req->retry_after_s ? req->retry_after_s : 1);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
     queue(req, status, resp);
 }
 
@@ -105,6 +150,7 @@ unsigned mb_http_status_for(int code)
     case MB_EBUSY: return 503;
     case MB_ETIMEOUT: return 504;
     case MB_ENOSPACE: return 507;
+    case MB_ELIMIT: return 429;
     default: return 500;
     }
 }

@@ -13,18 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <strings.h>
 #include <unistd.h>
-
-struct mb_http_server {
-    struct MHD_Daemon *mhd;
-    mb_http_app app;
-    mb_http_opts opts;
-    unsigned port;
-};
 
 static void req_free(mb_http_req *req)
 {
     if (req->app && req->app_free) req->app_free(req->app);
+    if (req->held) MHD_destroy_response(req->held);
     if (req->body_fd >= 0) close(req->body_fd);
     /* An upload the application did not take (refused, too big, broken
      * connection) is not left behind. */
@@ -51,6 +47,9 @@ static void store_chunk(mb_http_req *req, const char *data, size_t n)
     if (req->body_too_big || req->body_write_error) return;
     if (req->body_len + n > req->body_limit) {
         req->body_too_big = 1;
+        mb_http_respond_detail(req, MHD_HTTP_CONTENT_TOO_LARGE,
+                               "Request body too large: the limit is %llu bytes",
+                               (unsigned long long)req->body_limit);
         return;
     }
     req->body_len += n;
@@ -62,12 +61,74 @@ static void store_chunk(mb_http_req *req, const char *data, size_t n)
             if (w < 0) {
                 if (errno == EINTR) continue;
                 req->body_write_error = errno;
+                mb_err err;
+                mb_err_sys(&err, errno, "cannot store the upload");
+                mb_http_respond_err(req, &err);
                 return;
             }
             data += w;
             n -= (size_t)w;
         }
     }
+}
+
+/* What the headers say of the body. */
+static void note_body(mb_http_req *req)
+{
+    const char *cl = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    const char *ex = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_EXPECT);
+    req->declared_len = UINT64_MAX;
+    if (cl) {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(cl, &end, 10);
+        if (end != cl && !errno) req->declared_len = n;
+    }
+    req->has_body = te || (req->declared_len != UINT64_MAX && req->declared_len > 0);
+    req->expects_continue = ex && !strcasecmp(ex, "100-continue");
+}
+
+/* The first call ends: the connection leaves the unauthenticated budget if
+ * the request authenticated. */
+static void first_call_done(mb_http_server *srv, mb_http_req *req)
+{
+    req->stage = 1;
+    if (req->authenticated) mb_http__authenticated(srv, req->hc);
+}
+
+/* A refused request's body: read and dropped within the drain bounds, then
+ * the held answer goes out. */
+static enum MHD_Result drain(mb_http_server *srv, mb_http_req *req, size_t *upload_data_size)
+{
+    if (*upload_data_size) {
+        uint64_t n = *upload_data_size;
+        *upload_data_size = 0;
+        req->received += n;
+        req->drained += n;
+        mb_http__progress(srv, req->hc, n);
+        if (req->drained > req->drain_limit) {
+            mb_debug("http: %s %s: refused body past %llu bytes, closing", req->method,
+                     req->path, (unsigned long long)req->drain_limit);
+            return MHD_NO;
+        }
+        const char *why = mb_http__overdue(srv, req->hc);
+        if (why) {
+            mb_debug("http: %s %s: %s, closing", req->method, req->path, why);
+            return MHD_NO;
+        }
+        return MHD_YES;
+    }
+    req->stage = 2;
+    mb_http__phase(srv, req->hc, MB_HTTP_BUSY);
+    struct MHD_Response *resp = req->held;
+    req->held = NULL;
+    enum MHD_Result ret = MHD_queue_response(req->conn, req->held_status, resp);
+    MHD_destroy_response(resp);
+    return ret;
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -81,72 +142,95 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (!req) {
         req = mb_calloc(1, sizeof *req);
         req->conn = conn;
+        req->srv = srv;
         req->method = method;
         req->path = url;
         req->body_fd = -1;
         req->started_ms = mb_mono_ms();
+        req->drain_limit = srv->opts.drain_bytes;
+        req->hc = mb_http__conn(conn);
+        if (req->hc) req->hc->req = req;
         *con_cls = req;
+        /* Before note_body: a request of suspect framing is answered at once
+         * and closed, its body never drained (it cannot be delimited). */
         const char *framing = mb_http__framing_error(conn);
         if (framing) {
+            mb_http__phase(srv, req->hc, MB_HTTP_BUSY);
             mb_http__respond_close(req, framing);
+            req->stage = 1;
             return MHD_YES;
         }
+        note_body(req);
+        mb_http__phase(srv, req->hc, req->has_body ? MB_HTTP_BODY : MB_HTTP_BUSY);
         srv->app.begin(srv->app.ctx, req);
+        if (req->raw) {
+            enum MHD_Result ret = req->raw(req->raw_ctx, conn, method, upload_data,
+                                           upload_data_size, &req->raw_state);
+            first_call_done(srv, req);
+            return ret;
+        }
+        if (!req->responded) {
+            if (!req->body_limit)
+                req->body_limit = req->body_mode == MB_BODY_FILE ? srv->opts.file_body_limit
+                                                                : srv->opts.json_body_limit;
+            if (req->body_mode != MB_BODY_NONE && req->declared_len != UINT64_MAX &&
+                req->declared_len > req->body_limit)
+                mb_http_respond_detail(req, MHD_HTTP_CONTENT_TOO_LARGE,
+                                       "Request body too large: %llu bytes, the limit is %llu "
+                                       "bytes", (unsigned long long)req->declared_len,
+                                       (unsigned long long)req->body_limit);
+            else if (req->body_mode == MB_BODY_FILE)
+                open_body_file(req);
+        }
+        first_call_done(srv, req);
+        return MHD_YES;
+    }
+
+    if (req->held) return drain(srv, req, upload_data_size);
+
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        req->received += n;
+        mb_http__progress(srv, req->hc, n);
+        const char *why = mb_http__overdue(srv, req->hc);
+        if (why) {
+            mb_debug("http: %s %s: %s, closing", method, req->path, why);
+            return MHD_NO;
+        }
         if (req->raw)
             return req->raw(req->raw_ctx, conn, method, upload_data, upload_data_size,
                             &req->raw_state);
-        if (req->responded) return MHD_YES;
-        if (!req->body_limit)
-            req->body_limit = req->body_mode == MB_BODY_FILE ? srv->opts.file_body_limit
-                                                            : srv->opts.json_body_limit;
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && req->body_mode != MB_BODY_NONE && strtoull(cl, NULL, 10) > req->body_limit) {
-            mb_http_respond_detail(req, MHD_HTTP_CONTENT_TOO_LARGE,
-                                   "Request body too large: %s bytes, the limit is %llu bytes",
-                                   cl, (unsigned long long)req->body_limit);
-            return MHD_YES;
-        }
-        if (req->body_mode == MB_BODY_FILE && open_body_file(req) != 0) return MHD_YES;
-        return MHD_YES;
-    }
-
-    if (req->raw)
-        return req->raw(req->raw_ctx, conn, method, upload_data, upload_data_size,
-                        &req->raw_state);
-
-    if (*upload_data_size) {
-        if (!req->responded) store_chunk(req, upload_data, *upload_data_size);
+        if (!req->responded) store_chunk(req, upload_data, n);
         *upload_data_size = 0;
         return MHD_YES;
     }
-    if (req->responded) return MHD_YES;
 
-    if (req->body_too_big) {
-        mb_http_respond_detail(req, MHD_HTTP_CONTENT_TOO_LARGE,
-                               "Request body too large: the limit is %llu bytes",
-                               (unsigned long long)req->body_limit);
-    } else if (req->body_write_error) {
-        mb_err err;
-        mb_err_sys(&err, req->body_write_error, "cannot store the upload");
-        mb_http_respond_err(req, &err);
-    } else {
-        if (req->body_fd >= 0) {
-            close(req->body_fd);
-            req->body_fd = -1;
-        }
-        srv->app.handle(srv->app.ctx, req);
-        if (!req->responded)
-            mb_http_respond_detail(req, 500, "Internal error: the request got no answer");
+    req->stage = 2;
+    mb_http__phase(srv, req->hc, MB_HTTP_BUSY);
+    if (req->raw)
+        return req->raw(req->raw_ctx, conn, method, upload_data, upload_data_size,
+                        &req->raw_state);
+    if (req->responded) return MHD_YES;
+    if (req->body_fd >= 0) {
+        close(req->body_fd);
+        req->body_fd = -1;
     }
+    srv->app.handle(srv->app.ctx, req);
+    if (!req->responded)
+        mb_http_respond_detail(req, 500, "Internal error: the request got no answer");
     return MHD_YES;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    mb_http_server *srv = cls;
     mb_http_req *req = *con_cls;
     if (!req) return;
+    if (req->hc) {
+        req->hc->req = NULL;
+        mb_http__phase(srv, req->hc, MB_HTTP_WAIT);
+    }
     if (req->raw && req->raw_done) req->raw_done(req->raw_ctx, req->raw_state);
     req_free(req);
     *con_cls = NULL;
@@ -188,6 +272,34 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen
     return MB_OK;
 }
 
+static void destroy(mb_http_server *srv)
+{
+    pthread_cond_destroy(&srv->wake);
+    pthread_mutex_destroy(&srv->lock);
+    free(srv);
+}
+
+/* Binds and listens on "ADDR:PORT" ourselves rather than through MHD so
+ * that the port is known (on_bound) before the first request thread runs.
+ * No SO_REUSEPORT: a second daemon on the same port must fail, not share it. */
+static int bind_listen(const char *listen_on, int *out, mb_err *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t sslen = 0;
+    int rc = parse_listen(listen_on, &ss, &sslen, err);
+    if (rc) return rc;
+    int lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(lfd, (struct sockaddr *)&ss, sslen) != 0 || listen(lfd, 1024) != 0) {
+        int e = errno;
+        if (lfd >= 0) close(lfd);
+        return mb_err_sys(err, e, "cannot listen on %s", listen_on);
+    }
+    *out = lfd;
+    return MB_OK;
+}
+
 int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_server **out,
                   mb_err *err)
 {
@@ -199,32 +311,37 @@ int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_serv
     if (!srv->opts.idle_timeout_s) srv->opts.idle_timeout_s = 300;
     if (!srv->opts.json_body_limit) srv->opts.json_body_limit = 1 << 20;
     if (!srv->opts.file_body_limit) srv->opts.file_body_limit = 4ULL << 30;
+    if (!srv->opts.max_anon_conns || srv->opts.max_anon_conns > srv->opts.max_connections)
+        srv->opts.max_anon_conns = srv->opts.max_connections / 2;
+    if (!srv->opts.header_timeout_s) srv->opts.header_timeout_s = 30;
+    if (!srv->opts.drain_bytes) srv->opts.drain_bytes = 4 << 20;
+    if (!srv->opts.drain_timeout_s) srv->opts.drain_timeout_s = 2;
+    pthread_mutex_init(&srv->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&srv->wake, &ca);
+    pthread_condattr_destroy(&ca);
 
+    int lfd = -1, rc;
+    if (opts->listen) {
+        if ((rc = bind_listen(opts->listen, &lfd, err)) != MB_OK) {
+            destroy(srv);
+            return rc;
+        }
+    } else {
+        lfd = opts->listen_fd;
+    }
     struct sockaddr_storage ss;
-    socklen_t sslen = 0;
-    int rc = parse_listen(opts->listen, &ss, &sslen, err);
-    if (rc) {
-        free(srv);
-        return rc;
-    }
-    /* Bound here rather than by MHD so that the port is known (on_bound)
-     * before the first request thread runs. No SO_REUSEPORT: a second
-     * daemon on the same port must fail, not share it. */
-    int lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        bind(lfd, (struct sockaddr *)&ss, sslen) != 0 || listen(lfd, 1024) != 0) {
+    socklen_t blen = sizeof ss;
+    if (getsockname(lfd, (struct sockaddr *)&ss, &blen) != 0) {
         int e = errno;
-        if (lfd >= 0) close(lfd);
-        free(srv);
-        return mb_err_sys(err, e, "cannot listen on %s", opts->listen);
+        close(lfd);
+        destroy(srv);
+        return mb_err_sys(err, e, "cannot serve on socket %d", lfd);
     }
-    struct sockaddr_storage bound;
-    socklen_t blen = sizeof bound;
-    if (getsockname(lfd, (struct sockaddr *)&bound, &blen) == 0)
-        srv->port = ntohs(bound.ss_family == AF_INET6
-                              ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                              : ((struct sockaddr_in *)&bound)->sin_port);
+    srv->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                               : ((struct sockaddr_in *)&ss)->sin_port);
     if (opts->on_bound) opts->on_bound(opts->on_bound_ctx, srv->port);
     unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                      MHD_USE_ERROR_LOG;
@@ -233,19 +350,25 @@ int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_serv
      * room beyond them for its own bookkeeping. */
     size_t pool = srv->opts.header_limit + 16 * 1024;
     srv->mhd = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_access, srv,
+        flags, 0, mb_http__accept, srv, on_access, srv,
         MHD_OPTION_LISTEN_SOCKET, lfd,
         MHD_OPTION_CONNECTION_LIMIT, srv->opts.max_connections,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
         MHD_OPTION_CONNECTION_TIMEOUT, srv->opts.idle_timeout_s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_NOTIFY_CONNECTION, mb_http__notify, srv,
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024),
         MHD_OPTION_EXTERNAL_LOGGER, on_log, srv,
         MHD_OPTION_END);
     if (!srv->mhd) {
         close(lfd);
-        free(srv);
-        return mb_err_set(err, MB_EIO, "cannot serve on %s", opts->listen);
+        destroy(srv);
+        return mb_err_set(err, MB_EIO, "cannot serve on %s", opts->listen ? opts->listen : "its socket");
+    }
+    if ((rc = mb_http__guard_start(srv, err)) != MB_OK) {
+        MHD_stop_daemon(srv->mhd);
+        destroy(srv);
+        return rc;
     }
     *out = srv;
     return MB_OK;
@@ -256,6 +379,7 @@ unsigned mb_http_port(mb_http_server *srv) { return srv->port; }
 void mb_http_stop(mb_http_server *srv)
 {
     if (!srv) return;
+    mb_http__guard_stop(srv);
     MHD_stop_daemon(srv->mhd);
-    free(srv);
+    destroy(srv);
 }

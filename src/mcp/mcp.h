@@ -6,6 +6,7 @@
  *   - JSON-RPC 2.0 over newline-delimited stdio (one message per line, batches
  *     tolerated), with the MCP lifecycle: initialize (protocol negotiation),
  *     notifications/initialized, ping, tools/list, tools/call,
+ *     resources/list and prompts/list (empty, when the capabilities name them),
  *     notifications/cancelled, logging/setLevel. Unknown notifications are
  *     ignored; unknown methods get -32601; bad JSON gets -32700; a line over
  *     the size cap gets -32600 and is discarded.
@@ -24,9 +25,17 @@
  * servers over this stdio protocol), sandboxing, or server->client requests
  * (sampling, roots/list; MCP Roots are not supported).
  *
- * Threading: none. A server runs one request at a time on the calling thread.
- * A long-running handler stays responsive to cancellation and pings by
- * calling mb_mcp_call_cancelled() now and then (or polling
+ * Threading: mb_mcp_serve() reads stdin and answers every request on the
+ * calling thread. tools/call runs there too, one at a time, unless the server
+ * sets mb_mcp_info.concurrent_calls > 1: then each call is queued and run on
+ * one of up to that many worker threads (workers.c, started on demand and
+ * joined before mb_mcp_serve returns), so the tool handlers and the server's
+ * data must be safe to use from several threads at once. Responses from any
+ * thread are written whole under one output lock (transport.c); the queue is
+ * guarded by the workers' own lock, a job's cancellation flag is atomic.
+ * Everything else (initialize, tools/list, on_initialize) runs on the reading
+ * thread. A long-running handler stays responsive to cancellation and pings
+ * by calling mb_mcp_call_cancelled() now and then (or polling
  * mb_mcp_call_input_fd() along with its own descriptors).
  *
  * Ownership: pointers passed in as `const` are borrowed; tool tables and the
@@ -130,6 +139,7 @@ typedef struct mb_mcp_tool {
     const char *output_schema; /* optional JSON object text */
     const char *annotations;   /* optional JSON object text */
     mb_mcp_tool_fn fn;
+    const char *meta;          /* optional JSON object text, listed as "_meta" (last) */
 } mb_mcp_tool;
 
 /* What initialize reports, and how the server behaves. */
@@ -157,6 +167,12 @@ typedef struct mb_mcp_info {
      * "2024-11-05" for TypeScript SDK 1.0.1). initialize answers a newer
      * request with it, as that SDK would; NULL: MB_MCP_PROTOCOL_LATEST. */
     const char *max_protocol;
+    /* Optional: told the params of every initialize request, and of the
+     * gateway's notifications/mcpbox/client_initialized (a client session
+     * opened through mcpbox's gateway), e.g. to keep the client's clientInfo
+     * as desktop-commander reports it. Runs on the reading thread; the
+     * server's data is mb_mcp_server_data(srv). */
+    void (*on_initialize)(mb_mcp_server *srv, const json_t *params);
 } mb_mcp_info;
 
 /* Creates a server. `info` is borrowed for the server's lifetime. */

@@ -25,6 +25,7 @@ typedef struct mb_mcp_tool_entry {
     json_t *input;       /* parsed input_schema */
     json_t *output;      /* parsed output_schema or NULL */
     json_t *annotations; /* parsed annotations or NULL */
+    json_t *meta;        /* "_meta" of tools/list, or NULL */
 } mb_mcp_tool_entry;
 
 struct mb_mcp_server {

@@ -54,6 +54,7 @@ void mb_mcp_server_free(mb_mcp_server *srv)
         json_decref(srv->tools[i].input);
         json_decref(srv->tools[i].output);
         json_decref(srv->tools[i].annotations);
+        json_decref(srv->tools[i].meta);
     }
     free(srv->tools);
     json_decref(srv->capabilities);
@@ -104,6 +105,7 @@ int mb_mcp_add_tool(mb_mcp_server *srv, const mb_mcp_tool *tool, mb_err *err)
     if (tool->annotations &&
         !(e.annotations = parse_object(tool->annotations, tool->name, "annotations", err)))
         goto fail;
+    if (tool->meta && !(e.meta = parse_object(tool->meta, tool->name, "meta", err))) goto fail;
     if (srv->ntools == srv->captools) {
         srv->captools = srv->captools ? srv->captools * 2 : 16;
         srv->tools = mb_realloc(srv->tools, srv->captools * sizeof *srv->tools);
@@ -113,6 +115,7 @@ int mb_mcp_add_tool(mb_mcp_server *srv, const mb_mcp_tool *tool, mb_err *err)
 fail:
     json_decref(e.input);
     json_decref(e.output);
+    json_decref(e.annotations);
     return MB_EINVAL;
 }
 
@@ -181,6 +184,7 @@ static json_t *do_initialize(mb_mcp_server *srv, json_t *id, json_t *params)
             (!max || strcmp(mb_mcp_protocol_versions[i], max) <= 0))
             ver = mb_mcp_protocol_versions[i];
     snprintf(srv->protocol, sizeof srv->protocol, "%s", ver);
+    if (srv->info->on_initialize) srv->info->on_initialize(srv, params);
     json_t *r = json_pack("{s:s, s:O, s:{s:s, s:s}}", "protocolVersion", ver, "capabilities",
                           srv->capabilities, "serverInfo", "name", srv->info->name, "version",
                           srv->info->version);
@@ -203,6 +207,7 @@ static json_t *do_tools_list(mb_mcp_server *srv, json_t *id)
         if (srv->info->flavor == MB_MCP_TS_MCPSERVER)
             json_object_set_new(t, "execution", json_pack("{s:s}", "taskSupport", "forbidden"));
         if (e->output) json_object_set(t, "outputSchema", e->output);
+        if (e->meta) json_object_set(t, "_meta", e->meta);
         json_array_append_new(tools, t);
     }
     return result_msg(id, json_pack("{s:o}", "tools", tools));
@@ -378,6 +383,10 @@ static void on_notification(mb_mcp_server *srv, const char *method, json_t *para
      * no handler for. */
     if (!strcmp(method, "notifications/cancelled"))
         mb_mcp__workers_cancel(srv, json_object_get(params, "requestId"));
+    /* mcpbox's gateway: a client session opened with these initialize params */
+    else if (!strcmp(method, "notifications/mcpbox/client_initialized") &&
+             srv->info->on_initialize && json_is_object(params))
+        srv->info->on_initialize(srv, params);
 }
 
 json_t *mb_mcp__dispatch(mb_mcp_server *srv, json_t *msg)
@@ -405,6 +414,11 @@ json_t *mb_mcp__dispatch(mb_mcp_server *srv, json_t *msg)
     if (!strcmp(method, "tools/list")) return do_tools_list(srv, id);
     if (!strcmp(method, "tools/call")) return do_tools_call(srv, id, params, NULL);
     if (!strcmp(method, "logging/setLevel")) return do_set_level(srv, id, params);
+    /* Servers that declare resources or prompts without any list them empty. */
+    if (!strcmp(method, "resources/list") && json_object_get(srv->capabilities, "resources"))
+        return result_msg(id, json_pack("{s:[]}", "resources"));
+    if (!strcmp(method, "prompts/list") && json_object_get(srv->capabilities, "prompts"))
+        return result_msg(id, json_pack("{s:[]}", "prompts"));
     return mb_mcp__error(id, MB_RPC_METHOD_NOT_FOUND, "Method not found");
 }
 

@@ -164,4 +164,16 @@ int mb_ooxml_rel_remove(mb_ooxml *pkg, const char *source, const char *id, mb_er
  * ("xl/worksheets/sheet%u.xml"), trying 1, 2, ... Caller frees. */
 char *mb_ooxml_unique_name(const mb_ooxml *pkg, const char *pattern);
 
+/* ----------------------------------------------------------------- images */
+
+/* What an image's header says (PNG, JPEG, GIF, BMP): extension ("png"),
+ * content type, pixel size and DPI (72 when absent; BMP 96). */
+typedef struct mb_ooxml_image {
+    const char *ext, *ct;
+    long px_w, px_h, dpi_x, dpi_y;
+} mb_ooxml_image;
+
+/* 0, or -1 when the data is none of those formats or has no size. */
+int mb_ooxml_image_info(const void *data, size_t n, mb_ooxml_image *out);
+
 #endif /* MB_OOXML_H */

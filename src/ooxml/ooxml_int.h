@@ -32,6 +32,10 @@ struct mb_ooxml {
 /* The live part called `name` (ASCII case ignored), or NULL. */
 mb_ooxml_part *mb_ooxml__find(const mb_ooxml *pkg, const char *name);
 
+/* A libzip source reading `fd` (owned from now on, also on failure) and
+ * writing `path` the way zip_open(path) does (zipsrc.c). */
+zip_source_t *mb_ooxml__fd_source(int fd, const char *path, zip_error_t *error);
+
 #define MB_OOXML_CT_PART "[Content_Types].xml"
 #define MB_OOXML_NS_CT "http://schemas.openxmlformats.org/package/2006/content-types"
 #define MB_OOXML_NS_RELS "http://schemas.openxmlformats.org/package/2006/relationships"

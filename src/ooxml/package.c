@@ -115,8 +115,10 @@ int mb_ooxml_open(const char *path, const mb_ooxml_limits *lim, mb_ooxml **out, 
 {
     *out = NULL;
     if (sys_errno) *sys_errno = 0;
-    /* open(2) first, so that a missing or unreadable file reports its errno */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* open(2) first, so that a missing or unreadable file reports its errno
+     * and a FIFO or device fails (ENXIO) instead of blocking; libzip then
+     * reads this descriptor, never the path again (zipsrc.c) */
+    int fd = mb_open_file(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) {
         int e = errno;
         if (sys_errno) *sys_errno = e;
@@ -129,12 +131,16 @@ int mb_ooxml_open(const char *path, const mb_ooxml_limits *lim, mb_ooxml **out, 
         if (sys_errno) *sys_errno = EISDIR;
         return mb_err_set(err, MB_EIO, "cannot open %s: %s", path, strerror(EISDIR));
     }
-    close(fd);
 
-    int ze = 0;
     char why[128];
-    zip_t *za = zip_open(path, ZIP_CHECKCONS, &ze);
+    zip_error_t zerr;
+    zip_error_init(&zerr);
+    zip_source_t *src = mb_ooxml__fd_source(fd, path, &zerr);
+    zip_t *za = src ? zip_open_from_source(src, ZIP_CHECKCONS, &zerr) : NULL;
+    int ze = zip_error_code_zip(&zerr);
+    zip_error_fini(&zerr);
     if (!za) {
+        if (src) zip_source_free(src);
         if (ze == ZIP_ER_OPEN || ze == ZIP_ER_NOENT)
             return mb_err_set(err, MB_EIO, "cannot open %s", path);
         return mb_err_set(err, MB_EINVAL, "%s is not a valid Office document: %s", path,

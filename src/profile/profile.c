@@ -18,14 +18,7 @@
 
 #define PROFILE_MAX_BYTES (1 << 20)
 
-static void strv_free(char **v)
-{
-    if (!v) return;
-    for (char **p = v; *p; p++) free(*p);
-    free(v);
-}
-
-void mb_profile_names_free(char **names) { strv_free(names); }
+void mb_profile_names_free(char **names) { mb_strv_free(names); }
 
 void mb_profile_free(mb_profile *p)
 {
@@ -34,8 +27,8 @@ void mb_profile_free(mb_profile *p)
         mb_profile_server *s = &p->servers[i];
         free(s->name);
         free(s->upstream);
-        strv_free(s->argv);
-        strv_free(s->envp);
+        mb_strv_free(s->argv);
+        mb_strv_free(s->envp);
         free(s->cwd);
     }
     free(p->servers);
@@ -45,6 +38,7 @@ void mb_profile_free(mb_profile *p)
     }
     free(p->binds);
     free(p->seed.description);
+    free(p->seed.when_missing);
     free(p->name);
     free(p->description);
     json_decref(p->root);
@@ -145,7 +139,7 @@ static int build_env(json_t *base, json_t *over, const mb_profile_vars *vars, co
         snprintf(where, sizeof where, "servers.%s.env.%s", server, k);
         rc = expand(json_string_value(v), vars, file, where, &val, err);
         if (rc) {
-            strv_free(env);
+            mb_strv_free(env);
             goto out;
         }
         env[i++] = mb_asprintf("%s=%s", k, val);
@@ -219,6 +213,23 @@ static int parse_server(const char *file, const char *name, json_t *js, json_t *
     if ((rc = build_env(base_env, json_is_object(env) ? env : NULL, vars, file, name, &s->envp,
                         err)))
         return rc;
+
+    /* "egress": the hosts this server may reach through the daemon's proxy
+     * (src/egress/egress.h); read by the daemon from `entry`. */
+    json_t *eg = json_object_get(js, "egress");
+    size_t ei;
+    json_t *ev;
+    if (eg && !json_is_array(eg))
+        return mb_err_set(err, MB_EINVAL, "%s: servers.%s.egress must be an array of host names "
+                          "(\"*\" for any)", file, name);
+    json_array_foreach(eg, ei, ev) {
+        const char *h = json_string_value(ev);
+        if (!h || !*h || strlen(h) > 253 || strspn(h, "abcdefghijklmnopqrstuvwxyz"
+                                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:*") !=
+                                                    strlen(h))
+            return mb_err_set(err, MB_EINVAL, "%s: servers.%s.egress[%zu] must be a host name, "
+                              "\"*.domain\" or \"*\"", file, name, ei);
+    }
 
     char *cwd = NULL;
     snprintf(where, sizeof where, "servers.%s", name);
@@ -320,16 +331,23 @@ int mb_profile_load(const char *dir, const char *name, const mb_profile_vars *va
         json_t *host;
         p->binds = mb_calloc(binds ? json_object_size(binds) + 1 : 1, sizeof *p->binds);
         json_object_foreach(binds, inside, host) {
-            if (!json_is_string(host) || json_string_value(host)[0] != '/' ||
+            const char *hp = json_is_string(host) ? json_string_value(host) : "";
+            if (!*hp || (hp[0] != '/' && strstr(hp, "..")) ||
                 (strncmp(inside, "/opt/", 5) && strncmp(inside, "/srv/", 5) &&
                  strncmp(inside, "/mnt/", 5)) || strstr(inside, "..")) {
                 rc = mb_err_set(err, MB_EINVAL, "%s: sandbox.binds.%s: the key must be a path "
-                                "under /opt, /srv or /mnt and the value an absolute host path",
+                                "under /opt, /srv or /mnt and the value a host path (absolute, "
+                                "or relative to the directory holding the profiles directory)",
                                 file, inside);
                 goto out;
             }
             p->binds[p->n_binds].inside = mb_strdup(inside);
-            p->binds[p->n_binds].host = mb_strdup(json_string_value(host));
+            /* Relative: from the base dir (the source tree or /usr/share/mcpbox,
+             * whose runtime/ holds what scripts/install-* put there). */
+            p->binds[p->n_binds].host =
+                hp[0] == '/' ? mb_strdup(hp)
+                : vars && vars->base_dir ? mb_asprintf("%s/%s", vars->base_dir, hp)
+                                         : mb_asprintf("%s/../%s", dir, hp);
             p->n_binds++;
         }
     }
@@ -348,8 +366,11 @@ int mb_profile_load(const char *dir, const char *name, const mb_profile_vars *va
         p->seed.required = json_is_true(req);
         if ((rc = get_string(seed, "description", file, "seed", "", &p->seed.description, err)))
             goto out;
+        if ((rc = get_string(seed, "when_missing", file, "seed", "", &p->seed.when_missing, err)))
+            goto out;
     } else {
         p->seed.description = mb_strdup("");
+        p->seed.when_missing = mb_strdup("");
     }
 
     json_t *servers = json_object_get(root, "servers");

@@ -61,6 +61,7 @@ typedef struct mb_profile_server {
 typedef struct mb_profile_seed {
     int required;     /* 1: acquiring without a configured seed dir is refused */
     char *description;/* what the seed holds / how to build it (may be "") */
+    char *when_missing; /* told to a client acquiring while no seed is served (may be "") */
 } mb_profile_seed;
 
 typedef struct mb_profile {
@@ -80,6 +81,8 @@ typedef struct mb_profile {
 typedef struct mb_profile_vars {
     const char *mcpbox_bin; /* required */
     const char *data_dir;   /* default "/data" */
+    const char *base_dir;   /* where relative sandbox.binds host paths start; default
+                             * the directory holding the profiles directory */
 } mb_profile_vars;
 
 /* Loads `<dir>/<name>.json`. `name` must match [A-Za-z0-9_.-]+ without ".." (it

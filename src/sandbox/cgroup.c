@@ -55,19 +55,72 @@ void mb__limits_resolve(const mb_sandbox_limits *in, mb_sandbox_limits *out)
     *out = l;
 }
 
+uint64_t mb__tmpfs_bytes(const mb_sandbox_limits *resolved)
+{
+    uint64_t b = resolved->memory_bytes / 4;
+    return b < (1u << 20) ? (1u << 20) : b;
+}
+
 /* ---------------------------------------------------------------- names */
+
+char *mb__resolve_partly(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (real) return real;
+    char *abs;
+    if (path[0] == '/') {
+        abs = mb_strdup(path);
+    } else {
+        char *cwd = getcwd(NULL, 0);
+        if (!cwd) return NULL;
+        abs = mb_asprintf("%s/%s", cwd, path);
+        free(cwd);
+    }
+    /* Split at each '/' from the right until a prefix resolves. */
+    size_t n = strlen(abs);
+    char *base = NULL;
+    size_t cut = n;
+    while (cut > 0) {
+        while (cut > 0 && abs[cut - 1] != '/') cut--;
+        if (cut == 0) break;
+        size_t keep = cut - 1;
+        char *prefix = mb_strndup(abs, keep ? keep : 1);
+        base = realpath(prefix, NULL);
+        free(prefix);
+        if (base) break;
+        cut = keep;
+    }
+    if (!base) {
+        free(abs);
+        return NULL;
+    }
+    mb_buf b = {0};
+    mb_buf_puts(&b, strcmp(base, "/") ? base : "");
+    free(base);
+    char *rest = abs + cut, *save = NULL;
+    for (char *c = strtok_r(rest, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+        if (!strcmp(c, ".")) continue;
+        if (!strcmp(c, "..")) {
+            while (b.len && b.data[b.len - 1] != '/') b.len--;
+            if (b.len) b.len--;
+            continue;
+        }
+        mb_buf_putc(&b, '/');
+        mb_buf_puts(&b, c);
+    }
+    if (!b.len) mb_buf_putc(&b, '/');
+    mb_buf_putc(&b, '\0');
+    free(abs);
+    return b.data;
+}
 
 void mb__scope_of_root(const char *state_root, char out[MB__SCOPE_LEN + 1])
 {
-    char *real = realpath(state_root, NULL);
+    char *real = mb__resolve_partly(state_root);
     const char *p = real ? real : state_root;
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
     size_t n = strlen(p);
     while (n > 1 && p[n - 1] == '/') n--;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ull;
-    }
+    uint64_t h = mb_hash_bytes(p, n);
     snprintf(out, MB__SCOPE_LEN + 1, "%016" PRIx64, h);
     free(real);
 }

@@ -20,7 +20,8 @@
  * ptrace and cross-process memory access, reboot, swap, clocks, accounting,
  * quotas, file handles, userfaultfd, port I/O, the kernel log, io_uring,
  * fanotify, legacy calls), for clone/unshare with namespace flags, for mknod
- * of devices and for exotic personalities. clone3 returns ENOSYS so that
+ * of devices, for exotic personalities and for socket families other than
+ * unix, inet, inet6 and netlink-route (EAFNOSUPPORT / EPROTONOSUPPORT). clone3 returns ENOSYS so that
  * libc falls back to clone, whose flags the filter can inspect. Calls from
  * another architecture (32-bit int 0x80) kill the process.
  *
@@ -32,6 +33,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -40,6 +42,7 @@
 #include <sys/capability.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -90,6 +93,49 @@ static const unsigned long ns_flags[] = {
 #define CLONE_NEWTIME 0x00000080
 #endif
 
+/* Socket families. Sandboxes need AF_UNIX, AF_INET, AF_INET6 and, for
+ * glibc's getaddrinfo (AI_ADDRCONFIG), getifaddrs and if_nameindex (python,
+ * node, git, chromium), AF_NETLINK with NETLINK_ROUTE: in the sandbox's own
+ * network namespace, and without CAP_NET_ADMIN, that only reads its own
+ * interfaces. socket() and socketpair() of any other family (vsock, whose
+ * port space is the host's; packet; alg; key; xdp; tipc; bluetooth; ... and
+ * every number up to and past AF_MAX) fail with EAFNOSUPPORT, as for a
+ * family the kernel lacks, and other netlink protocols (uevent, sock_diag,
+ * audit, xfrm, ...) with EPROTONOSUPPORT: callers see a clean error, nothing
+ * is killed. The filter compares all 64 bits of the argument, so a family
+ * with high bits set (the kernel reads an int) is refused as well. */
+#define SB_AF_LIMIT 46 /* AF_MAX of Linux 6.x; larger numbers are refused wholesale */
+
+static int socket_rules(scmp_filter_ctx ctx, mb_err *err)
+{
+    static const int allowed[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+    const uint32_t noaf = SCMP_ACT_ERRNO(EAFNOSUPPORT);
+    const int calls[2] = {SCMP_SYS(socket), SCMP_SYS(socketpair)};
+    int rc;
+    for (int c = 0; c < 2; c++) {
+        for (int fam = 0; fam < SB_AF_LIMIT; fam++) {
+            int ok = 0;
+            for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) ok |= allowed[i] == fam;
+            if (ok) continue;
+            if ((rc = seccomp_rule_add(ctx, noaf, calls[c], 1,
+                                       SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam, 0))) != 0)
+                return mb_err_sys(err, -rc, "seccomp rule for socket family %d", fam);
+        }
+        if ((rc = seccomp_rule_add(ctx, noaf, calls[c], 1,
+                                   SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)SB_AF_LIMIT, 0))) != 0)
+            return mb_err_sys(err, -rc, "seccomp rule for socket families");
+    }
+    if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 2,
+                               SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)AF_NETLINK, 0),
+                               SCMP_A2(SCMP_CMP_NE, (scmp_datum_t)NETLINK_ROUTE, 0))) != 0)
+        return mb_err_sys(err, -rc, "seccomp rule for netlink sockets");
+    /* a netlink socketpair does not exist; refuse it like the rest */
+    if ((rc = seccomp_rule_add(ctx, noaf, SCMP_SYS(socketpair), 1,
+                               SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)AF_NETLINK, 0))) != 0)
+        return mb_err_sys(err, -rc, "seccomp rule for netlink socketpair");
+    return 0;
+}
+
 static int build_ctx(scmp_filter_ctx ctx, mb_err *err)
 {
     const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
@@ -123,6 +169,7 @@ static int build_ctx(scmp_filter_ctx ctx, mb_err *err)
                                    SCMP_A2(SCMP_CMP_MASKED_EQ, S_IFMT, dev_types[i]))) != 0)
             return mb_err_sys(err, -rc, "seccomp rule for mknod");
     }
+    if ((rc = socket_rules(ctx, err))) return rc;
     /* personality: only PER_LINUX (0), PER_LINUX32 (8), UNAME26 (0x20000),
      * their union (0x20008) and the query 0xffffffff are allowed; the rest
      * (READ_IMPLIES_EXEC, MMAP_PAGE_ZERO, ADDR_NO_RANDOMIZE, foreign

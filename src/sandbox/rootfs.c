@@ -15,7 +15,8 @@
  *                     of harmless host files (ld.so.cache, ssl certs,
  *                     alternatives, ...). No shadow, no keys, no host config
  *                     that names credentials (npmrc, pip.conf)
- *   /tmp /run /dev/shm  private tmpfs
+ *   /tmp /run /dev/shm  private tmpfs; /tmp and /dev/shm a quarter of
+ *                     memory_bytes each (mb__tmpfs_bytes)
  *   /dev              tmpfs with binds of null, zero, full, random, urandom
  *                     and tty, a private devpts, fd/std* symlinks; read-only
  *   /proc             the sandbox's own proc (its own pid namespace)
@@ -310,7 +311,7 @@ int mb__plan_build(const mb_sandbox_opts *o, const mb_sandbox_limits *lim, const
     }
 
     mkdir_op(p, "tmp", 01777);
-    snprintf(opts, sizeof opts, "size=%" PRIu64 ",mode=1777", lim->memory_bytes);
+    snprintf(opts, sizeof opts, "size=%" PRIu64 ",mode=1777", mb__tmpfs_bytes(lim));
     tmpfs_op(p, "tmp", opts, MS_NOSUID | MS_NODEV);
     mkdir_op(p, "run", 0755);
     tmpfs_op(p, "run", "size=16m,mode=0755", MS_NOSUID | MS_NODEV);
@@ -331,7 +332,7 @@ int mb__plan_build(const mb_sandbox_opts *o, const mb_sandbox_limits *lim, const
     pts->dst = at(p, "dev/pts");
     symlink_op(p, "dev/ptmx", "pts/ptmx");
     mkdir_op(p, "dev/shm", 01777);
-    snprintf(opts, sizeof opts, "size=%" PRIu64 ",mode=1777", lim->memory_bytes);
+    snprintf(opts, sizeof opts, "size=%" PRIu64 ",mode=1777", mb__tmpfs_bytes(lim));
     tmpfs_op(p, "dev/shm", opts, MS_NOSUID | MS_NODEV);
     symlink_op(p, "dev/fd", "/proc/self/fd");
     symlink_op(p, "dev/stdin", "/proc/self/fd/0");

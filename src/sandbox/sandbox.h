@@ -104,15 +104,30 @@ int mb_zygote_local(char *title, size_t title_len, mb_zygote **out, mb_err *err)
 /* Ends the helper process (if any) and frees the zygote; sandboxes it cloned
  * keep running. NULL is a no-op. */
 void mb_zygote_stop(mb_zygote *z);
+/* The body of the helper `mcpbox sandbox-zygote --fd FD` (mb_zygote_start
+ * execs it): closes every other descriptor >= 3 and serves requests on fd
+ * until it closes. title/title_len as mb_zygote_local. Returns an exit
+ * status. */
+int mb_zygote_helper_main(int fd, char *title, size_t title_len);
 /* The helper's pid (0 for a local zygote or before its first start), for
  * tests and diagnostics. */
 pid_t mb_zygote_pid(const mb_zygote *z);
 
+/* Makes (or keeps, when it still matches) DIR/sandbox-mcpbox: a copy of the
+ * mcpbox binary `bin` with mode 0111, owned by the caller (host root), for
+ * mb_sandbox_opts.mcpbox_bin. Sandbox root can execute it but not read it,
+ * so the kernel marks every exec of it non-dumpable: no process of the
+ * sandbox can open a native server's /proc/PID/mem, fd/ or environ, not even
+ * in the moment after exec (execbin.c). *out is the path (caller frees):
+ * `bin` itself, with a warning, when DIR is on a noexec file system. */
+int mb_sandbox_exec_copy(const char *bin, const char *dir, char **out, mb_err *err);
+
 typedef struct mb_sandbox_limits {
     /* Memory for the sandbox's processes and its /tmp and /dev/shm (tmpfs
-     * pages are charged to whoever writes them). The cgroup limit is
-     * memory_bytes + disk_bytes so that a full workspace written from inside
-     * ends in ENOSPC, not in an OOM kill. 0 = MB_SANDBOX_DEFAULT_MEMORY. */
+     * pages are charged to whoever writes them), which are sized at a
+     * quarter of it each. The cgroup limit is memory_bytes + disk_bytes so
+     * that a full workspace, /tmp and /dev/shm written from inside end in
+     * ENOSPC, not in an OOM kill. 0 = MB_SANDBOX_DEFAULT_MEMORY. */
     uint64_t memory_bytes;
     uint32_t pids_max;   /* processes and threads; 0 = default (512) */
     uint32_t cpu_millis; /* CPU quota in milli-cores; 0 = default (1000) */
@@ -153,7 +168,8 @@ typedef struct mb_sandbox_opts {
      * NULL = the host's. */
     const char *image_dir;
     /* Absolute host path of the mcpbox binary, bound at MB_SANDBOX_MCPBOX_PATH
-     * (native servers run from there). */
+     * (native servers run from there). Give mb_sandbox_exec_copy's copy, so
+     * that servers are non-dumpable from their first instruction. */
     const char *mcpbox_bin;
     /* Host uid and gid that are root inside; the sandbox uses the range
      * uid_base .. uid_base + 65535. Must be >= 65536 and the range must not

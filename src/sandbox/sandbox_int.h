@@ -130,7 +130,12 @@ typedef struct mb__cg_layout {
  * sandboxes. */
 #define MB__SCOPE_LEN 16
 #define MB__NAME_MAX (MB__SCOPE_LEN + 1 + 36 + 1)
-/* Scope of a state root (an existing directory). */
+/* realpath() of a path whose last components may be gone (a data dir whose
+ * run/ was removed): the deepest existing ancestor resolved, the rest
+ * appended as written ("." dropped, ".." taken lexically). NULL if not even
+ * "/" or the working directory resolves. Freed by the caller. */
+char *mb__resolve_partly(const char *path);
+/* Scope of a state root (its absolute path, resolved even if it is gone). */
 void mb__scope_of_root(const char *state_root, char out[MB__SCOPE_LEN + 1]);
 /* Scope and name of a sandbox from its state dir and id. */
 void mb__sb_name(const char *state_dir, const char *id, char out[MB__NAME_MAX]);
@@ -171,6 +176,11 @@ int mb__cg_stats(const char *name, mb_sandbox_stats *st, mb_err *err);
 int mb__cg_list(void (*fn)(void *ctx, const char *name), void *ctx, mb_err *err);
 /* Effective limits after defaults. */
 void mb__limits_resolve(const mb_sandbox_limits *in, mb_sandbox_limits *out);
+/* Size of /tmp and of /dev/shm (each): a quarter of memory_bytes, so that
+ * both full plus a full workspace leave half of memory_bytes for processes
+ * under the cgroup limit of memory_bytes + disk_bytes, and filling them ends
+ * in ENOSPC, not in an OOM kill. */
+uint64_t mb__tmpfs_bytes(const mb_sandbox_limits *resolved);
 
 /* ----------------------------------------------------------- workspace */
 

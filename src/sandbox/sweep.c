@@ -7,9 +7,11 @@
  *   - <state_root>/<id>/ directories (their meta file names the workspace);
  *   - cgroups mcpbox/<scope>.<id> in every hierarchy;
  *   - tmpfs mounts whose source is "mcpbox-ws-<scope>.<id>" (our workspaces).
- * The scope is a hash of state_root (cgroup.c), so only sandboxes of this
- * daemon's data dir are ever considered: another daemon's on the same host
- * are invisible here.
+ * The scope is a hash of state_root's absolute path (cgroup.c), so only
+ * sandboxes of this daemon's data dir are ever considered: another daemon's
+ * on the same host are invisible here. state_root itself may be gone (an
+ * `rm -rf` of the data dir that stopped at busy workspace mounts): the
+ * mounts and cgroups are still found by that hash.
  * Every id found that keep() rejects is torn down like destroy_by_opts does:
  * processes killed (through the init, then the cgroup), cgroups removed,
  * workspace unmounted, state dir removed. Names that are not UUIDs are never
@@ -96,6 +98,11 @@ static void on_cgroup(void *ctx, const char *name)
 int mb_sandbox_sweep(const char *state_root, int (*keep)(void *ctx, const char *id), void *ctx,
                      mb_err *err)
 {
+    /* state_root itself may be gone: then the mount table and the cgroup
+     * tree still name what it held (the scope hashes its absolute path). */
+    char *abs_root = mb__resolve_partly(state_root);
+    if (!abs_root) return mb_err_sys(err, errno, "cannot resolve %s", state_root);
+    state_root = abs_root;
     sweep_ctx s = {.state_root = state_root, .keep = keep, .kctx = ctx, .err = err};
     mb__scope_of_root(state_root, s.scope);
     char prefix[64];
@@ -157,5 +164,6 @@ int mb_sandbox_sweep(const char *state_root, int (*keep)(void *ctx, const char *
     mb_err e;
     int rc = mb__cg_list(on_cgroup, &s, &e);
     record(&s, rc, &e);
+    free(abs_root);
     return s.rc;
 }

@@ -77,13 +77,6 @@ static char **helper_env(void)
     return env;
 }
 
-static void free_strv(char **v)
-{
-    if (!v) return;
-    for (char **p = v; *p; p++) free(*p);
-    free(v);
-}
-
 /* Starts the helper (z->mu held). */
 static int helper_start(mb_zygote *z, mb_err *err)
 {
@@ -107,7 +100,7 @@ static int helper_start(mb_zygote *z, mb_err *err)
     int rc = posix_spawn(&pid, z->bin, &fa, &attr, argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
-    free_strv(envp);
+    mb_strv_free(envp);
     close(sv[1]);
     if (rc) {
         close(sv[0]);
@@ -352,6 +345,13 @@ static void serve_create(zy_state *st, mb__msg *m)
     mb__msg_hdr h = {.type = MB__MSG_SPAWNED, .a = pid};
     (void)mb__msg_send(st->fd, &h, NULL, &pidfd, 1);
     close(pidfd);
+}
+
+int mb_zygote_helper_main(int fd, char *title, size_t title_len)
+{
+    int keep[1] = {fd};
+    (void)mb__close_fds_except(keep, 1);
+    return mb__zygote_main(fd, title, title_len);
 }
 
 int mb__zygote_main(int fd, char *title, size_t title_len)

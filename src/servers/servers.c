@@ -8,8 +8,8 @@
 
 const mb_server_entry mb_servers[] = {
     {"filesystem", mb_srv_filesystem_create,
-     "@modelcontextprotocol/server-filesystem 2026.7.10 (14 tools) / 2025.7.1 (12 tools)",
-     "mcpbox mcp filesystem [--upstream-version 2026.7.10|2025.7.1] [DIR...]\n"
+     "@modelcontextprotocol/server-filesystem 2026.7.10 / 2025.11.25 (14 tools) / 2025.7.1 (12 tools)",
+     "mcpbox mcp filesystem [--upstream-version 2026.7.10|2025.11.25|2025.7.1] [DIR...]\n"
      "  DIR  allowed directories (default: /data when it exists)\n"},
     {"localmemory", mb_srv_memory_create,
      "@modelcontextprotocol/server-memory 2025.8.4 / 2025.4.25",
@@ -52,9 +52,30 @@ const mb_server_entry mb_servers[] = {
      "  --timeout S           per pdfinfo/pdftotext/qpdf run (default 60)\n"
      "  --memory-limit SIZE   address-space cap of those programs (default 1G)\n"
      "  --max-text SIZE       cap of the text extracted by one run (default 64M)\n"},
-    {"excel", mb_srv_excel_create, "excel-mcp-server 0.1.7 (haris-musa)",
-     "mcpbox mcp excel [stdio] [--allowed-dir DIR]...\n"
+    {"excel", mb_srv_excel_create, "excel-mcp-server 0.1.7 (25 tools) / 0.1.4 (20 tools)",
+     "mcpbox mcp excel [stdio] [--upstream-version 0.1.7|0.1.4] [--allowed-dir DIR]...\n"
      "  --allowed-dir DIR  where filepath may point (repeatable; default /data)\n"},
+    {"desktop-commander", mb_srv_desktop_commander_create,
+     "@wonderwhy-er/desktop-commander 0.2.7 (21 tools; telemetry never sent)",
+     "mcpbox mcp desktop-commander [--allowed-dir DIR]... [--state-dir DIR]\n"
+     "  --allowed-dir DIR  allowedDirectories of a new config (default: [], everything)\n"
+     "  --state-dir DIR    keep .claude-server-commander{,-logs} in DIR, not in $HOME\n"
+     "  State: $HOME/.claude-server-commander/config.json, as upstream keeps it.\n"},
+    {"arxiv", mb_srv_arxiv_create, "arxiv-mcp-server 0.2.11 / 0.2.10 (offline catalog, optional online mode)",
+     "mcpbox mcp arxiv [--upstream-version 0.2.11|0.2.10] [--storage-path DIR] [--catalog DIR]\n"
+     "                 [--online [--proxy URL] [--api-url URL] [--pdf-url URL]\n"
+     "                  [--request-delay S] [--timeout S]] [--convert-timeout S]\n"
+     "  --storage-path DIR  where papers are downloaded (default ~/.arxiv-mcp-server/papers)\n"
+     "  --catalog DIR       the offline catalog made by `mcpbox arxiv import`\n"
+     "                      ($ARXIV_CATALOG, default /srv/arxiv-catalog)\n"
+     "  --online            ask arXiv for what the catalog lacks and keep it there\n"
+     "                      ($ARXIV_ONLINE=1; through --proxy / $ARXIV_PROXY / https_proxy;\n"
+     "                      --request-delay between requests, default 3 s as arXiv asks)\n"},
+    {"word", mb_srv_word_create, "office-word-mcp-server 568d8d8a / 1.1.9 (GongRzhe)",
+     "mcpbox mcp word [--upstream-version 1.1.9]\n"
+     "  --upstream-version V  1.1.9 (47 tools, Toolathlon's pin) or 568d8d8a (54, default)\n"},
+    {"powerpoint", mb_srv_powerpoint_create, "office-powerpoint-mcp-server 2.0.6 (GongRzhe, 37 tools)",
+     "mcpbox mcp powerpoint [--transport stdio]\n"},
     {NULL, NULL, NULL, NULL},
 };
 

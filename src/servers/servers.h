@@ -45,8 +45,18 @@ int mb_srv_coderunner_create(int argc, char **argv, mb_mcp_server **out, mb_err 
 int mb_srv_codeexec_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 /* excel-mcp-server 0.1.7 (src/servers/excel) */
 int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
+/* office-word-mcp-server 568d8d8a / 1.1.9 (src/servers/word) */
+int mb_srv_word_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
+/* office-powerpoint-mcp-server 2.0.6 (src/servers/powerpoint) */
+int mb_srv_powerpoint_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 
 /* pdf-tools: lockon-n/pdf-tools-mcp 0.1.4 (Toolathlon) */
 int mb_srv_pdftools_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
+
+/* desktop-commander: @wonderwhy-er/desktop-commander 0.2.7 (MCP-Atlas) */
+int mb_srv_desktop_commander_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
+
+/* arxiv: arxiv-mcp-server 0.2.11 (MCP-Atlas) / 0.2.10 (Toolathlon) over an offline catalog */
+int mb_srv_arxiv_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 
 #endif /* MB_SERVERS_H */

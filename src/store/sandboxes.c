@@ -143,6 +143,23 @@ int mb_store_sandbox_list(mb_store *st, const char *owner, mb_sandbox_rec **out,
     return sb_query(st, sql, bind_owner, owner, out, n, err);
 }
 
+int mb_store_sandbox_count(mb_store *st, const char *owner, size_t *n, mb_err *err)
+{
+    sqlite3_stmt *s;
+    *n = 0;
+    STORE_LOCK(st);
+    int rc = mb_store__prepare(st, "SELECT count(*) FROM sandboxes WHERE owner=? AND "
+                                   "status='occupied'", &s, err);
+    if (!rc) {
+        sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
+        if (sqlite3_step(s) == SQLITE_ROW) *n = (size_t)sqlite3_column_int64(s, 0);
+        else rc = mb_err_set(err, MB_EIO, "cannot count sandboxes: %s", sqlite3_errmsg(st->db));
+        sqlite3_finalize(s);
+    }
+    STORE_UNLOCK(st);
+    return rc;
+}
+
 int mb_store_sandbox_expired(mb_store *st, double now, mb_sandbox_rec **out, size_t *n,
                              mb_err *err)
 {

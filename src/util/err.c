@@ -74,6 +74,7 @@ const char *mb_code_name(int code)
     case MB_ETIMEOUT: return "timeout";
     case MB_EUNAUTH: return "unauthenticated";
     case MB_ENOSPACE: return "no space";
+    case MB_ELIMIT: return "over quota";
     default: return "error";
     }
 }

@@ -94,9 +94,27 @@ int mb_rm_rf(const char *path, mb_err *err)
     return MB_OK;
 }
 
+int mb_open_file(const char *path, int flags, mode_t mode)
+{
+    int fd = open(path, flags | O_NONBLOCK, mode);
+    if (fd < 0) return -1;
+    struct stat st;
+    int e = fstat(fd, &st) != 0 ? errno : (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) ? 0 : ENXIO;
+    if (e) {
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (!(flags & O_NONBLOCK)) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    }
+    return fd;
+}
+
 int mb_read_file(const char *path, size_t max, char **out, size_t *len, mb_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = mb_open_file(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) {
         if (errno == ENOENT) return mb_err_set(err, MB_ENOTFOUND, "%s does not exist", path);
         return mb_err_sys(err, errno, "cannot open %s", path);
@@ -145,7 +163,11 @@ int mb_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
                          mb_err *err)
 {
     char *tmp = mb_asprintf("%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    /* The temp name is predictable: whatever already has it (a leftover, or
+     * a FIFO or symlink someone planted) is removed, never opened. */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0) {
         int e = errno;
         free(tmp);

@@ -53,6 +53,7 @@ typedef enum mb_code {
     MB_ETIMEOUT = -10,  /* took too long (504) */
     MB_EUNAUTH = -11,   /* no credentials (401) */
     MB_ENOSPACE = -12,  /* workspace quota exhausted (507) */
+    MB_ELIMIT = -13,    /* over a per-key quota; retry later (429) */
 } mb_code;
 
 #define MB_ERR_MSG_MAX 512
@@ -143,7 +144,15 @@ int mb_mkdir_p(const char *path, mode_t mode, mb_err *err);
 int mb_rm_rf(const char *path, mb_err *err);
 /* Removes everything inside directory fd `dirfd`, keeping the directory. */
 int mb_empty_dir_at(int dirfd, mb_err *err);
-/* Reads a whole (small) file; *out is NUL-terminated, freed by the caller. */
+/* open(2) that never blocks on a FIFO or any other special file (a FIFO an
+ * agent made in /data must not wedge the server that opens it): the open
+ * itself is O_NONBLOCK, and anything but a regular file or a directory is
+ * closed again and fails with ENXIO (the kernel's own answer to opening a
+ * FIFO without a reader for writing). O_NONBLOCK is cleared again unless
+ * flags asked for it. Returns the fd, or -1 with errno. */
+int mb_open_file(const char *path, int flags, mode_t mode);
+/* Reads a whole (small) regular file (mb_open_file); *out is NUL-terminated,
+ * freed by the caller. */
 int mb_read_file(const char *path, size_t max, char **out, size_t *len, mb_err *err);
 /* Writes a file atomically (temp file + fsync + rename) with `mode`. */
 int mb_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,
@@ -186,6 +195,20 @@ int mb_str_has_prefix(const char *s, const char *prefix);
 int mb_str_has_suffix(const char *s, const char *suffix);
 /* Parses a size like "4G", "512M", "100k" or "1234" into bytes. */
 int mb_parse_size(const char *s, uint64_t *out);
+
+/* The one string hash (strv.c): FNV-1a, 64-bit. Stable across versions:
+ * some results name things on disk (cgroup scopes). */
+uint64_t mb_hash_bytes(const void *p, size_t n);
+uint64_t mb_hash_str(const char *s);
+
+/* The one string list (strv.c): NULL-terminated arrays of strings, argv and
+ * envp style. _len and _free take NULL; _dup returns NULL for NULL and
+ * copies every string; _push appends x (borrowed, not copied) to a list of
+ * *n entries, keeping it NULL-terminated (free the array with free()). */
+size_t mb_strv_len(const char *const *v);
+char **mb_strv_dup(const char *const *v);
+void mb_strv_free(char **v);
+void mb_strv_push(const char ***v, size_t *n, const char *x);
 
 /* ------------------------------------------------------------------ UTF-8 */
 

@@ -11,7 +11,7 @@ import re
 import subprocess
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-ROW = re.compile(r"^\| (P\d\.[\w.]+) \| (.+?) \| (.+?) \| (.+?) \| (.+?) \| (\d+) \| `(bench/run [^`]+)` \|$")
+ROW = re.compile(r"^\| (P\d\w*\.[\w.]+) \| (.+?) \| (.+?) \| (.+?) \| (.+?) \| (\d+) \| `(bench/run [^`]+)` \|$")
 
 
 def test_bench_smoke(tmp_path):
@@ -21,7 +21,7 @@ def test_bench_smoke(tmp_path):
     doc.write_text("# Performance\n\nprose kept\n")
     out = tmp_path / "results.json"
     r = subprocess.run([os.path.join(ROOT, "bench", "run"), "--smoke", "--no-setup",
-                        "--only", "P0,P2,P4,P7,P8,P9", "--doc", str(doc), "--json", str(out),
+                        "--only", "P0,P2,P4,P7,P7W,P8,P9", "--doc", str(doc), "--json", str(out),
                         "--workdir", str(tmp_path / "work")],
                        capture_output=True, text=True, timeout=420)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
@@ -39,6 +39,7 @@ def test_bench_smoke(tmp_path):
             "P2.list.c8", "P2.read.s1", "P2.trivial.c1", "P2.trivial.c8",
             "P4.put_init", "P4.dump_get", "P4.upload_rss",
             "P7.xlsx_write", "P7.xlsx_read", "P7.xlsx_rss", "P7.pdf_read", "P7.pdf_rss",
+            "P7W.docx_read", "P7W.docx_write", "P7W.docx_rss",
             "P9.create", "P9.create_fs", "P9.warm", "P9.release", "P9.idle"}
     p8 = {"P8.fs." + t for t in ("read_text_file", "read_multiple_files", "write_file",
                                  "edit_file", "list_directory_with_sizes", "directory_tree",

@@ -93,7 +93,7 @@ def _hostname_of(pid):
 
 
 def test_acquire_starts_every_native_server_ready_with_drift_metadata(api):
-    sb = acquire(api, NATIVE + ["word"])
+    sb = acquire(api, NATIVE + ["arxiv"])
     by = {s["server_name"]: s for s in sb["servers"]}
     for name in NATIVE:
         md = by[name]["metadata"]
@@ -103,20 +103,20 @@ def test_acquire_starts_every_native_server_ready_with_drift_metadata(api):
         assert md["tools_count"] > 0 and md["server_info"]["name"], md
         assert md["upstream"], md
     # a server the profile does not offer is reported, not hidden
-    assert by["word"]["status"] == "error"
-    assert "not available" in by["word"]["metadata"]["error"]
-    assert by["word"]["metadata"]["ready"] is False
+    assert by["arxiv"]["status"] == "error"
+    assert "not available" in by["arxiv"]["metadata"]["error"]
+    assert by["arxiv"]["metadata"]["ready"] is False
     # the same tool surface gives the same hash in the next sandbox
     sb2 = acquire(api, ["filesystem"])
     assert sb2["servers"][0]["metadata"]["tools_sha256"] == by["filesystem"]["metadata"]["tools_sha256"]
     # get shows the same readiness
     got = api.get(f"/local-sandbox/{sb['local_sandbox_id']}").json()
     assert {s["server_name"]: s["metadata"]["ready"] for s in got["servers"]} == \
-        {**{n: True for n in NATIVE}, "word": False}
+        {**{n: True for n in NATIVE}, "arxiv": False}
 
 
 def test_mcp_url_routing_errors(api, daemon):
-    sb = acquire(api, ["filesystem", "word"])
+    sb = acquire(api, ["filesystem", "arxiv"])
     sid = sb["local_sandbox_id"]
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -124,7 +124,7 @@ def test_mcp_url_routing_errors(api, daemon):
     h = {"Accept": "application/json, text/event-stream"}
     for path, words in [
         (f"/terminal/mcp/?local_sandbox_id={sid}", "did not acquire"),
-        (f"/word/mcp/?local_sandbox_id={sid}", "did not acquire"),
+        (f"/arxiv/mcp/?local_sandbox_id={sid}", "did not acquire"),
         ("/filesystem/mcp/?local_sandbox_id=6f1c1d52-0000-4000-8000-000000000000", "no sandbox"),
         ("/filesystem/mcp/", "local_sandbox_id"),
     ]:
@@ -337,6 +337,10 @@ def test_pdf_tools_inside_a_sandbox(api):
     out = text_of(s.call("extract_pdf_pages", {"source_path": "/data/docs/a.pdf", "page_numbers": [2],
                                                "output_path": "/data/docs/b.pdf"}))
     assert "b.pdf" in out, out
+    # qpdf's metadata update (a private file in the sandbox's /tmp) works there too
+    out = text_of(s.call("get_pdf_info", {"pdf_file_path": "/data/docs/b.pdf"}))
+    assert out.endswith("Total pages: 1\nTitle: Unknown\nAuthor: Unknown\nCreator: Unknown\n"
+                        "Creation date: Unknown\n"), out
     s.close()
     fs = Session(url_of(sb, "filesystem"))
     listing = text_of(fs.call("list_directory", {"path": "/data/docs"}))

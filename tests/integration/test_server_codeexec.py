@@ -58,7 +58,8 @@ def reply(res):
 def test_tools_and_descriptions(data):
     with atlas(data) as c:
         init = c.initialize()
-        assert init["serverInfo"] == {"name": "code-executor", "version": "0.2.0"}
+        assert init["serverInfo"] == {"name": "code-executor", "version": "0.3.0"}
+        assert init["protocolVersion"] == "2024-11-05"  # SDK 0.6.0 knows no newer one
         tools = {t["name"]: t for t in c.list_tools()}
         assert list(tools) == ["execute_code", "initialize_code_file", "append_to_code_file",
                                "execute_code_file", "read_code_file", "install_dependencies",

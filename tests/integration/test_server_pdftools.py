@@ -252,6 +252,14 @@ def test_merge_and_extract(ws):
         m = pypdf.PdfReader(str(ws / "out" / "merged.pdf"))
         assert len(m.pages) == 10
         assert "beta" in m.pages[5].extract_text()
+        # PyPDF2's PdfWriter gives what it writes {/Producer (PyPDF2)}, so upstream's
+        # get_pdf_info prints its four metadata lines, all Unknown
+        assert m.metadata == {"/Producer": "PyPDF2"}
+        unknown = ("PDF file information:\nTotal pages: %d\nTitle: Unknown\nAuthor: Unknown\n"
+                   "Creator: Unknown\nCreation date: Unknown\n")
+        assert call(c, "get_pdf_info", {"pdf_file_path": "out/merged.pdf"}) == unknown % 10
+        assert not [f for f in os.listdir(os.environ.get("TMPDIR", "/tmp"))
+                    if f.startswith("mcpbox-pdfinfo-")]  # its temporary file is gone
         t = call(c, "merge_pdfs", {"pdf_paths": ["doc.pdf", "nope.pdf"], "output_path": "x.pdf"})
         assert t == "Error reading PDF 'nope.pdf': [Errno 2] No such file or directory: 'nope.pdf'"
         assert not (ws / "x.pdf").exists()
@@ -262,6 +270,7 @@ def test_merge_and_extract(ws):
                      "Extracted pages: [4, 1, 4]\nSource PDF total pages: 4")
         e = pypdf.PdfReader(str(ws / "ext.pdf"))
         assert len(e.pages) == 3
+        assert call(c, "get_pdf_info", {"pdf_file_path": "ext.pdf"}) == unknown % 3
         assert "Fourth page" in e.pages[0].extract_text()
         assert "Invoice number" in e.pages[1].extract_text()
         assert call(c, "extract_pdf_pages", {"source_path": "doc.pdf", "page_numbers": [7],

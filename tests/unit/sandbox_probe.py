@@ -342,6 +342,120 @@ def _():
     socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
 
 
+# ------------------------------------------------------- socket families
+# Only AF_UNIX, AF_INET, AF_INET6 and NETLINK_ROUTE (read by getaddrinfo,
+# getifaddrs, if_nameindex) are allowed; every other family is refused with
+# EAFNOSUPPORT, other netlink protocols with EPROTONOSUPPORT.
+AF_VSOCK, AF_ALG, AF_KEY, AF_XDP, AF_TIPC, AF_CAN, AF_BLUETOOTH = 40, 38, 15, 44, 30, 29, 31
+
+
+def raw_socket(family, type_, proto):
+    ctypes.set_errno(0)
+    fd = libc.socket(family, type_, proto)
+    if fd >= 0:
+        os.close(fd)
+        return (True, 0)
+    return (False, ctypes.get_errno())
+
+
+@probe("vsock_socket")
+def _():
+    return raw_socket(AF_VSOCK, socket.SOCK_STREAM, 0)
+
+
+@probe("vsock_socket_dgram")
+def _():
+    return raw_socket(AF_VSOCK, socket.SOCK_DGRAM, 0)
+
+
+@probe("vsock_socketpair")
+def _():
+    sv = (ctypes.c_int * 2)()
+    ctypes.set_errno(0)
+    r = libc.socketpair(AF_VSOCK, socket.SOCK_STREAM, 0, sv)
+    return (r == 0, 0 if r == 0 else ctypes.get_errno())
+
+
+@probe("vsock_high_bits")
+def _():
+    # the kernel reads the family as an int: upper bits must not slip past
+    ctypes.set_errno(0)
+    r = libc.syscall(ctypes.c_long(41), ctypes.c_long((1 << 32) | AF_VSOCK),
+                     ctypes.c_long(socket.SOCK_STREAM), ctypes.c_long(0))
+    if r >= 0:
+        os.close(r)
+    return (r >= 0, 0 if r >= 0 else ctypes.get_errno())
+
+
+@probe("alg_socket")
+def _():
+    return raw_socket(AF_ALG, socket.SOCK_SEQPACKET, 0)
+
+
+@probe("key_socket")
+def _():
+    return raw_socket(AF_KEY, socket.SOCK_RAW, 2)
+
+
+@probe("xdp_socket")
+def _():
+    return raw_socket(AF_XDP, socket.SOCK_RAW, 0)
+
+
+@probe("tipc_socket")
+def _():
+    return raw_socket(AF_TIPC, socket.SOCK_RDM, 0)
+
+
+@probe("packet_socket_dgram")
+def _():
+    return raw_socket(socket.AF_PACKET, socket.SOCK_DGRAM, 0)
+
+
+@probe("netlink_uevent")
+def _():
+    return raw_socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 15)  # NETLINK_KOBJECT_UEVENT
+
+
+@probe("netlink_sock_diag")
+def _():
+    return raw_socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 4)  # NETLINK_SOCK_DIAG
+
+
+@probe("netlink_audit")
+def _():
+    return raw_socket(socket.AF_NETLINK, socket.SOCK_RAW, 9)  # NETLINK_AUDIT
+
+
+@probe("ctl_netlink_route")
+def _():
+    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+    s.close()
+    names = [n for _, n in socket.if_nameindex()]
+    return ("lo" in names, 0, names)
+
+
+@probe("ctl_getaddrinfo")
+def _():
+    infos = socket.getaddrinfo("localhost", 80, 0, socket.SOCK_STREAM, 0, socket.AI_ADDRCONFIG)
+    return (len(infos) > 0, 0, sorted(set(i[4][0] for i in infos)))
+
+
+@probe("ctl_inet6_unix")
+def _():
+    srv = socket.socket(socket.AF_INET6)
+    srv.bind(("::1", 0))
+    srv.listen(1)
+    c = socket.create_connection(srv.getsockname()[:2], timeout=3)
+    c.close()
+    a, b2 = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    a.send(b"x")
+    ok = b2.recv(1) == b"x"
+    u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    u.close()
+    return (ok, 0)
+
+
 # --------------------------------------------------------------- syscalls
 @probe("mount_tmpfs")
 def _():

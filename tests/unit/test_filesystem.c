@@ -20,7 +20,7 @@
 static size_t count_tools(const fs_version *v)
 {
     size_t n = 0;
-    while (v->tools[n].name) n++;
+    while (fs_version_tools(v)[n].name) n++;
     return n;
 }
 
@@ -35,12 +35,26 @@ static void test_versions(void **state)
     assert_null(fs_version_find(""));
     assert_int_equal(count_tools(v26), 14);
     assert_int_equal(count_tools(v25), 12);
+    /* 2025.11.25 (MCP-Atlas): 2026's tools with its own read_media_file and annotations */
+    const fs_version *v2511 = fs_version_find("2025.11.25");
+    assert_non_null(v2511);
+    assert_int_equal(count_tools(v2511), 14);
+    assert_true(v2511->structured && v2511->media_blob && v2511->roots_realpath_only &&
+                !v2511->roots_relative && !v2511->replace_literal);
+    assert_int_equal(v2511->jsdiff, 5);
+    for (size_t i = 0; i < 14; i++) {
+        const mb_mcp_tool *a = &fs_version_tools(v26)[i], *b = &fs_version_tools(v2511)[i];
+        assert_string_equal(a->name, b->name);
+        assert_null(strstr(b->annotations, "openWorldHint"));
+        if (!strcmp(b->name, "move_file"))
+            assert_non_null(strstr(b->annotations, "\"destructiveHint\":false"));
+    }
     assert_true(v26->structured && v26->roots_relative && v26->glob_search && !v26->catch_all);
     assert_true(v25->catch_all && !v25->structured && !v25->roots_relative && !v25->glob_search);
     assert_int_equal(v25->jsdiff, 5);
     assert_int_equal(v26->jsdiff, 8);
     char *list = fs_version_list();
-    assert_string_equal(list, "2026.7.10, 2025.7.1");
+    assert_string_equal(list, "2026.7.10, 2025.11.25, 2025.7.1");
     free(list);
     /* 2025.7.1: no read_text_file / read_media_file, no titles, annotations
      * or output schemas; every schema is valid JSON */

@@ -38,30 +38,30 @@ static void test_table(void **state)
 {
     (void)state;
     mb_gw_table t;
-    mb_gw_table_init(&t);
+    mb_gw__table_init(&t);
     item *items = calloc(1000, sizeof *items);
     for (int i = 0; i < 1000; i++) {
         items[i].v = i;
-        mb_gw_table_insert(&t, &items[i].node, (uint64_t)(i % 500)); /* two per key */
+        mb_gw__table_insert(&t, &items[i].node, (uint64_t)(i % 500)); /* two per key */
     }
     assert_int_equal(t.count, 1000);
     int seen = 0;
-    for (mb_gw_hnode *n = mb_gw_table_find(&t, 7); n; n = mb_gw_table_next(n)) {
+    for (mb_gw_hnode *n = mb_gw__table_find(&t, 7); n; n = mb_gw__table_next(n)) {
         item *it = MB_GW_CONTAINER(n, item, node);
         assert_int_equal(it->v % 500, 7);
         seen++;
     }
     assert_int_equal(seen, 2);
-    mb_gw_table_remove(&t, &items[7].node);
-    assert_ptr_equal(mb_gw_table_find(&t, 7), &items[507].node);
-    assert_null(mb_gw_table_next(&items[507].node));
+    mb_gw__table_remove(&t, &items[7].node);
+    assert_ptr_equal(mb_gw__table_find(&t, 7), &items[507].node);
+    assert_null(mb_gw__table_next(&items[507].node));
     size_t cur = 0, visited = 0;
-    while (mb_gw_table_at(&t, &cur)) visited++;
+    while (mb_gw__table_at(&t, &cur)) visited++;
     assert_int_equal(visited, 999);
-    assert_null(mb_gw_table_find(&t, 100000));
-    mb_gw_table_dispose(&t);
+    assert_null(mb_gw__table_find(&t, 100000));
+    mb_gw__table_dispose(&t);
     free(items);
-    assert_int_not_equal(mb_gw_hash_str("a"), mb_gw_hash_str("b"));
+    assert_int_not_equal(mb_hash_str("a"), mb_hash_str("b"));
 }
 
 /* ---------------------------------------------------------------- framing */
@@ -85,7 +85,7 @@ static void on_over(void *p, size_t len, const char *h, size_t hl, const char *t
 {
     lines *l = p;
     l->over_len = len;
-    l->over_known = mb_gw_guess_id(h, hl, t, tl, &l->over_id);
+    l->over_known = mb_gw__guess_id(h, hl, t, tl, &l->over_id);
 }
 
 static void test_framing(void **state)
@@ -94,10 +94,10 @@ static void test_framing(void **state)
     lines l = {0};
     mb_gw_framer_cb cb = {on_line, on_over, &l};
     mb_gw_framer f;
-    mb_gw_framer_init(&f, 100);
+    mb_gw__framer_init(&f, 100);
     /* split across reads, \r\n, blank lines, several lines per read */
     const char *parts[] = {"{\"a\":", "1}\r\n\n  \r\n{\"b\":2}\n{\"c\"", ":3}\n"};
-    for (int i = 0; i < 3; i++) mb_gw_framer_feed(&f, parts[i], strlen(parts[i]), &cb);
+    for (int i = 0; i < 3; i++) mb_gw__framer_feed(&f, parts[i], strlen(parts[i]), &cb);
     assert_int_equal(l.n, 3);
     assert_string_equal(l.got[0], "{\"a\":1}");
     assert_string_equal(l.got[1], "{\"b\":2}");
@@ -108,14 +108,14 @@ static void test_framing(void **state)
     memset(big, 'x', sizeof big);
     memcpy(big, "{\"result\":\"", 11);
     const char *end = "\",\"jsonrpc\":\"2.0\",\"id\":42}\n{\"d\":4}\n";
-    mb_gw_framer_feed(&f, big, sizeof big, &cb);
-    mb_gw_framer_feed(&f, end, strlen(end), &cb);
+    mb_gw__framer_feed(&f, big, sizeof big, &cb);
+    mb_gw__framer_feed(&f, end, strlen(end), &cb);
     assert_int_equal(l.over_len, sizeof big + strlen(end) - 9);
     assert_true(l.over_known);
     assert_int_equal(l.over_id, 42);
     assert_int_equal(l.n, 4);
     assert_string_equal(l.got[3], "{\"d\":4}");
-    mb_gw_framer_dispose(&f);
+    mb_gw__framer_dispose(&f);
 }
 
 static void test_guess_id(void **state)
@@ -123,19 +123,19 @@ static void test_guess_id(void **state)
     (void)state;
     int64_t id = 0;
     const char *h = "{\"jsonrpc\":\"2.0\",\"id\":17,\"result\":{\"con";
-    assert_true(mb_gw_guess_id(h, strlen(h), "", 0, &id));
+    assert_true(mb_gw__guess_id(h, strlen(h), "", 0, &id));
     assert_int_equal(id, 17);
     h = "  { \"id\" : -3 , \"result\"";
-    assert_true(mb_gw_guess_id(h, strlen(h), "", 0, &id));
+    assert_true(mb_gw__guess_id(h, strlen(h), "", 0, &id));
     assert_int_equal(id, -3);
     const char *t = "aaa\"}]},\"jsonrpc\":\"2.0\",\"id\":99}";
-    assert_true(mb_gw_guess_id("{\"result", 8, t, strlen(t), &id));
+    assert_true(mb_gw__guess_id("{\"result", 8, t, strlen(t), &id));
     assert_int_equal(id, 99);
     /* an id nested inside the result is not the message's */
     t = "\"id\":5}}";
-    assert_false(mb_gw_guess_id("{\"result\":", 10, t, strlen(t), &id));
-    assert_false(mb_gw_guess_id("{\"result\":{\"id\":1", 17, "", 0, &id));
-    assert_false(mb_gw_guess_id("garbage", 7, "more", 4, &id));
+    assert_false(mb_gw__guess_id("{\"result\":", 10, t, strlen(t), &id));
+    assert_false(mb_gw__guess_id("{\"result\":{\"id\":1", 17, "", 0, &id));
+    assert_false(mb_gw__guess_id("garbage", 7, "more", 4, &id));
 }
 
 /* ------------------------------------------------------------- splicing */
@@ -147,13 +147,13 @@ static void test_scan_splice(void **state)
     mb_gw_span sp[3];
     const char *m = "{ \"params\": {\"s\":\"a\\\"}{[\", \"id\":[1,{\"id\":2}]} , "
                     "\"method\":\"x\", \"id\" : \"abc\" }";
-    assert_int_equal(mb_gw_scan(m, strlen(m), keys, 3, sp), 3);
+    assert_int_equal(mb_gw__scan(m, strlen(m), keys, 3, sp), 3);
     assert_int_equal(sp[0].len, 5);
     assert_memory_equal(m + sp[0].off, "\"abc\"", 5);
     assert_memory_equal(m + sp[1].off, "\"x\"", 3);
     assert_memory_equal(m + sp[2].off, "{\"s\":", 5);
     size_t n;
-    char *out = mb_gw_splice(m, strlen(m), sp[0], "12", 2, &n);
+    char *out = mb_gw__splice(m, strlen(m), sp[0], "12", 2, &n);
     assert_int_equal(n, strlen(m) - 3);
     json_error_t e;
     json_t *j = json_loads(out, 0, &e);
@@ -163,36 +163,36 @@ static void test_scan_splice(void **state)
     free(out);
     /* numbers survive verbatim */
     const char *num = "{\"id\":3,\"result\":{\"a\":0.1,\"b\":123456789012345678901234567890}}";
-    assert_int_equal(mb_gw_scan(num, strlen(num), keys, 3, sp), 2);
-    out = mb_gw_splice(num, strlen(num), sp[0], "\"q\"", 3, &n);
+    assert_int_equal(mb_gw__scan(num, strlen(num), keys, 3, sp), 2);
+    out = mb_gw__splice(num, strlen(num), sp[0], "\"q\"", 3, &n);
     assert_string_equal(out, "{\"id\":\"q\",\"result\":{\"a\":0.1,\"b\":123456789012345678901234567890}}");
     free(out);
     /* broken structure */
-    assert_int_equal(mb_gw_scan("{\"a\":1", 6, keys, 3, sp), -1);
-    assert_int_equal(mb_gw_scan("{\"a\":1} x", 9, keys, 3, sp), -1);
-    assert_int_equal(mb_gw_scan("[1]", 3, keys, 3, sp), -1);
-    assert_int_equal(mb_gw_scan("{\"a\":\"unterminated}", 19, keys, 3, sp), -1);
-    assert_int_equal(mb_gw_scan("{}", 2, keys, 3, sp), 0);
+    assert_int_equal(mb_gw__scan("{\"a\":1", 6, keys, 3, sp), -1);
+    assert_int_equal(mb_gw__scan("{\"a\":1} x", 9, keys, 3, sp), -1);
+    assert_int_equal(mb_gw__scan("[1]", 3, keys, 3, sp), -1);
+    assert_int_equal(mb_gw__scan("{\"a\":\"unterminated}", 19, keys, 3, sp), -1);
+    assert_int_equal(mb_gw__scan("{}", 2, keys, 3, sp), 0);
     assert_int_equal(sp[0].len, 0);
 }
 
 static void test_versions_and_errors(void **state)
 {
     (void)state;
-    assert_string_equal(mb_gw_version_negotiate("2025-03-26"), "2025-03-26");
-    assert_string_equal(mb_gw_version_negotiate("2099-01-01"), MB_GW_PROTO_LATEST);
-    assert_string_equal(mb_gw_version_negotiate(NULL), MB_GW_PROTO_LATEST);
-    assert_true(mb_gw_version_allows_batch("2025-03-26"));
-    assert_true(mb_gw_version_allows_batch("2024-11-05"));
-    assert_false(mb_gw_version_allows_batch("2025-06-18"));
-    assert_true(mb_gw_version_primes("2025-11-25"));
-    assert_false(mb_gw_version_primes("2025-06-18"));
-    assert_false(mb_gw_version_supported("1999-01-01"));
-    char *t = mb_gw_error_text("\"x\"", -32600, "bad %d", 7);
+    assert_string_equal(mb_gw__version_negotiate("2025-03-26"), "2025-03-26");
+    assert_string_equal(mb_gw__version_negotiate("2099-01-01"), MB_GW_PROTO_LATEST);
+    assert_string_equal(mb_gw__version_negotiate(NULL), MB_GW_PROTO_LATEST);
+    assert_true(mb_gw__version_allows_batch("2025-03-26"));
+    assert_true(mb_gw__version_allows_batch("2024-11-05"));
+    assert_false(mb_gw__version_allows_batch("2025-06-18"));
+    assert_true(mb_gw__version_primes("2025-11-25"));
+    assert_false(mb_gw__version_primes("2025-06-18"));
+    assert_false(mb_gw__version_supported("1999-01-01"));
+    char *t = mb_gw__error_text("\"x\"", -32600, "bad %d", 7);
     assert_string_equal(t, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"error\":{\"code\":-32600,"
                            "\"message\":\"bad 7\"}}");
     free(t);
-    t = mb_gw_error_text(NULL, -1, "m");
+    t = mb_gw__error_text(NULL, -1, "m");
     assert_non_null(strstr(t, "\"id\":null"));
     free(t);
 }
@@ -215,10 +215,10 @@ static void test_tools_hash(void **state)
                            0, &e);
     char ha[65], hb[65], hc[65];
     size_t n;
-    assert_int_equal(mb_gw_tools_hash(a, ha, &n), 0);
+    assert_int_equal(mb_gw__tools_hash(a, ha, &n), 0);
     assert_int_equal(n, 2);
-    assert_int_equal(mb_gw_tools_hash(b, hb, NULL), 0);
-    assert_int_equal(mb_gw_tools_hash(c, hc, NULL), 0);
+    assert_int_equal(mb_gw__tools_hash(b, hb, NULL), 0);
+    assert_int_equal(mb_gw__tools_hash(c, hc, NULL), 0);
     assert_string_equal(ha, hb);
     assert_string_not_equal(ha, hc);
     assert_int_equal(strlen(ha), 64);
@@ -354,7 +354,7 @@ static int world_up(void **state, int call_timeout_ms)
     fake_handshake(&w->f);
     assert_int_equal(mb_gateway_start(w->gw, "sb", "srv", 5000, &err), 0);
     int known;
-    w->b = mb_gw_lookup(w->gw, "sb", "srv", &known, NULL, 0);
+    w->b = mb_gw__lookup(w->gw, "sb", "srv", &known, NULL, 0);
     assert_non_null(w->b);
     *state = w;
     return 0;
@@ -366,7 +366,7 @@ static int world_up_short(void **state) { return world_up(state, 300); }
 static int world_down(void **state)
 {
     world *w = *state;
-    mb_gw_backend_unref(w->b);
+    mb_gw__backend_unref(w->b);
     mb_gateway_destroy(w->gw);
     fake_close(&w->f);
     mb_buf_free(&w->f.pending);
@@ -378,9 +378,9 @@ static mb_gw_session *open_session(world *w, const char *caps_json)
 {
     json_error_t e;
     json_t *caps = caps_json ? json_loads(caps_json, 0, &e) : NULL;
-    mb_gw_session *s = mb_gw_session_new(w->b, "2025-11-25", caps);
+    mb_gw_session *s = mb_gw__session_new(w->b, "2025-11-25", caps);
     json_decref(caps);
-    assert_int_equal(mb_gw_sessions_insert(w->gw, s, NULL), 0);
+    assert_int_equal(mb_gw__sessions_insert(w->gw, s, NULL), 0);
     return s;
 }
 
@@ -393,7 +393,7 @@ static int client_says(world *w, mb_gw_stream *x, const char *text, char **err)
     mb_gw_cmsg m = {j, text, strlen(text)};
     char *dummy = NULL;
     pthread_mutex_lock(&w->b->lock);
-    int rc = mb_gw_route_from_client_locked(x, &m, err ? err : &dummy);
+    int rc = mb_gw__route_from_client_locked(x, &m, err ? err : &dummy);
     pthread_mutex_unlock(&w->b->lock);
     free(dummy);
     json_decref(j);
@@ -403,11 +403,11 @@ static int client_says(world *w, mb_gw_stream *x, const char *text, char **err)
 /* The next message queued on st (waits up to timeout_ms). */
 static json_t *stream_next(world *w, mb_gw_stream *st, int timeout_ms, int *is_response)
 {
-    int64_t deadline = mb_gw_now() + timeout_ms;
+    int64_t deadline = mb_gw__now() + timeout_ms;
     json_t *j = NULL;
     pthread_mutex_lock(&w->b->lock);
-    while (!st->head && mb_gw_now() < deadline)
-        mb_gw_cond_wait_until(&st->cond, &w->b->lock, deadline);
+    while (!st->head && mb_gw__now() < deadline)
+        mb_gw__cond_wait_until(&st->cond, &w->b->lock, deadline);
     mb_gw_msg *m = st->head;
     if (m) {
         st->head = m->next;
@@ -426,7 +426,7 @@ static json_t *stream_next(world *w, mb_gw_stream *st, int timeout_ms, int *is_r
 
 static mb_gw_stream *exchange(mb_gw_session *s)
 {
-    mb_gw_stream *x = mb_gw_stream_new(MB_GW_STREAM_POST, s);
+    mb_gw_stream *x = mb_gw__stream_new(MB_GW_STREAM_POST, s);
     x->accepts_sse = 1;
     return x;
 }
@@ -514,12 +514,12 @@ static void test_id_rewriting(void **state)
     json_decref(r1);
     json_decref(r2);
     json_decref(ra);
-    mb_gw_stream_unref(x1);
-    mb_gw_stream_unref(x2);
-    mb_gw_sessions_end(w->gw, s1, "test over");
-    mb_gw_sessions_end(w->gw, s2, "test over");
-    mb_gw_session_unref(s1);
-    mb_gw_session_unref(s2);
+    mb_gw__stream_unref(x1);
+    mb_gw__stream_unref(x2);
+    mb_gw__sessions_end(w->gw, s1, "test over");
+    mb_gw__sessions_end(w->gw, s2, "test over");
+    mb_gw__session_unref(s1);
+    mb_gw__session_unref(s2);
 }
 
 static void test_server_requests(void **state)
@@ -578,13 +578,33 @@ static void test_server_requests(void **state)
     json_t *fin = stream_next(w, x1, 2000, &resp);
     assert_int_equal(json_integer_value(json_object_get(fin, "id")), 5);
     json_decref(fin);
-    mb_gw_stream_unref(x1);
-    mb_gw_stream_unref(x1b);
-    mb_gw_stream_unref(x2);
-    mb_gw_sessions_end(w->gw, s1, "test over");
-    mb_gw_sessions_end(w->gw, s2, "test over");
-    mb_gw_session_unref(s1);
-    mb_gw_session_unref(s2);
+    mb_gw__stream_unref(x1);
+    mb_gw__stream_unref(x1b);
+    mb_gw__stream_unref(x2);
+    mb_gw__sessions_end(w->gw, s1, "test over");
+    mb_gw__sessions_end(w->gw, s2, "test over");
+    mb_gw__session_unref(s1);
+    mb_gw__session_unref(s2);
+}
+
+/* After a cancellation the gateway pings the server (a server that does not
+ * answer within cancel_grace_ms is restarted): the fake answers, and the
+ * gateway has taken the answer when this returns. */
+static void answer_probe(world *w)
+{
+    json_t *probe = fake_read(&w->f, 2000);
+    assert_string_equal(method_of(probe), "ping");
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}}",
+               (long long)json_integer_value(json_object_get(probe, "id")));
+    json_decref(probe);
+    for (int i = 0;; i++) {
+        pthread_mutex_lock(&w->b->lock);
+        int64_t waiting = w->b->probe_deadline_ms;
+        pthread_mutex_unlock(&w->b->lock);
+        if (!waiting) break;
+        assert_true(i < 200);
+        usleep(10000);
+    }
 }
 
 static void test_session_end_and_cancel(void **state)
@@ -604,13 +624,16 @@ static void test_session_end_and_cancel(void **state)
     assert_int_equal(json_integer_value(json_object_get(json_object_get(c, "params"), "requestId")),
                      json_integer_value(json_object_get(ua, "id")));
     json_decref(c);
+    /* then a ping, to learn whether the server is still reading (a server
+     * that does not answer within cancel_grace_ms is restarted); it answers */
+    answer_probe(w);
     int resp;
     json_t *ea = stream_next(w, x, 1000, &resp);
     assert_string_equal(json_string_value(json_object_get(ea, "id")), "a");
     assert_non_null(json_object_get(ea, "error"));
     json_decref(ea);
     /* ending the session answers "b" and cancels it upstream */
-    mb_gw_sessions_end(w->gw, s, "the client ended the session");
+    mb_gw__sessions_end(w->gw, s, "the client ended the session");
     json_t *eb = stream_next(w, x, 1000, &resp);
     assert_string_equal(json_string_value(json_object_get(eb, "id")), "b");
     assert_non_null(strstr(json_string_value(json_object_get(json_object_get(eb, "error"), "message")),
@@ -621,15 +644,17 @@ static void test_session_end_and_cancel(void **state)
     assert_int_equal(json_integer_value(json_object_get(json_object_get(cb, "params"), "requestId")),
                      json_integer_value(json_object_get(ub, "id")));
     json_decref(cb);
-    assert_null(mb_gw_sessions_lookup(w->gw, s->id));
+    answer_probe(w);
+    assert_null(mb_gw__sessions_lookup(w->gw, s->id));
     pthread_mutex_lock(&w->b->lock);
-    assert_int_equal(w->b->nsessions, 0);
-    assert_int_equal(w->b->pending.count, 0);
+    size_t nsessions = w->b->nsessions, npending = w->b->pending.count;
     pthread_mutex_unlock(&w->b->lock);
+    assert_int_equal(nsessions, 0);
+    assert_int_equal(npending, 0);
     json_decref(ua);
     json_decref(ub);
-    mb_gw_stream_unref(x);
-    mb_gw_session_unref(s);
+    mb_gw__stream_unref(x);
+    mb_gw__session_unref(s);
 }
 
 static void test_timeout(void **state)
@@ -641,7 +666,7 @@ static void test_timeout(void **state)
     json_t *u = fake_read(&w->f, 2000);
     usleep(350 * 1000);
     pthread_mutex_lock(&w->b->lock);
-    assert_int_equal(mb_gw_expire_locked(w->b, x, mb_gw_now()), INT64_MAX);
+    assert_int_equal(mb_gw__expire_locked(w->b, x, mb_gw__now()), INT64_MAX);
     pthread_mutex_unlock(&w->b->lock);
     int resp;
     json_t *e = stream_next(w, x, 1000, &resp);
@@ -656,9 +681,9 @@ static void test_timeout(void **state)
                (long long)json_integer_value(json_object_get(u, "id")));
     assert_null(stream_next(w, x, 200, NULL));
     json_decref(u);
-    mb_gw_stream_unref(x);
-    mb_gw_sessions_end(w->gw, s, "test over");
-    mb_gw_session_unref(s);
+    mb_gw__stream_unref(x);
+    mb_gw__sessions_end(w->gw, s, "test over");
+    mb_gw__session_unref(s);
 }
 
 static void test_server_death_and_restart(void **state)
@@ -713,10 +738,10 @@ static void test_server_death_and_restart(void **state)
     json_t *ok = stream_next(w, x2, 2000, &resp);
     assert_int_equal(json_integer_value(json_object_get(ok, "id")), 2);
     json_decref(ok);
-    mb_gw_stream_unref(x);
-    mb_gw_stream_unref(x2);
-    mb_gw_sessions_end(w->gw, s, "test over");
-    mb_gw_session_unref(s);
+    mb_gw__stream_unref(x);
+    mb_gw__stream_unref(x2);
+    mb_gw__sessions_end(w->gw, s, "test over");
+    mb_gw__session_unref(s);
 }
 
 /* --------------------------------- one socket for stdin and stdout, no stderr */
@@ -777,7 +802,7 @@ static void test_shared_socket_and_stderr_tail(void **state)
     fake_handshake(&w.f);
     assert_int_equal(mb_gateway_start(w.gw, "sb", "srv", 5000, &err), 0);
     int known;
-    w.b = mb_gw_lookup(w.gw, "sb", "srv", &known, NULL, 0);
+    w.b = mb_gw__lookup(w.gw, "sb", "srv", &known, NULL, 0);
     assert_non_null(w.b);
 
     /* A message far bigger than the socket takes at once: the rest waits in
@@ -823,10 +848,10 @@ static void test_shared_socket_and_stderr_tail(void **state)
     assert_non_null(le);
     assert_non_null(strstr(le, "its stderr ended with: line one|fatal: the-tail-marker"));
     json_decref(md);
-    mb_gw_stream_unref(x);
-    mb_gw_sessions_end(w.gw, s, "test over");
-    mb_gw_session_unref(s);
-    mb_gw_backend_unref(w.b);
+    mb_gw__stream_unref(x);
+    mb_gw__sessions_end(w.gw, s, "test over");
+    mb_gw__session_unref(s);
+    mb_gw__backend_unref(w.b);
     mb_gateway_remove_server(w.gw, "sb", "srv");
     mb_gateway_remove_server(w.gw, "sb", "srv"); /* twice is fine */
     assert_int_equal(mb_gateway_info(w.gw, "sb", "srv", NULL, NULL), MB_ENOTFOUND);

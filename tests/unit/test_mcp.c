@@ -195,6 +195,62 @@ static void test_initialize_negotiation(void **state)
     mb_mcp_server_free(srv);
 }
 
+/* on_initialize: told the params of initialize and of the gateway's
+ * client_initialized notification; resources/prompts listed empty when the
+ * capabilities name them. */
+static int seen_inits;
+static char seen_client[64];
+
+static void record_init(mb_mcp_server *srv, const json_t *params)
+{
+    (void)srv;
+    seen_inits++;
+    const char *n = json_string_value(json_object_get(json_object_get(params, "clientInfo"), "name"));
+    snprintf(seen_client, sizeof seen_client, "%s", n ? n : "");
+}
+
+static void test_initialize_hook_and_empty_lists(void **state)
+{
+    (void)state;
+    static const mb_mcp_info info = {.name = "hooked", .version = "1", .flavor = MB_MCP_TS_SERVER,
+                                     .capabilities = "{\"tools\":{},\"resources\":{},\"prompts\":{}}",
+                                     .on_initialize = record_init};
+    mb_mcp_server *srv;
+    mb_err err;
+    assert_int_equal(mb_mcp_server_new(&info, &srv, &err), 0);
+    seen_inits = 0;
+    json_t *r = ask(srv, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                         "{\"protocolVersion\":\"2025-06-18\",\"clientInfo\":{\"name\":\"first\"}}}");
+    json_decref(r);
+    assert_int_equal(seen_inits, 1);
+    assert_string_equal(seen_client, "first");
+    /* a notification: no reply, the hook hears it */
+    assert_null(ask(srv, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/mcpbox/client_initialized\","
+                         "\"params\":{\"clientInfo\":{\"name\":\"second\"}}}"));
+    assert_int_equal(seen_inits, 2);
+    assert_string_equal(seen_client, "second");
+    /* params that are not an object are not passed on */
+    assert_null(ask(srv, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/mcpbox/client_initialized\","
+                         "\"params\":[1]}"));
+    assert_int_equal(seen_inits, 2);
+    r = ask(srv, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/list\"}");
+    assert_int_equal(json_array_size(json_object_get(json_object_get(r, "result"), "resources")), 0);
+    assert_non_null(json_object_get(json_object_get(r, "result"), "resources"));
+    json_decref(r);
+    r = ask(srv, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/list\"}");
+    assert_non_null(json_object_get(json_object_get(r, "result"), "prompts"));
+    json_decref(r);
+    mb_mcp_server_free(srv);
+    /* a server without those capabilities does not know the methods */
+    srv = make_server(1);
+    r = ask(srv, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/list\"}");
+    assert_int_equal(error_code(r), -32601);
+    json_decref(r);
+    assert_null(ask(srv, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/mcpbox/client_initialized\","
+                         "\"params\":{}}"));
+    mb_mcp_server_free(srv);
+}
+
 static void test_framing_and_errors(void **state)
 {
     mb_mcp_server *srv = make_server(0);
@@ -957,6 +1013,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_initialize_negotiation),
+        cmocka_unit_test(test_initialize_hook_and_empty_lists),
         cmocka_unit_test(test_framing_and_errors),
         cmocka_unit_test(test_tools_list_shape),
         cmocka_unit_test(test_registry_errors),

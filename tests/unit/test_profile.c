@@ -93,9 +93,16 @@ static void test_atlas_settings(void **state)
     assert_string_equal(g->upstream, "mcp-server-git 2025.7.1");
     assert_string_equal(json_string_value(json_object_get(g->entry, "upstream")),
                         "mcp-server-git 2025.7.1");
+    const mb_profile_server *dc = mb_profile_server_find(p, "desktop-commander");
+    assert_non_null(dc);
+    assert_string_equal(dc->argv[3], "--allowed-dir");
+    assert_string_equal(dc->argv[4], "/data");
+    const mb_profile_server *ax = mb_profile_server_find(p, "arxiv");
+    assert_non_null(ax);
+    assert_string_equal(ax->argv[2], "arxiv");
+    assert_string_equal(env_get(ax->envp, "HOME"), "/tmp");
     /* servers not implemented natively are absent, not half-configured */
-    assert_null(mb_profile_server_find(p, "desktop-commander"));
-    assert_null(mb_profile_server_find(p, "arxiv"));
+    assert_null(mb_profile_server_find(p, "word"));
     assert_int_equal(p->limits.memory_bytes, 2ULL << 30);
     assert_int_equal(p->limits.pids_max, 1024);
     assert_false(p->limits.allow_network);
@@ -124,9 +131,16 @@ static void test_atlas_settings(void **state)
     t = mb_profile_server_find(p, "excel");
     assert_non_null(t);
     assert_string_equal(t->argv[3], "stdio");
-    assert_string_equal(t->argv[5], "/data");
+    assert_string_equal(t->argv[4], "--upstream-version");
+    assert_string_equal(t->argv[5], "0.1.4");
+    assert_string_equal(t->argv[7], "/data");
     assert_string_equal(t->cwd, "/data");
-    assert_null(mb_profile_server_find(p, "word"));
+    /* word as Toolathlon's image pins it */
+    t = mb_profile_server_find(p, "word");
+    assert_non_null(t);
+    assert_string_equal(t->argv[4], "1.1.9");
+    /* servers not implemented natively are absent, not half-configured */
+    assert_null(mb_profile_server_find(p, "notion"));
     mb_profile_free(p);
 }
 

@@ -256,6 +256,57 @@ static void disk_fill_gets_enospc(void **state)
     victim_recovers();
 }
 
+/* /tmp and /dev/shm are tmpfs charged to the same cgroup: filled together
+ * with the workspace they end in ENOSPC, never in an OOM kill, and half of
+ * memory_bytes is still there for processes. */
+static void tmp_and_shm_fill_get_enospc(void **state)
+{
+    if (!sbt_is_root()) skip();
+    mb_sandbox_stats before;
+    assert_int_equal(mb_sandbox_stats_get(victim.sb, &before, NULL), 0);
+    bomb b = {.timeout_ms = 60000,
+              .script = "exec python3 -c '\n"
+                        "import errno, os\n"
+                        "out = []\n"
+                        "for d in (\"/data\", \"/tmp\", \"/dev/shm\"):\n"
+                        "    n = 0\n"
+                        "    try:\n"
+                        "        with open(d + \"/fill\", \"wb\") as f:\n"
+                        "            while n < 4096:\n"
+                        "                f.write(b\"x\" * (1 << 20)); f.flush(); n += 1\n"
+                        "    except OSError as e:\n"
+                        "        out.append(\"%s %d %s\" % (d, n, e.errno == errno.ENOSPC))\n"
+                        "x = bytearray(48 << 20)\n"
+                        "for i in range(0, len(x), 4096): x[i] = 1\n"
+                        "out.append(\"alive\")\n"
+                        "print(\" \".join(out))\n"
+                        "'; rm -f /data/fill /tmp/fill /dev/shm/fill"};
+    int answers;
+    int64_t slowest;
+    uint32_t max_pids;
+    run_bomb(&b, &answers, &slowest, &max_pids);
+    assert_int_equal(b.rc, 0);
+    if (!b.res.out.data || !strstr(b.res.out.data, "alive"))
+        fail_msg("the filler died (signal %d): %s", b.res.term_signal,
+                 b.res.out.data ? b.res.out.data : "");
+    int nd = 0, nt = 0, ns = 0;
+    char fd[8], ft[8], fs[8];
+    assert_int_equal(sscanf(b.res.out.data, "/data %d %7s /tmp %d %7s /dev/shm %d %7s", &nd, fd,
+                            &nt, ft, &ns, fs),
+                     6);
+    assert_string_equal(fd, "True");
+    assert_string_equal(ft, "True");
+    assert_string_equal(fs, "True");
+    assert_true(nt >= 28 && nt <= 32); /* a quarter of 128 MiB each */
+    assert_true(ns >= 28 && ns <= 32);
+    mb_exec_result_free(&b.res);
+    mb_sandbox_stats after;
+    assert_int_equal(mb_sandbox_stats_get(victim.sb, &after, NULL), 0);
+    assert_int_equal(after.oom_kills, before.oom_kills);
+    check_bystander(answers, slowest);
+    victim_recovers();
+}
+
 static void output_flood_is_capped(void **state)
 {
     if (!sbt_is_root()) skip();
@@ -307,6 +358,7 @@ int main(void)
         cmocka_unit_test(shell_bomb_is_killed_at_timeout),
         cmocka_unit_test(memory_hog_is_oom_killed_inside),
         cmocka_unit_test(disk_fill_gets_enospc),
+        cmocka_unit_test(tmp_and_shm_fill_get_enospc),
         cmocka_unit_test(output_flood_is_capped),
         cmocka_unit_test(cpu_hog_is_held_to_quota),
     };

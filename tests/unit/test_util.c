@@ -108,6 +108,34 @@ static void test_fs_tree_ops(void **state)
     free(deep); free(file); free(link); free(copy); free(cfile);
 }
 
+/* The one string hash is FNV-1a 64 (names on disk depend on it). */
+static void test_hash_is_fnv1a64(void **state)
+{
+    assert_true(mb_hash_str("") == 0xcbf29ce484222325ULL);
+    assert_true(mb_hash_str("a") == 0xaf63dc4c8601ec8cULL);
+    assert_true(mb_hash_str("foobar") == 0x85944171f73967e8ULL);
+    assert_true(mb_hash_bytes("foobar!", 6) == mb_hash_str("foobar"));
+}
+
+static void test_strv(void **state)
+{
+    assert_int_equal(mb_strv_len(NULL), 0);
+    assert_null(mb_strv_dup(NULL));
+    mb_strv_free(NULL);
+    const char **v = NULL;
+    size_t n = 0;
+    mb_strv_push(&v, &n, "a");
+    mb_strv_push(&v, &n, "bc");
+    assert_int_equal(n, 2);
+    assert_null(v[2]);
+    char **d = mb_strv_dup(v);
+    assert_int_equal(mb_strv_len((const char *const *)d), 2);
+    assert_string_equal(d[1], "bc");
+    assert_ptr_not_equal(d[0], v[0]);
+    mb_strv_free(d);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -117,6 +145,8 @@ int main(void)
         cmocka_unit_test(test_iso8601_shape),
         cmocka_unit_test(test_parse_size),
         cmocka_unit_test(test_fs_tree_ops),
+        cmocka_unit_test(test_hash_is_fnv1a64),
+        cmocka_unit_test(test_strv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -246,7 +246,7 @@ static char *random_name(const char *filename)
 
 static int write_text(const char *path, const char *data, size_t n, int append, char **why)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0666);
+    int fd = mb_open_file(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0666);
     if (fd < 0) {
         *why = mb_node_fs_error(errno, "open", path, NULL);
         return -1;
@@ -803,10 +803,11 @@ static void refresh_descriptions(atlas *a)
 
 static const mb_mcp_info ATLAS_INFO = {
     .name = "code-executor",
-    .version = "0.2.0",
+    .version = "0.3.0", /* what the published build's Server says (package.json: 0.2.x) */
     .flavor = MB_MCP_TS_SERVER,
     .capabilities = "{\"tools\":{}}",
     .unknown_tool = tool_unknown,
+    .max_protocol = "2024-11-05", /* TypeScript SDK 0.6.0's newest */
 };
 
 static char *env_or_null(const char *name)

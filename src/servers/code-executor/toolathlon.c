@@ -145,7 +145,7 @@ static int python_execute(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         goto out;
     }
     free(abs);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = mb_open_file(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0 || write(fd, code, strlen(code)) != (ssize_t)strlen(code)) {
         char *os = mb_py_os_error(errno, path);
         if (fd >= 0) close(fd);

@@ -204,7 +204,7 @@ static int run_code(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     char *dir = node_tmpdir();
     char *path = mb_asprintf("%s/tmp.%s", dir, ext);
     free(dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = mb_open_file(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0 || write(fd, code, code_len) != (ssize_t)code_len) {
         int e = errno;
         if (fd >= 0) close(fd);

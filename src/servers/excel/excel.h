@@ -240,6 +240,7 @@ void xl_py_repr(mb_buf *out, const char *s);
 
 typedef struct xl_server {
     mb_mcp_roots *roots;
+    int v014; /* --upstream-version 0.1.4 (Toolathlon's pin): see server.c */
 } xl_server;
 
 /* Resolves a tool's filepath like upstream's get_excel_path (absolute paths

@@ -10,6 +10,15 @@
  * (mb_mcp_fail under MB_MCP_PY_FASTMCP). Results carry structuredContent
  * {"result": text} as mcp >= 1.10 does for a `-> str` tool.
  *
+ * --upstream-version 0.1.4 (Toolathlon's pin, with its lock's mcp 1.9.0 and
+ * pydantic 2.11): the 20 tools 0.1.4 has (not get_merged_cells, insert_rows,
+ * insert_columns, delete_sheet_rows, delete_sheet_columns); its `x: str =
+ * None` parameters, published as a plain type with default null (no anyOf)
+ * and refusing an explicit null as pydantic does; no outputSchema and no
+ * structuredContent (mcp < 1.10); serverInfo 1.9.0, protocol up to
+ * 2025-03-26; create_chart without data labels (0.1.4 applies no style when
+ * none is given).
+ *
  * Paths: in stdio mode upstream requires absolute paths ("Invalid filename:
  * X, must be an absolute path when not in SSE mode"); here they must also lie
  * under an allowed directory (default /data), symlinks included.
@@ -146,6 +155,16 @@ static const tool_spec SPECS[] = {
 };
 #define NSPECS (sizeof SPECS / sizeof SPECS[0])
 
+/* The tools 0.1.5-0.1.7 added. */
+static int since_017(const char *name)
+{
+    static const char *const added[] = {"get_merged_cells", "insert_rows", "insert_columns",
+                                        "delete_sheet_rows", "delete_sheet_columns", NULL};
+    for (int i = 0; added[i]; i++)
+        if (!strcmp(name, added[i])) return 1;
+    return 0;
+}
+
 static char *title_of(const char *name)
 {
     mb_buf t = {0};
@@ -162,8 +181,35 @@ static char *title_of(const char *name)
     return mb_buf_steal(&t);
 }
 
-static json_t *prop_schema(const param *p)
+/* 0.1.4's `x: T = None`: the plain type's schema with default null, in
+ * pydantic's (sorted) key order. */
+static json_t *none_default_schema(const param *p, const char *title)
 {
+    json_t *o = json_object();
+    if (p->kind == P_DICT_OPT) json_object_set_new(o, "additionalProperties", json_true());
+    json_object_set_new(o, "default", json_null());
+    if (p->kind == P_LISTSTR_OPT) json_object_set_new(o, "items", json_pack("{s:s}", "type", "string"));
+    json_object_set_new(o, "title", json_string(title));
+    json_object_set_new(o, "type", json_string(p->kind == P_STR_OPT   ? "string"
+                                               : p->kind == P_INT_OPT ? "integer"
+                                               : p->kind == P_DICT_OPT ? "object"
+                                                                       : "array"));
+    return o;
+}
+
+static int is_optional(pk kind)
+{
+    return kind == P_STR_OPT || kind == P_INT_OPT || kind == P_DICT_OPT || kind == P_LISTSTR_OPT;
+}
+
+static json_t *prop_schema(const param *p, int v014)
+{
+    if (v014 && is_optional(p->kind)) {
+        char *title = title_of(p->name);
+        json_t *o = none_default_schema(p, title);
+        free(title);
+        return o;
+    }
     char *title = title_of(p->name);
     json_t *o = json_object();
     json_t *def = p->def ? json_loads(p->def, JSON_DECODE_ANY, NULL) : NULL;
@@ -201,11 +247,11 @@ static json_t *prop_schema(const param *p)
     return o;
 }
 
-static char *input_schema(const tool_spec *t)
+static char *input_schema(const tool_spec *t, int v014)
 {
     json_t *props = json_object(), *req = json_array();
     for (const param *p = t->params; p->name; p++) {
-        json_object_set_new(props, p->name, prop_schema(p));
+        json_object_set_new(props, p->name, prop_schema(p, v014));
         if (p->kind == P_STR || p->kind == P_INT || p->kind == P_LISTLIST || p->kind == P_LISTSTR)
             json_array_append_new(req, json_string(p->name));
     }
@@ -282,7 +328,7 @@ static int lax_bool(json_t *v, int *out)
 }
 
 /* Checks and normalises one argument in place (pydantic lax mode). */
-static void check_param(const param *p, json_t *args, verr *e)
+static void check_param(const param *p, json_t *args, verr *e, int v014)
 {
     json_t *v = json_object_get(args, p->name);
     if (!v) {
@@ -290,8 +336,8 @@ static void check_param(const param *p, json_t *args, verr *e)
             add_err(e, p->name, "Field required", "missing", args);
         return;
     }
-    int optional = p->kind == P_STR_OPT || p->kind == P_INT_OPT || p->kind == P_DICT_OPT ||
-                   p->kind == P_LISTSTR_OPT;
+    /* 0.1.4's `str = None` takes a missing value, not an explicit null */
+    int optional = is_optional(p->kind) && !v014;
     /* FastMCP's pre_parse_json: JSON text given for a non-str field */
     if (json_is_string(v) && p->kind != P_STR && p->kind != P_STR_DEF) {
         json_t *parsed = json_loads(json_string_value(v), JSON_DECODE_ANY, NULL);
@@ -379,7 +425,8 @@ static int validate(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     const tool_spec *t = spec_of(mb_mcp_call_tool(call));
     if (!t) return 0;
     verr e = {0};
-    for (const param *p = t->params; p->name; p++) check_param(p, args, &e);
+    const xl_server *xs = mb_mcp_call_data(call);
+    for (const param *p = t->params; p->name; p++) check_param(p, args, &e, xs->v014);
     if (!e.n) return 0;
     mb_buf m = {0};
     mb_buf_printf(&m, "%d validation error%s for %sArguments%s", e.n, e.n > 1 ? "s" : "", t->name,
@@ -460,6 +507,8 @@ static int dispatch(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
                                 p->def ? json_loads(p->def, JSON_DECODE_ANY, NULL) : json_null());
         }
         rc = t->fn(call, a, res);
+        if (((const xl_server *)mb_mcp_call_data(call))->v014)
+            mb_mcp_structured(res, NULL); /* mcp 1.9.0 has no structured output */
     }
     json_decref(a);
     return rc;
@@ -474,20 +523,32 @@ static void state_free(void *p)
     free(st);
 }
 
+static const mb_mcp_info INFO_014 = {
+    .name = "excel-mcp",
+    .version = "1.9.0", /* the mcp SDK of Toolathlon's lock */
+    .flavor = MB_MCP_PY_FASTMCP,
+    .capabilities = "{\"experimental\": {}, \"prompts\": {\"listChanged\": false}, \"resources\": "
+                    "{\"subscribe\": false, \"listChanged\": false}, \"tools\": {\"listChanged\": false}}",
+    .max_protocol = "2025-03-26",
+};
+
 static const mb_mcp_info INFO = {
     .name = "excel-mcp",
     .version = "1.10.1", /* FastMCP reports the mcp SDK's version */
     .flavor = MB_MCP_PY_FASTMCP,
     .capabilities = "{\"experimental\": {}, \"prompts\": {\"listChanged\": false}, \"resources\": "
                     "{\"subscribe\": false, \"listChanged\": false}, \"tools\": {\"listChanged\": false}}",
+    .max_protocol = "2025-06-18", /* mcp 1.10.1's newest */
 };
 
 int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
 {
     static const struct option opts[] = {
         {"allowed-dir", required_argument, 0, 'd'},
+        {"upstream-version", required_argument, 0, 'u'},
         {0, 0, 0, 0},
     };
+    int v014 = 0;
     *out = NULL;
     char *dirs[16];
     size_t ndirs = 0;
@@ -496,6 +557,11 @@ int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 'd' && ndirs < 16) dirs[ndirs++] = optarg;
+        else if (c == 'u' && (!strcmp(optarg, "0.1.4") || !strcmp(optarg, "0.1.7")))
+            v014 = !strcmp(optarg, "0.1.4");
+        else if (c == 'u')
+            return mb_err_set(err, MB_EINVAL, "--upstream-version: 0.1.7 or 0.1.4, not \"%s\"",
+                              optarg);
         else return mb_err_set(err, MB_EINVAL, "unknown option \"%s\"", argv[optind - 1]);
     }
     /* "stdio" (upstream's transport argument) is accepted and ignored */
@@ -508,6 +574,7 @@ int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
         dirs[ndirs++] = stat("/data", &st) == 0 ? "/data" : "/";
     }
     xl_state *st = mb_calloc(1, sizeof *st);
+    st->xs.v014 = v014;
     int rc = mb_mcp_roots_new(dirs, ndirs, &st->xs.roots, err);
     if (rc) {
         state_free(st);
@@ -515,9 +582,9 @@ int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
     }
     size_t nt = 0;
     for (size_t i = 0; i < NSPECS; i++) {
-        if (!SPECS[i].fn) continue;
-        st->schemas[2 * i] = input_schema(&SPECS[i]);
-        st->schemas[2 * i + 1] = output_schema(&SPECS[i]);
+        if (!SPECS[i].fn || (v014 && since_017(SPECS[i].name))) continue;
+        st->schemas[2 * i] = input_schema(&SPECS[i], v014);
+        st->schemas[2 * i + 1] = v014 ? NULL : output_schema(&SPECS[i]);
         st->tools[nt++] = (mb_mcp_tool){.name = SPECS[i].name,
                                      .description = SPECS[i].doc,
                                      .input_schema = st->schemas[2 * i],
@@ -525,7 +592,7 @@ int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
                                      .fn = dispatch};
     }
     mb_mcp_server *srv = NULL;
-    if ((rc = mb_mcp_server_new(&INFO, &srv, err))) {
+    if ((rc = mb_mcp_server_new(v014 ? &INFO_014 : &INFO, &srv, err))) {
         state_free(st);
         return rc;
     }

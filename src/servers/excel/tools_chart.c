@@ -97,6 +97,7 @@ typedef struct chart_req {
     const char *sheet;
     unsigned r1, c1, r2, c2;
     const char *title, *x_title, *y_title;
+    int labels; /* value data labels (0.1.7 shows them by default; 0.1.4 has none) */
 } chart_req;
 
 static xmlDocPtr chart_doc(const chart_req *q)
@@ -146,13 +147,15 @@ static xmlDocPtr chart_doc(const chart_req *q)
         formula_ref(s, c, "val", "numRef", ref_text(q->sheet, q->r1 + 1, col, q->r2));
         if (!strcmp(q->type, "line")) val(s, c, "smooth", "0");
     }
-    xmlNodePtr dl = el(g, c, "dLbls");
-    val(dl, c, "showLegendKey", "0");
-    val(dl, c, "showVal", "1");
-    val(dl, c, "showCatName", "0");
-    val(dl, c, "showSerName", "0");
-    val(dl, c, "showPercent", "0");
-    val(dl, c, "showBubbleSize", "0");
+    if (q->labels) {
+        xmlNodePtr dl = el(g, c, "dLbls");
+        val(dl, c, "showLegendKey", "0");
+        val(dl, c, "showVal", "1");
+        val(dl, c, "showCatName", "0");
+        val(dl, c, "showSerName", "0");
+        val(dl, c, "showPercent", "0");
+        val(dl, c, "showBubbleSize", "0");
+    }
     if (!strcmp(q->type, "bar")) val(g, c, "gapWidth", "150");
     if (!strcmp(q->type, "line")) val(g, c, "marker", "1");
     if (pie) val(g, c, "firstSliceAng", "0");
@@ -360,7 +363,8 @@ int xl_t_create_chart(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         return xl_fail_book(b, res, mb_strdup("Invalid data range format: too many values to unpack (expected 2)"));
     char *start = mb_strndup(cells, (size_t)(colon - cells));
     chart_req q = {.sheet = s->name, .title = xl_str(args, "title"), .x_title = xl_str(args, "x_axis"),
-                   .y_title = xl_str(args, "y_axis")};
+                   .y_title = xl_str(args, "y_axis"),
+                   .labels = !((xl_server *)mb_mcp_call_data(call))->v014};
     if (xl_parse_cell(start, &q.r1, &q.c1)) {
         char *m = mb_asprintf("Invalid data range format: Invalid cell reference: %s", start);
         free(start);

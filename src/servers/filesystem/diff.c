@@ -68,9 +68,7 @@ static tok *tokenize(const char *s, size_t n, long *count)
         }
     if (start < n) v[k++] = (tok){s + start, n - start, 0};
     for (long i = 0; i < k; i++) {
-        unsigned long h = 5381;
-        for (size_t j = 0; j < v[i].n; j++) h = h * 33 + (unsigned char)v[i].p[j];
-        v[i].h = h;
+        v[i].h = mb_hash_bytes(v[i].p, v[i].n);
     }
     *count = k;
     return v;

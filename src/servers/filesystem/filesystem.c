@@ -143,7 +143,7 @@ int fs_resolve(mb_mcp_call *call, mb_mcp_result *res, const char *path, char **o
 
 int fs_read_all(const char *path, char **data, size_t *len, char **why)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = mb_open_file(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
     if (fd < 0) {
         int e = errno;
         struct stat st;
@@ -296,7 +296,7 @@ static int checked_call(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             json_decref(issues);
             return rc;
         }
-        return fs->v->tools[i].fn(call, args, res);
+        return fs_version_tools(fs->v)[i].fn(call, args, res);
     }
     return fs_unknown_tool(call, args, res);
 }
@@ -325,13 +325,13 @@ static int is_unchecked(const fs_version *v, const char *name)
  * copies that go through checked_call. */
 static const mb_mcp_tool *tools_to_register(fs_server *fs)
 {
-    if (!fs->v->catch_all) return fs->v->tools;
+    if (!fs->v->catch_all) return fs_version_tools(fs->v);
     size_t n = 0;
-    while (fs->v->tools[n].name) n++;
+    while (fs_version_tools(fs->v)[n].name) n++;
     fs->tools = mb_calloc(n + 1, sizeof *fs->tools);
     fs->schemas = mb_calloc(n + 1, sizeof *fs->schemas);
     for (size_t i = 0; i < n; i++) {
-        fs->tools[i] = fs->v->tools[i];
+        fs->tools[i] = fs_version_tools(fs->v)[i];
         fs->tools[i].fn = checked_call;
         if (!is_unchecked(fs->v, fs->tools[i].name))
             fs->schemas[i] = json_loads(fs->tools[i].input_schema, 0, NULL);

@@ -42,10 +42,15 @@ typedef struct fs_version {
                               * $$, $&, $` and $' patterns apply */
     int jsdiff;              /* jsdiff major version the diff mirrors: 5 or 8 */
     int size_units_clamped;  /* formatSize stops at TB; else "undefined" beyond */
+    int media_blob;          /* read_media_file: other files as {type:"blob", data,
+                              * mimeType}; else as an embedded resource */
 } fs_version;
 
 /* The version called `name` (NULL: the newest), or NULL if unknown. */
 const fs_version *fs_version_find(const char *name);
+/* Its tools/list table ({0}-terminated, static). Not thread-safe the first
+ * time for 2025.11.25 (made at server start). */
+const mb_mcp_tool *fs_version_tools(const fs_version *v);
 /* "2026.7.10, 2025.7.1" (caller frees). */
 char *fs_version_list(void);
 

@@ -57,7 +57,7 @@ static char *lines_join(const lines *l, size_t *out_len)
 
 static int open_read(const char *path, char **why)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = mb_open_file(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
     if (fd < 0) {
         int e = errno;
         struct stat st;
@@ -342,8 +342,12 @@ int fs_read_media_file(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)raw, (int)len);
     free(raw);
     json_t *item;
-    if (!strncmp(mime, "image/", 6) || !strncmp(mime, "audio/", 6)) {
-        item = json_pack("{s:s, s:s, s:s}", "type", !strncmp(mime, "image/", 6) ? "image" : "audio",
+    const fs_version *v = ((fs_server *)mb_mcp_call_data(call))->v;
+    if (!strncmp(mime, "image/", 6) || !strncmp(mime, "audio/", 6) || v->media_blob) {
+        item = json_pack("{s:s, s:s, s:s}", "type",
+                         !strncmp(mime, "image/", 6)   ? "image"
+                         : !strncmp(mime, "audio/", 6) ? "audio"
+                                                       : "blob",
                          "data", b64, "mimeType", mime);
     } else {
         char *uri = file_url(path);

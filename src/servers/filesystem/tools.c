@@ -6,6 +6,10 @@
  *
  *   2026.7.10  14 tools, McpServer.registerTool: titles, annotations, output
  *              schemas and structuredContent; glob search; the default.
+ *   2025.11.25 the same 14 tools as 2026.7.10 with 2025.11's read_media_file
+ *              (type "blob" for other files) and annotations, relative paths
+ *              from the working directory, roots checked at start, jsdiff 5
+ *              and String#replace patterns in edit_file. MCP-Atlas' pin.
  *   2025.7.1   12 tools (no read_text_file / read_media_file), a low-level
  *              Server: plain zod-to-json-schema input schemas, arguments
  *              checked with zod 3, every failure "Error: <message>";
@@ -252,6 +256,47 @@ static const mb_mcp_info INFO_2026_7_10 = {
     .capabilities = "{\"tools\":{\"listChanged\":true}}",
 };
 
+/* ----------------------------------------------------------- 2025.11.25 */
+
+/* The same tools, titles and schemas as 2026.7.10 but for read_media_file's
+ * description and output schema (other files come back as type "blob") and
+ * the annotations (no openWorldHint; move_file not destructive). The table
+ * is made from 2026.7.10's once, when that version is chosen. */
+static mb_mcp_tool TOOLS_2025_11_25[sizeof TOOLS_2026_7_10 / sizeof TOOLS_2026_7_10[0]];
+
+static const struct {
+    const char *tool, *annotations;
+} ANN_2025_11_25[] = {
+    {"write_file", "{\"readOnlyHint\":false,\"idempotentHint\":true,\"destructiveHint\":true}"},
+    {"edit_file", "{\"readOnlyHint\":false,\"idempotentHint\":false,\"destructiveHint\":true}"},
+    {"create_directory",
+     "{\"readOnlyHint\":false,\"idempotentHint\":true,\"destructiveHint\":false}"},
+    {"move_file", "{\"readOnlyHint\":false,\"idempotentHint\":false,\"destructiveHint\":false}"},
+};
+
+static const mb_mcp_tool *tools_2025_11_25(void)
+{
+    for (size_t i = 0; TOOLS_2026_7_10[i].name; i++) {
+        mb_mcp_tool t = TOOLS_2026_7_10[i];
+        t.annotations = "{\"readOnlyHint\":true}";
+        for (size_t k = 0; k < sizeof ANN_2025_11_25 / sizeof *ANN_2025_11_25; k++)
+            if (!strcmp(t.name, ANN_2025_11_25[k].tool)) t.annotations = ANN_2025_11_25[k].annotations;
+        if (!strcmp(t.name, "read_media_file")) {
+            t.description = "Read an image or audio file. Returns the base64 encoded data and "
+                            "MIME type. Only works within allowed directories.";
+            t.output_schema =
+                "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\","
+                "\"properties\":{\"content\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+                "\"properties\":{\"type\":{\"type\":\"string\",\"enum\":[\"image\",\"audio\","
+                "\"blob\"]},\"data\":{\"type\":\"string\"},\"mimeType\":{\"type\":\"string\"}},"
+                "\"required\":[\"type\",\"data\",\"mimeType\"],\"additionalProperties\":false}}},"
+                "\"required\":[\"content\"],\"additionalProperties\":false}";
+        }
+        TOOLS_2025_11_25[i] = t;
+    }
+    return TOOLS_2025_11_25;
+}
+
 /* ------------------------------------------------------------- 2025.7.1 */
 
 /* zodToJsonSchema(z.object({...})) as zod-to-json-schema 3 prints it */
@@ -402,6 +447,20 @@ static const fs_version VERSIONS[] = {
      .replace_literal = 1,
      .jsdiff = 8,
      .size_units_clamped = 1},
+    /* MCP-Atlas (Klavis fork)'s pin. Its directory_tree, list_directory_with_sizes
+     * and move_file put an array in structuredContent, which their own output
+     * schema refuses (the SDK then answers an error); that is not reproduced:
+     * they answer {content: text} as 2026.7.10 does. */
+    {.name = "2025.11.25",
+     .info = &INFO_2026_7_10,
+     .tools = NULL, /* tools_2025_11_25() */
+     .structured = 1,
+     .roots_realpath_only = 1,
+     .glob_search = 1,
+     .tree_excludes = 1,
+     .jsdiff = 5,
+     .size_units_clamped = 1,
+     .media_blob = 1},
     {.name = "2025.7.1",
      .info = &INFO_2025_7_1,
      .tools = TOOLS_2025_7_1,
@@ -417,6 +476,11 @@ const fs_version *fs_version_find(const char *name)
     for (size_t i = 0; i < sizeof VERSIONS / sizeof VERSIONS[0]; i++)
         if (!strcmp(VERSIONS[i].name, name)) return &VERSIONS[i];
     return NULL;
+}
+
+const mb_mcp_tool *fs_version_tools(const fs_version *v)
+{
+    return v->tools ? v->tools : tools_2025_11_25();
 }
 
 char *fs_version_list(void)

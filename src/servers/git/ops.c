@@ -152,8 +152,7 @@ static void put_datetime(mb_buf *b, const commit *c, int as_repr)
     mb_buf_printf(b, "datetime.datetime(%d, %d, %d, %d, %d", tm.tm_year + 1900, tm.tm_mon + 1,
                   tm.tm_mday, tm.tm_hour, tm.tm_min);
     if (tm.tm_sec) mb_buf_printf(b, ", %d", tm.tm_sec);
-    unsigned long long h = 1469598103934665603ULL;
-    for (const char *s = c->sha; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    unsigned long long h = mb_hash_str(c->sha);
     mb_buf_printf(b, ", tzinfo=<git.objects.util.tzoffset object at 0x7f%08llx0>)",
                   (h >> 8) & 0xffffffffULL);
 }

@@ -70,6 +70,17 @@ static const mb_mcp_info GIT_INFO = {
     .unknown_tool = handle,
 };
 
+/* 2025.1.14 as Toolathlon runs it: `uv run -m mcp_server_git` in its project
+ * environment, whose uv.lock pins mcp 1.9.0 (newest protocol 2025-03-26). */
+static const mb_mcp_info GIT_INFO_2025_1_14 = {
+    .name = "mcp-git",
+    .version = "1.9.0",
+    .flavor = MB_MCP_PY_SERVER,
+    .capabilities = "{\"experimental\": {}, \"tools\": {\"listChanged\": false}}",
+    .unknown_tool = handle,
+    .max_protocol = "2025-03-26",
+};
+
 int mb_srv_git_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
 {
     static const struct option opts[] = {
@@ -142,7 +153,8 @@ int mb_srv_git_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
     }
     s->ntools = n;
     mb_mcp_server *srv = NULL;
-    if ((rc = mb_mcp_server_new(&GIT_INFO, &srv, err))) goto fail;
+    const mb_mcp_info *info = s->g.version == MB_GIT_2025_1_14 ? &GIT_INFO_2025_1_14 : &GIT_INFO;
+    if ((rc = mb_mcp_server_new(info, &srv, err))) goto fail;
     mb_mcp_server_set_data(srv, s, git_free);
     if ((rc = mb_mcp_add_tools(srv, s->tools, err))) {
         mb_mcp_server_free(srv);

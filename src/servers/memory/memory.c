@@ -276,7 +276,7 @@ static int parse_graph(mem_server *m, graph *g, char **why)
 {
     g->entities = json_array();
     g->relations = json_array();
-    int fd = open(m->file, O_RDONLY | O_CLOEXEC);
+    int fd = mb_open_file(m->file, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) {
         if (errno == ENOENT) return 0;
         *why = mb_node_fs_error(errno, "open", m->file, NULL);
@@ -379,7 +379,7 @@ static int save_graph(mem_server *m, graph *g, char **why)
         if (n++) mb_buf_putc(&b, '\n');
         json_array_append_new(saved.relations, put_item(&b, "relation", x));
     }
-    int fd = open(m->file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = mb_open_file(m->file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {
         *why = mb_node_fs_error(errno, "open", m->file, NULL);
         mb_buf_free(&b);

@@ -70,7 +70,14 @@ static const char *reason(long code)
 
 static json_t *load_mapping(const char *path)
 {
-    json_t *m = json_load_file(path, 0, NULL);
+    /* mb_read_file, not json_load_file: the temp dir is the agent's too, and
+     * a FIFO planted under the mapping's name must not block the server */
+    char *text = NULL;
+    size_t len = 0;
+    json_t *m = NULL;
+    if (mb_read_file(path, (size_t)16 << 20, &text, &len, NULL) == MB_OK)
+        m = json_loadb(text, len, 0, NULL);
+    free(text);
     if (!json_is_object(m)) {
         json_decref(m);
         m = json_object();

@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -228,13 +229,51 @@ int mb_pdf_qpdf_pages(const mb_pdf_limits *lim, const char *path, long long *pag
     return rc;
 }
 
+/* The document information PyPDF2 3.0.1's PdfWriter gives every file it
+ * writes ({/Producer (PyPDF2)}, upstream's merge and extract outputs), as a
+ * qpdf JSON update of the empty document qpdf starts from (objects 1 Catalog
+ * and 2 Pages): without it get_pdf_info would print no metadata lines for
+ * those files where upstream prints four "Unknown" ones. */
+static const char PYPDF2_INFO[] =
+    "{\"qpdf\":[{\"jsonversion\":2,\"pushedinheritedpageresources\":false,"
+    "\"calledgetallpages\":false,\"maxobjectid\":2},"
+    "{\"obj:3 0 R\":{\"value\":{\"/Producer\":\"u:PyPDF2\"}},"
+    "\"trailer\":{\"value\":{\"/Root\":\"1 0 R\",\"/Size\":4,\"/Info\":\"3 0 R\"}}}]}";
+
+/* A private file holding PYPDF2_INFO (qpdf wants a seekable file), path in
+ * `path`; the caller unlinks it. */
+static int write_info_json(char *path, size_t cap, mb_err *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, cap, "%s/mcpbox-pdfinfo-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return mb_err_set(err, MB_EIO, "cannot create a temporary file in %s: %s",
+                          tmp && *tmp ? tmp : "/tmp", strerror(errno));
+    size_t len = sizeof PYPDF2_INFO - 1;
+    ssize_t w = write(fd, PYPDF2_INFO, len);
+    int saved = errno;
+    close(fd);
+    if (w != (ssize_t)len) {
+        unlink(path);
+        return mb_err_set(err, MB_EIO, "cannot write %s: %s", path,
+                          w < 0 ? strerror(saved) : "short write");
+    }
+    return MB_OK;
+}
+
 int mb_pdf_qpdf_write(const mb_pdf_limits *lim, const char *const *paths,
                       const char *const *ranges, size_t n, const char *out_path, mb_err *err)
 {
-    const char **argv = mb_calloc(2 * n + 8, sizeof *argv);
+    char info_path[4096], info_opt[4200];
+    int rc = write_info_json(info_path, sizeof info_path, err);
+    if (rc != MB_OK) return rc;
+    snprintf(info_opt, sizeof info_opt, "--update-from-json=%s", info_path);
+    const char **argv = mb_calloc(2 * n + 9, sizeof *argv);
     size_t k = 0;
     argv[k++] = "qpdf";
     argv[k++] = "--empty";
+    argv[k++] = info_opt;
     argv[k++] = "--pages";
     for (size_t i = 0; i < n; i++) {
         argv[k++] = paths[i];
@@ -244,8 +283,9 @@ int mb_pdf_qpdf_write(const mb_pdf_limits *lim, const char *const *paths,
     argv[k++] = out_path;
     argv[k] = NULL;
     mb_proc_result pr;
-    int rc = run(lim, argv, MAX_ERR_OUTPUT, OK_QPDF, &pr, err);
+    rc = run(lim, argv, MAX_ERR_OUTPUT, OK_QPDF, &pr, err);
     if (rc == MB_OK) mb_proc_result_free(&pr);
+    unlink(info_path);
     free(argv);
     return rc;
 }

@@ -126,7 +126,8 @@ int mb_pdf_text(const mb_pdf_limits *lim, const char *path, long long first, lon
 /* qpdf --show-npages. */
 int mb_pdf_qpdf_pages(const mb_pdf_limits *lim, const char *path, long long *pages, mb_err *err);
 /* qpdf --empty --pages: writes `out_path` from the listed (path, pages)
- * pairs; pages is a qpdf range text ("1-z", "3,1,3"). */
+ * pairs; pages is a qpdf range text ("1-z", "3,1,3"). The file's document
+ * information is {/Producer (PyPDF2)}, as PyPDF2's PdfWriter writes it. */
 int mb_pdf_qpdf_write(const mb_pdf_limits *lim, const char *const *paths,
                       const char *const *ranges, size_t n, const char *out_path, mb_err *err);
 /* curl: downloads url to dest (timeout 30 s as upstream's requests.get).

@@ -36,7 +36,7 @@ static int try_open(const mb_pdf_state *st, const char *p)
 {
     if (!*p) return ENOENT;
     char *abs = mb_pdf_abs(st, p);
-    int fd = open(abs, O_RDONLY | O_CLOEXEC);
+    int fd = mb_open_file(abs, O_RDONLY | O_CLOEXEC, 0);
     int e = fd < 0 ? errno : 0;
     struct stat sb;
     if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) e = EISDIR;
@@ -85,7 +85,7 @@ static char *write_pdf(mb_pdf_state *st, const char *const *paths, const char *c
         free(abs);
         return mb_py_os_error(EISDIR, out);
     }
-    int fd = open(abs, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    int fd = mb_open_file(abs, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
     if (fd < 0) {
         int e = errno;
         free(abs);

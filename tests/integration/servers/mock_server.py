@@ -10,7 +10,8 @@ tell that every session reached the same single process.
 
 Misbehaviour, per tool: `garbage` (non-JSON-RPC lines on stdout), `flood`
 (megabytes of junk), `huge` (a result over any sane limit), `exit` (dies
-mid-call), `hang` (never answers), `double` (answers twice), `stray` (a
+mid-call), `hang` (never answers), `wedge` (blocks the thread that reads
+stdin, so not even ping is answered), `double` (answers twice), `stray` (a
 response to an id nobody sent). At start-up, per flag: --banner (prints a
 non-JSON line first), --crash-at-start, --no-init (never answers
 initialize), --refuse-init.
@@ -208,6 +209,8 @@ def handle(msg):
                      "serverInfo": {"name": "mock-server", "version": "1.2.3"}})
     elif method == "tools/list":
         result(rid, {"tools": TOOLS})
+    elif method == "tools/call" and (msg.get("params") or {}).get("name") == "wedge":
+        time.sleep(3600)  # the reading thread itself is stuck: nothing is answered any more
     elif method == "tools/call":
         threading.Thread(target=call_tool, args=(rid, msg.get("params") or {}),
                          daemon=True).start()

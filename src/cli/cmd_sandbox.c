@@ -16,7 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "cli/cli.h"
-#include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -50,9 +50,7 @@ int mb_cmd_sandbox_zygote(int argc, char **argv)
                         "is started by mcpbox itself\n");
         return 2;
     }
-    int keep[1] = {(int)fd};
-    (void)mb__close_fds_except(keep, 1);
-    return mb__zygote_main((int)fd, argv[0], arg_area(argc, argv));
+    return mb_zygote_helper_main((int)fd, argv[0], arg_area(argc, argv));
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -243,14 +241,14 @@ static int cmd_sweep(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    char *run = mb_asprintf("%s/run", argv[1]);
-    char *abs = realpath(run, NULL);
-    free(run);
-    if (!abs) {
-        fprintf(stderr, "mcpbox sandbox sweep: %s has no run/ directory: %s\n", argv[1],
-                strerror(errno));
-        return 1;
-    }
+    /* DIR/run may be gone (an `rm -rf DIR` that stopped at busy workspace
+     * mounts): the sweep then finds the sandboxes from the mount table and
+     * the cgroup tree, whose names carry the hash of DIR/run's absolute path. */
+    char *abs = mb_asprintf("%s/run", argv[1]);
+    struct stat st;
+    if (stat(abs, &st) != 0)
+        fprintf(stderr, "mcpbox sandbox sweep: %s: %s; sweeping from the mount table and the "
+                "cgroups\n", abs, strerror(errno));
     mb_err err;
     int rc = mb_sandbox_sweep(abs, keep_none, NULL, &err);
     free(abs);

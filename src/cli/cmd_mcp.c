@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
@@ -45,6 +46,11 @@ int mb_cmd_mcp(int argc, char **argv)
             printf("usage: %s", e->usage);
             return 0;
         }
+    /* Not dumpable: no other process of the sandbox may open this one's
+     * /proc/PID/mem, fd/ or environ (issue 12). In a sandbox the kernel
+     * already made the exec so (the binary there is exec-only, see
+     * src/sandbox/execbin.c); this covers every other way of running it. */
+    (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     mb_mcp_server *srv = NULL;
     mb_err err = {0};
     int rc = e->create(argc - 1, argv + 1, &srv, &err);

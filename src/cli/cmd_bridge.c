@@ -4,7 +4,7 @@
  *
  *   mcpbox bridge [--listen ADDR:PORT] [--allowed-origin O]... -- CMD ARGS...
  *
- * It is the gateway of the daemon in miniature (same MHD mode, same
+ * It is the gateway of the daemon in miniature (the same HTTP layer and
  * transport, one long-lived process for every session) with a plain
  * fork/exec spawn, serving the process at /mcp and at /{anything}/mcp. People
  * use it as a fast stdio-to-HTTP bridge; the tests and benchmarks use it to
@@ -12,6 +12,7 @@
  */
 #include "cli/cli.h"
 #include "gateway/gateway.h"
+#include "http/http.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -55,19 +56,6 @@ static void usage(FILE *f)
             "MCPBOX_LOG=debug shows the server's stderr.\n");
 }
 
-typedef struct strv {
-    const char **v;
-    size_t n;
-} strv;
-
-static void strv_push(strv *s, const char *x)
-{
-    s->v = realloc(s->v, (s->n + 2) * sizeof *s->v);
-    if (!s->v) abort();
-    s->v[s->n++] = x;
-    s->v[s->n] = NULL;
-}
-
 /* A positive number of milliseconds, or -1. */
 static int parse_ms(const char *s)
 {
@@ -90,14 +78,29 @@ static int is_mcp_path(const char *url)
     return seglen > 0 && !memchr(seg, '/', seglen);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
+/* Every call of an MCP request goes to the gateway, as the daemon's router
+ * hands it (api/router.c); the HTTP layer below bounds headers, bodies and
+ * connections and drains refused bodies. */
+static enum MHD_Result bridge_raw(void *ctx, struct MHD_Connection *conn, const char *method,
                                   const char *upload_data, size_t *upload_data_size,
-                                  void **req_cls)
+                                  void **state)
 {
-    (void)version;
-    mb_gateway *gw = cls;
-    if (!*req_cls && !strcmp(url, "/health") && !strcmp(method, "GET")) {
+    return mb_gateway_handle(ctx, conn, BRIDGE_SERVER, BRIDGE_SANDBOX, method, upload_data,
+                             upload_data_size, state);
+}
+
+static void bridge_raw_done(void *ctx, void *state)
+{
+    if (state) mb_gateway_request_done(ctx, state);
+}
+
+static void bridge_begin(void *ctx, mb_http_req *req)
+{
+    mb_gateway *gw = ctx;
+    /* No keys here: whoever reaches the bridge is its user, and no
+     * connection counts against the unauthenticated budget. */
+    req->authenticated = 1;
+    if (!strcmp(req->path, "/health") && !strcmp(req->method, "GET")) {
         /* Readiness for supervisors and tests: 200 when the server answered
          * initialize and tools/list, else 503; the body is its metadata. */
         json_t *md = NULL;
@@ -105,38 +108,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         mb_gateway_info(gw, BRIDGE_SANDBOX, BRIDGE_SERVER, &md, &ready);
         if (!md) md = json_object();
         json_object_set_new(md, "ready", json_boolean(ready));
-        char *body = json_dumps(md, JSON_COMPACT);
-        json_decref(md);
-        struct MHD_Response *r =
-            MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
-        MHD_add_response_header(r, "Content-Type", "application/json");
-        enum MHD_Result ret =
-            MHD_queue_response(conn, ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, r);
-        MHD_destroy_response(r);
-        return ret;
+        mb_http_respond_json(req, ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, md);
+        return;
     }
-    if (!*req_cls && !is_mcp_path(url)) {
-        static const char body[] =
-            "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":"
-            "\"Not Found: the MCP endpoint is /mcp\"}}";
-        struct MHD_Response *r = MHD_create_response_from_buffer(
-            sizeof body - 1, (void *)body, MHD_RESPMEM_PERSISTENT);
-        MHD_add_response_header(r, "Content-Type", "application/json");
-        enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_NOT_FOUND, r);
-        MHD_destroy_response(r);
-        return ret;
+    if (!is_mcp_path(req->path)) {
+        mb_http_respond_json(req, MHD_HTTP_NOT_FOUND,
+                             json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+                                       "error", "code", -32000, "message",
+                                       "Not Found: the MCP endpoint is /mcp"));
+        return;
     }
-    return mb_gateway_handle(gw, conn, BRIDGE_SERVER, BRIDGE_SANDBOX, method, upload_data,
-                             upload_data_size, req_cls);
+    req->raw = bridge_raw;
+    req->raw_done = bridge_raw_done;
+    req->raw_ctx = gw;
 }
 
-static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
-                         enum MHD_RequestTerminationCode toe)
+/* Never reached: every request is answered in begin() or handed to the
+ * gateway. */
+static void bridge_handle(void *ctx, mb_http_req *req)
 {
-    (void)conn;
-    (void)toe;
-    if (*req_cls) mb_gateway_request_done(cls, *req_cls);
-    *req_cls = NULL;
+    (void)ctx;
+    mb_http_respond_detail(req, MHD_HTTP_INTERNAL_SERVER_ERROR, "Internal error");
 }
 
 /* Binds ADDR:PORT ("[v6]:port" too); fills host (for Host checks) and the
@@ -210,7 +202,8 @@ int mb_cmd_bridge(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *listen_spec = "127.0.0.1:8000", *cwd = NULL;
-    strv hosts = {0}, origins = {0};
+    const char **hosts = NULL, **origins = NULL;
+    size_t nhosts = 0, norigins = 0;
     mb_gateway_opts opts = {0};
     int lazy = 0, rc = 1, opt;
     uint64_t size;
@@ -218,8 +211,8 @@ int mb_cmd_bridge(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'l': listen_spec = optarg; break;
-        case 'H': strv_push(&hosts, optarg); break;
-        case 'O': strv_push(&origins, optarg); break;
+        case 'H': mb_strv_push(&hosts, &nhosts, optarg); break;
+        case 'O': mb_strv_push(&origins, &norigins, optarg); break;
         case 'c':
         case 'i':
         case 'k': {
@@ -265,15 +258,15 @@ int mb_cmd_bridge(int argc, char **argv)
     int v6 = 0;
     int lfd = listen_on(listen_spec, host, sizeof host, shown, sizeof shown, &v6);
     if (lfd < 0) goto out_lists;
-    strv_push(&hosts, "localhost");
-    strv_push(&hosts, "127.0.0.1");
-    strv_push(&hosts, "[::1]");
-    strv_push(&hosts, host);
+    mb_strv_push(&hosts, &nhosts, "localhost");
+    mb_strv_push(&hosts, &nhosts, "127.0.0.1");
+    mb_strv_push(&hosts, &nhosts, "[::1]");
+    mb_strv_push(&hosts, &nhosts, host);
 
     opts.spawn = mb_gateway_spawn_local;
     opts.kill = mb_gateway_kill_local;
-    opts.allowed_hosts = hosts.v;
-    opts.allowed_origins = origins.v;
+    opts.allowed_hosts = hosts;
+    opts.allowed_origins = origins;
     mb_gateway *gw = NULL;
     mb_err err = {0};
     if (mb_gateway_create(&opts, &gw, &err)) {
@@ -288,19 +281,14 @@ int mb_cmd_bridge(int argc, char **argv)
         goto out_gw;
     }
     int call_s = (opts.call_timeout_ms > 0 ? opts.call_timeout_ms : 120000) / 1000;
-    /* poll() rather than select(): thousands of connections (one GET stream
-     * per session) must not hit FD_SETSIZE. The idle timeout outlasts the
-     * longest wait of a client that only accepts JSON. */
-    struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION | (v6 ? MHD_USE_IPv6 : 0),
-        0, NULL, NULL, on_request, gw, MHD_OPTION_LISTEN_SOCKET, lfd,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, gw, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned int)4096, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024), MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned int)(call_s + 60), MHD_OPTION_END);
-    if (!d) {
-        fprintf(stderr, "mcpbox bridge: could not start the HTTP server\n");
-        close(lfd);
+    /* The idle timeout outlasts the longest wait of a client that only
+     * accepts JSON. */
+    mb_http_opts hopts = {.listen = NULL, .listen_fd = lfd, .max_connections = 4096,
+                          .idle_timeout_s = (unsigned)(call_s + 60)};
+    mb_http_app app = {gw, bridge_begin, bridge_handle};
+    mb_http_server *d = NULL;
+    if (mb_http_start(&hopts, &app, &d, &err)) {
+        fprintf(stderr, "mcpbox bridge: could not start the HTTP server: %s\n", err.msg);
         goto out_gw;
     }
     if (!lazy &&
@@ -308,7 +296,7 @@ int mb_cmd_bridge(int argc, char **argv)
                          opts.init_timeout_ms > 0 ? opts.init_timeout_ms : 30000, &err)) {
         fprintf(stderr, "mcpbox bridge: %s\n", err.msg);
         mb_gateway_shutdown(gw);
-        MHD_stop_daemon(d);
+        mb_http_stop(d);
         goto out_gw;
     }
     printf("mcpbox bridge: serving '%s' at http://%s/mcp\n", argv[optind], shown);
@@ -318,12 +306,12 @@ int mb_cmd_bridge(int argc, char **argv)
     sigwait(&sigs, &sig);
     mb_info("bridge: signal %d, shutting down", sig);
     mb_gateway_shutdown(gw);
-    MHD_stop_daemon(d);
+    mb_http_stop(d);
     rc = 0;
 out_gw:
     mb_gateway_destroy(gw);
 out_lists:
-    free(hosts.v);
-    free(origins.v);
+    free(hosts);
+    free(origins);
     return rc;
 }
