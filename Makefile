@@ -30,6 +30,17 @@ TSAN_LIB_OBJS := $(patsubst src/%.c,$(TSAN_DIR)/%.o,$(LIB_SRCS))
 TSAN_UNITS := test_gateway test_store test_util test_sandbox_lifecycle test_mcp
 TSAN_BINS := $(patsubst %,$(TSAN_DIR)/tests/%,$(TSAN_UNITS))
 
+# libFuzzer targets (fuzz/fuzz_*.c), built with clang into build/fuzz with
+# ASan+UBSan: `make fuzz` runs each for FUZZ_SECONDS (fuzz/run), `make
+# fuzz-replay` replays the committed corpora once (tests/run does it too).
+FUZZ_CC  ?= clang
+FUZZ_DIR := build/fuzz
+FUZZ_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -DMB_ASSERTS \
+               -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined -Isrc
+FUZZ_LIB_OBJS := $(patsubst src/%.c,$(FUZZ_DIR)/%.o,$(LIB_SRCS))
+FUZZ_BINS := $(patsubst fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_SECONDS ?= 600
+
 REL_OBJS  := $(patsubst src/%.c,$(REL_DIR)/%.o,$(SRCS))
 ASAN_OBJS := $(patsubst src/%.c,$(ASAN_DIR)/%.o,$(SRCS))
 ASAN_LIB_OBJS := $(patsubst src/%.c,$(ASAN_DIR)/%.o,$(LIB_SRCS))
@@ -38,7 +49,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN_DIR)/tests/%,$(UNIT_SRCS))
 DATA_DIR ?= ./var
 LISTEN   ?= 127.0.0.1:8080
 
-.PHONY: all deps test-deps run test unit integration bench soak clean asan tsan
+.PHONY: all deps test-deps run test unit integration bench soak clean asan tsan fuzz fuzz-bins fuzz-replay
 
 all: build/mcpbox
 
@@ -84,6 +95,28 @@ $(TSAN_DIR)/tests/%: tests/unit/%.c $(TSAN_LIB_OBJS) $(HDRS)
 
 tsan: $(TSAN_DIR)/mcpbox $(TSAN_BINS)
 
+$(FUZZ_DIR)/%.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  CC fuzz $<"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_LIB_OBJS) $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ    $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< $(FUZZ_LIB_OBJS) $(PKG_LIBS)
+
+fuzz-bins: $(FUZZ_BINS)
+
+fuzz:
+	@scripts/install-deps --test
+	@$(MAKE) --no-print-directory fuzz-bins
+	@fuzz/run --seconds $(FUZZ_SECONDS)
+
+fuzz-replay:
+	@scripts/install-deps --test
+	@$(MAKE) --no-print-directory fuzz-bins
+	@tests/run --fuzz-replay
+
 $(ASAN_DIR)/tests/%: tests/unit/%.c $(ASAN_LIB_OBJS) $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
@@ -100,7 +133,7 @@ test:
 	@scripts/install-deps --test
 	@scripts/install-node-tools
 	@$(MAKE) --no-print-directory build/mcpbox $(ASAN_DIR)/mcpbox $(UNIT_BINS) \
-	    $(TSAN_DIR)/mcpbox $(TSAN_BINS)
+	    $(TSAN_DIR)/mcpbox $(TSAN_BINS) $(FUZZ_BINS)
 	@tests/run
 
 unit: $(UNIT_BINS)

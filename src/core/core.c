@@ -87,7 +87,7 @@ int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err)
     }
     if (!rc) rc = mb_secret_load(core->data_dir, core->secret, err);
     if (!rc) rc = add_env_key(core, err);
-    if (!rc) {
+    if (!rc && !cfg->no_runtime) {
         core->runtime_open = 1;
         rc = mb_core__runtime_open(core, err);
     }
@@ -151,6 +151,8 @@ int mb_core_verify_url(mb_core *core, const char *method, const char *path, cons
 
 int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *out, mb_err *err)
 {
+    if (!core->runtime_open)
+        return mb_err_set(err, MB_EBUSY, "this mcpbox runs without sandboxes (no runtime)");
     mb_sandbox_rec rec = {0};
     mb_uuid4(rec.id);
     snprintf(rec.owner, sizeof rec.owner, "%s", req->owner);

@@ -76,6 +76,8 @@ typedef struct mb_config {
     int egress_off;               /* --egress off: only fixture hosts reachable (src/egress) */
     char *egress_fixtures[MB_MAX_ALLOWED]; /* --egress-fixture NAME=IP:PORT */
     size_t n_egress_fixtures;
+    int no_runtime;               /* no zygote, gateway or sandboxes: the store, keys and
+                                     URLs only, every acquire refused (fuzz/fuzz_http) */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;

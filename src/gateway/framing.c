@@ -62,7 +62,7 @@ static void start_skipping(mb_gw_framer *f)
     f->skipping = 1;
     f->skipped = 0;
     f->head_len = f->tail_len = 0;
-    skip_bytes(f, f->line.data, f->line.len);
+    if (f->line.len) skip_bytes(f, f->line.data, f->line.len); /* data is NULL when empty */
     mb_buf_reset(&f->line);
 }
 

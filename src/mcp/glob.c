@@ -11,13 +11,17 @@
  * over * ? [...] and the extglobs @() ?() *() +() !().
  *
  * Known gaps: '?' counts code points where minimatch counts UTF-16 units,
- * and the globstar recursion limit is not applied.
+ * and the globstar recursion limit is not applied. A segment match that
+ * backtracks more than MAX_STEPS times is taken as no match (minimatch's
+ * regular expression would hang there instead).
  */
 #include "mcp/mcp.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define MAX_STEPS 200000L /* seg_match calls per segment match */
 
 /* ------------------------------------------------------ brace expansion */
 
@@ -307,12 +311,12 @@ static long match_class(const char *p, long i, long pe, unsigned cp, int *hit)
     return k + 1;
 }
 
-static int seg_match(const char *p, long pi, long pe, const char *s, long si, long se, int depth);
+static int seg_match(const char *p, long pi, long pe, const char *s, long si, long se, int depth, long *steps);
 
 /* Does one alternative list "a|b|c" (p[a0..a1)) followed by the rest
  * p[ri..pe) match s[si..se) when the alternative must consume s[si..k)? */
 static int alt_then_rest(const char *p, long a0, long a1, const char *s, long si, long k, long se,
-                         long ri, long pe, int depth)
+                         long ri, long pe, int depth, long *steps)
 {
     long start = a0;
     for (long i = a0; i <= a1; i++) {
@@ -332,8 +336,8 @@ static int alt_then_rest(const char *p, long a0, long a1, const char *s, long si
             continue;
         }
         if (i == a1 || p[i] == '|') {
-            if (seg_match(p, start, i, s, si, k, depth + 1) &&
-                (ri < 0 || seg_match(p, ri, pe, s, k, se, depth + 1)))
+            if (seg_match(p, start, i, s, si, k, depth + 1, steps) &&
+                (ri < 0 || seg_match(p, ri, pe, s, k, se, depth + 1, steps)))
                 return 1;
             start = i + 1;
         }
@@ -341,9 +345,9 @@ static int alt_then_rest(const char *p, long a0, long a1, const char *s, long si
     return 0;
 }
 
-static int seg_match(const char *p, long pi, long pe, const char *s, long si, long se, int depth)
+static int seg_match(const char *p, long pi, long pe, const char *s, long si, long se, int depth, long *steps)
 {
-    if (depth > 64) return 0;
+    if (depth > 64 || --*steps < 0) return 0; /* out of budget: no match */
     while (pi < pe) {
         char c = p[pi];
         if ((c == '@' || c == '?' || c == '*' || c == '+' || c == '!') && pi + 1 < pe && p[pi + 1] == '(') {
@@ -352,27 +356,27 @@ static int seg_match(const char *p, long pi, long pe, const char *s, long si, lo
                 long a0 = pi + 2, a1 = cl, rest = cl + 1;
                 if (c == '@') {
                     for (long k = si; k <= se; k++)
-                        if (alt_then_rest(p, a0, a1, s, si, k, se, rest, pe, depth)) return 1;
+                        if (alt_then_rest(p, a0, a1, s, si, k, se, rest, pe, depth, steps)) return 1;
                     return 0;
                 }
                 if (c == '?') {
-                    if (seg_match(p, rest, pe, s, si, se, depth + 1)) return 1;
+                    if (seg_match(p, rest, pe, s, si, se, depth + 1, steps)) return 1;
                     for (long k = si; k <= se; k++)
-                        if (alt_then_rest(p, a0, a1, s, si, k, se, rest, pe, depth)) return 1;
+                        if (alt_then_rest(p, a0, a1, s, si, k, se, rest, pe, depth, steps)) return 1;
                     return 0;
                 }
                 if (c == '*' || c == '+') {
                     /* one or more repetitions, each consuming something */
-                    if (c == '*' && seg_match(p, rest, pe, s, si, se, depth + 1)) return 1;
+                    if (c == '*' && seg_match(p, rest, pe, s, si, se, depth + 1, steps)) return 1;
                     for (long k = si + 1; k <= se; k++) {
-                        if (!alt_then_rest(p, a0, a1, s, si, k, k, -1, pe, depth)) continue;
+                        if (!alt_then_rest(p, a0, a1, s, si, k, k, -1, pe, depth, steps)) continue;
                         /* s[si..k) is one repetition; more may follow */
-                        if (seg_match(p, pi, pe, s, k, se, depth + 1)) return 1;
-                        if (c == '+' && seg_match(p, rest, pe, s, k, se, depth + 1)) return 1;
+                        if (seg_match(p, pi, pe, s, k, se, depth + 1, steps)) return 1;
+                        if (c == '+' && seg_match(p, rest, pe, s, k, se, depth + 1, steps)) return 1;
                     }
                     if (c == '+') {
                         /* an alternative matching the empty string */
-                        if (alt_then_rest(p, a0, a1, s, si, si, se, rest, pe, depth)) return 1;
+                        if (alt_then_rest(p, a0, a1, s, si, si, se, rest, pe, depth, steps)) return 1;
                     }
                     return 0;
                 }
@@ -380,9 +384,9 @@ static int seg_match(const char *p, long pi, long pe, const char *s, long si, lo
                  * matches the whole remainder; otherwise any prefix may be
                  * taken by it. */
                 for (long k = si; k <= se; k++)
-                    if (alt_then_rest(p, a0, a1, s, si, k, se, rest, pe, depth)) return 0;
+                    if (alt_then_rest(p, a0, a1, s, si, k, se, rest, pe, depth, steps)) return 0;
                 for (long k = si; k <= se; k++)
-                    if (seg_match(p, rest, pe, s, k, se, depth + 1)) return 1;
+                    if (seg_match(p, rest, pe, s, k, se, depth + 1, steps)) return 1;
                 return 0;
             }
         }
@@ -390,7 +394,7 @@ static int seg_match(const char *p, long pi, long pe, const char *s, long si, lo
             while (pi < pe && p[pi] == '*' && !(pi + 1 < pe && p[pi + 1] == '(')) pi++;
             if (pi == pe) return 1;
             for (long k = si; k <= se; k++)
-                if (seg_match(p, pi, pe, s, k, se, depth + 1)) return 1;
+                if (seg_match(p, pi, pe, s, k, se, depth + 1, steps)) return 1;
             return 0;
         }
         if (c == '?') {
@@ -449,7 +453,13 @@ static int segment(const char *pat, const char *seg, int dot)
             if (!strcmp(seg, ".") || !strcmp(seg, "..")) return 0;
         }
     }
-    return seg_match(pat, 0, (long)pl, seg, 0, (long)sl, 0);
+    /* Backtracking over nested extglobs and stars is exponential in the
+     * worst case ("*(*(a|b)c)" against a long name): a pattern that needs
+     * more than MAX_STEPS attempts on one segment matches nothing, rather
+     * than holding a server's thread for minutes. */
+    long steps = MAX_STEPS;
+    int hit = seg_match(pat, 0, (long)pl, seg, 0, (long)sl, 0, &steps);
+    return steps < 0 ? 0 : hit;
 }
 
 /* ------------------------------------------------------- path matching */

@@ -32,9 +32,13 @@ void mb_ooxml_limits_default(mb_ooxml_limits *lim)
     lim->ratio_floor = MB_OOXML_RATIO_FLOOR;
 }
 
+/* Part names are kept without leading '/' (zip entry names have none; a
+ * name given as an OPC part name "/xl/x.xml" has one): every leading '/'
+ * is dropped, when a part is made and when one is looked up, so that a
+ * part is always found by the name it is listed under. */
 mb_ooxml_part *mb_ooxml__find(const mb_ooxml *pkg, const char *name)
 {
-    if (name[0] == '/') name++;
+    while (name[0] == '/') name++;
     for (size_t i = 0; i < pkg->n; i++)
         if (!pkg->parts[i].removed && !strcasecmp(pkg->parts[i].name, name)) return &pkg->parts[i];
     return NULL;
@@ -48,7 +52,8 @@ static mb_ooxml_part *part_new(mb_ooxml *pkg, const char *name)
     }
     mb_ooxml_part *p = &pkg->parts[pkg->n++];
     memset(p, 0, sizeof *p);
-    p->name = mb_strdup(name[0] == '/' ? name + 1 : name);
+    while (name[0] == '/') name++;
+    p->name = mb_strdup(name);
     p->index = -1;
     return p;
 }
@@ -80,7 +85,10 @@ mb_ooxml *mb_ooxml_new(void)
     return pkg;
 }
 
-static const char *zip_why(int ze)
+/* The text for a libzip error code; `buf` holds libzip's own text for the
+ * codes not named here (zip_error_strerror allocates it in the error, which
+ * zip_error_fini frees). */
+static const char *zip_why(int ze, char *buf, size_t cap)
 {
     switch (ze) {
     case ZIP_ER_NOZIP: return "not a zip archive";
@@ -92,7 +100,13 @@ static const char *zip_why(int ze)
     case ZIP_ER_COMPNOTSUPP: return "a zip entry uses an unsupported compression method";
     case ZIP_ER_ENCRNOTSUPP: return "the zip archive is encrypted";
     case ZIP_ER_MEMORY: return "out of memory";
-    default: return zip_error_strerror(&(zip_error_t){.zip_err = ze});
+    default: {
+        zip_error_t e;
+        zip_error_init_with_code(&e, ze);
+        snprintf(buf, cap, "%s", zip_error_strerror(&e));
+        zip_error_fini(&e);
+        return buf;
+    }
     }
 }
 
@@ -118,6 +132,7 @@ int mb_ooxml_open(const char *path, const mb_ooxml_limits *lim, mb_ooxml **out, 
         return mb_err_set(err, MB_EIO, "cannot open %s: %s", path, strerror(EISDIR));
     }
 
+    char why[128];
     zip_error_t zerr;
     zip_error_init(&zerr);
     zip_source_t *src = mb_ooxml__fd_source(fd, path, &zerr);
@@ -129,7 +144,7 @@ int mb_ooxml_open(const char *path, const mb_ooxml_limits *lim, mb_ooxml **out, 
         if (ze == ZIP_ER_OPEN || ze == ZIP_ER_NOENT)
             return mb_err_set(err, MB_EIO, "cannot open %s", path);
         return mb_err_set(err, MB_EINVAL, "%s is not a valid Office document: %s", path,
-                          zip_why(ze));
+                          zip_why(ze, why, sizeof why));
     }
     mb_ooxml *pkg = mb_calloc(1, sizeof *pkg);
     pkg->za = za;
@@ -149,7 +164,7 @@ int mb_ooxml_open(const char *path, const mb_ooxml_limits *lim, mb_ooxml **out, 
         zip_stat_t zs;
         if (zip_stat_index(za, (zip_uint64_t)i, 0, &zs) != 0 || !(zs.valid & ZIP_STAT_NAME)) {
             rc = mb_err_set(err, MB_EINVAL, "%s is not a valid Office document: %s", path,
-                            zip_why(zip_error_code_zip(zip_get_error(za))));
+                            zip_why(zip_error_code_zip(zip_get_error(za)), why, sizeof why));
             goto out;
         }
         size_t nl = strlen(zs.name);
@@ -177,6 +192,9 @@ int mb_ooxml_open(const char *path, const mb_ooxml_limits *lim, mb_ooxml **out, 
                             (unsigned long long)pkg->lim.max_total);
             goto out;
         }
+        /* A second entry for a part (names compare without case and leading
+         * '/', as OPC says) is ignored: reads and saves both see the first. */
+        if (mb_ooxml__find(pkg, zs.name)) continue;
         mb_ooxml_part *p = part_new(pkg, zs.name);
         p->index = i;
         p->size = size;
@@ -213,10 +231,11 @@ void mb_ooxml_free(mb_ooxml *pkg)
 
 static int read_entry(mb_ooxml *pkg, mb_ooxml_part *p, char **data, size_t *len, mb_err *err)
 {
+    char why[128];
     zip_file_t *zf = zip_fopen_index(pkg->za, (zip_uint64_t)p->index, 0);
     if (!zf)
         return mb_err_set(err, MB_EINVAL, "part %s cannot be read: %s", p->name,
-                          zip_why(zip_error_code_zip(zip_get_error(pkg->za))));
+                          zip_why(zip_error_code_zip(zip_get_error(pkg->za)), why, sizeof why));
     /* one byte more than declared, to notice an entry that inflates past it */
     size_t want = (size_t)p->size + 1;
     char *buf = mb_malloc(want + 1);
@@ -226,7 +245,7 @@ static int read_entry(mb_ooxml *pkg, mb_ooxml_part *p, char **data, size_t *len,
         zip_int64_t r = zip_fread(zf, buf + got, want - got);
         if (r < 0) {
             rc = mb_err_set(err, MB_EINVAL, "part %s cannot be read: %s", p->name,
-                            zip_why(zip_error_code_zip(zip_file_get_error(zf))));
+                            zip_why(zip_error_code_zip(zip_file_get_error(zf)), why, sizeof why));
             break;
         }
         if (r == 0) break;
@@ -366,6 +385,11 @@ static int stage_part(zip_t *za, mb_ooxml *pkg, mb_ooxml_part *p, int fresh, mb_
     size_t len;
     int rc = part_bytes(pkg, p, &data, &len, err);
     if (rc) return rc;
+    /* libzip does not take (or free) the buffer of an empty source. */
+    if (!len) {
+        free(data);
+        data = NULL;
+    }
     zip_source_t *src = zip_source_buffer(za, data, len, 1);
     if (!src) {
         free(data);
@@ -420,8 +444,9 @@ int mb_ooxml_save(mb_ooxml *pkg, mb_err *err)
 int mb_ooxml_save_as(mb_ooxml *pkg, const char *path, mb_err *err)
 {
     int ze = 0;
+    char why[128];
     zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &ze);
-    if (!za) return mb_err_set(err, MB_EIO, "cannot create %s: %s", path, zip_why(ze));
+    if (!za) return mb_err_set(err, MB_EIO, "cannot create %s: %s", path, zip_why(ze, why, sizeof why));
     int rc = MB_OK;
     /* [Content_Types].xml first, as Office writes it */
     mb_ooxml_part *ct = mb_ooxml__find(pkg, MB_OOXML_CT_PART);

@@ -118,20 +118,20 @@ static int socket_rules(scmp_filter_ctx ctx, mb_err *err)
             for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) ok |= allowed[i] == fam;
             if (ok) continue;
             if ((rc = seccomp_rule_add(ctx, noaf, calls[c], 1,
-                                       SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam))) != 0)
+                                       SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam, 0))) != 0)
                 return mb_err_sys(err, -rc, "seccomp rule for socket family %d", fam);
         }
         if ((rc = seccomp_rule_add(ctx, noaf, calls[c], 1,
-                                   SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)SB_AF_LIMIT))) != 0)
+                                   SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)SB_AF_LIMIT, 0))) != 0)
             return mb_err_sys(err, -rc, "seccomp rule for socket families");
     }
     if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 2,
-                               SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)AF_NETLINK),
-                               SCMP_A2(SCMP_CMP_NE, (scmp_datum_t)NETLINK_ROUTE))) != 0)
+                               SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)AF_NETLINK, 0),
+                               SCMP_A2(SCMP_CMP_NE, (scmp_datum_t)NETLINK_ROUTE, 0))) != 0)
         return mb_err_sys(err, -rc, "seccomp rule for netlink sockets");
     /* a netlink socketpair does not exist; refuse it like the rest */
     if ((rc = seccomp_rule_add(ctx, noaf, SCMP_SYS(socketpair), 1,
-                               SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)AF_NETLINK))) != 0)
+                               SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)AF_NETLINK, 0))) != 0)
         return mb_err_sys(err, -rc, "seccomp rule for netlink socketpair");
     return 0;
 }

@@ -993,6 +993,22 @@ static void test_minimatch_table(void **state)
         }
 }
 
+/* Found by fuzz/fuzz_text (fuzz/corpus/text/regress-glob-backtracking): nested
+ * stars backtracked for minutes on a 17-byte name. A match that runs out of
+ * its step budget is no match, and comes back at once. */
+static void test_minimatch_backtracking_bounded(void **state)
+{
+    int64_t t0 = mb_mono_ms();
+    assert_false(mb_minimatch("\\u007fline\\u\"056\"", "**(b\\tquote\\\"del", 0));
+    char name[200];
+    memset(name, 'a', sizeof name - 2);
+    name[sizeof name - 2] = 'b';
+    name[sizeof name - 1] = '\0';
+    assert_false(mb_minimatch(name, "*(*(a|aa)*(a|aa))c", MB_GLOB_DOT));
+    assert_true(mb_minimatch("aab", "*(a|aa)b", 0)); /* ordinary extglobs still match */
+    assert_true(mb_mono_ms() - t0 < 5000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1014,6 +1030,7 @@ int main(void)
         cmocka_unit_test(test_text_helpers),
         cmocka_unit_test(test_collation_order),
         cmocka_unit_test(test_minimatch_table),
+        cmocka_unit_test(test_minimatch_backtracking_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
