@@ -549,16 +549,5 @@ int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
                                      .output_schema = st->schemas[2 * i + 1],
                                      .fn = dispatch};
     }
-    mb_mcp_server *srv = NULL;
-    if ((rc = mb_mcp_server_new(v014 ? &INFO_014 : &INFO, &srv, err))) {
-        state_free(st);
-        return rc;
-    }
-    mb_mcp_server_set_data(srv, st, state_free);
-    if ((rc = mb_mcp_add_tools(srv, st->tools, err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return MB_OK;
+    return mb_mcp_server_new_with_tools(v014 ? &INFO_014 : &INFO, st->tools, st, state_free, out, err);
 }

@@ -452,17 +452,5 @@ int mb_srv_powerpoint_create(int argc, char **argv, mb_mcp_server **out, mb_err 
                                      .output_schema = PP_SURFACE[i].output_schema,
                                      .fn = dispatch};
     }
-    mb_mcp_server *srv = NULL;
-    int rc = mb_mcp_server_new(&INFO, &srv, err);
-    if (rc) {
-        state_free(st);
-        return rc;
-    }
-    mb_mcp_server_set_data(srv, st, state_free);
-    if ((rc = mb_mcp_add_tools(srv, st->tools, err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return MB_OK;
+    return mb_mcp_server_new_with_tools(&INFO, st->tools, st, state_free, out, err);
 }
