@@ -40,7 +40,8 @@ typedef struct mb_pyv_errs {
     int shorten;
 } mb_pyv_errs;
 
-/* Python type name of a JSON value (str, int, float, bool, NoneType, list, dict). */
+/* Python type name of a JSON value (str, int, float, bool, NoneType, list, dict);
+ * NoneType for NULL. */
 const char *mb_py_type_name(const json_t *v);
 
 /* Appends one "\n<loc>\n  <msg> [type=<type>, input_value=..., input_type=...]

@@ -13,6 +13,7 @@
 
 const char *mb_py_type_name(const json_t *v)
 {
+    if (!v) return "NoneType";
     switch (json_typeof(v)) {
     case JSON_STRING: return "str";
     case JSON_INTEGER: return "int";
