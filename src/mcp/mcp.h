@@ -184,6 +184,12 @@ void mb_mcp_server_free(mb_mcp_server *srv);
 void mb_mcp_server_set_data(mb_mcp_server *srv, void *data, void (*free_fn)(void *));
 void *mb_mcp_server_data(const mb_mcp_server *srv);
 
+/* The usual tail of a server's create function: a server for `info` holding
+ * `data` (freed by free_fn with the server) with the zero-terminated `tools`
+ * registered. On failure nothing is left: data is freed too. */
+int mb_mcp_server_new_with_tools(const mb_mcp_info *info, const mb_mcp_tool *tools, void *data,
+                                 void (*free_fn)(void *), mb_mcp_server **out, mb_err *err);
+
 /* Registers one tool / a zero-terminated table of tools. The tool structs
  * are borrowed (keep them static). Fails on malformed schema text or a
  * duplicate name - programming errors that the server's unit test catches. */

@@ -73,6 +73,24 @@ void mb_mcp_server_set_data(mb_mcp_server *srv, void *data, void (*free_fn)(void
 
 void *mb_mcp_server_data(const mb_mcp_server *srv) { return srv->data; }
 
+int mb_mcp_server_new_with_tools(const mb_mcp_info *info, const mb_mcp_tool *tools, void *data,
+                                 void (*free_fn)(void *), mb_mcp_server **out, mb_err *err)
+{
+    mb_mcp_server *srv = NULL;
+    int rc = mb_mcp_server_new(info, &srv, err);
+    if (rc) {
+        if (free_fn) free_fn(data);
+        return rc;
+    }
+    mb_mcp_server_set_data(srv, data, free_fn);
+    if ((rc = mb_mcp_add_tools(srv, tools, err))) {
+        mb_mcp_server_free(srv);
+        return rc;
+    }
+    *out = srv;
+    return 0;
+}
+
 void mb_mcp_set_max_message(mb_mcp_server *srv, size_t bytes) { srv->max_message = bytes; }
 
 /* ------------------------------------------------------------- registry */

@@ -236,18 +236,9 @@ int mb_srv_arxiv_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
     free(storage);
     storage = NULL;
 
-    mb_mcp_server *srv;
-    if ((rc = mb_mcp_server_new(s->version == MB_ARXIV_0_2_10 ? &INFO_0_2_10 : &INFO_0_2_11, &srv,
-                                err)))
-        goto fail;
     for (int i = 0; i < 4; i++) st->schemas[i] = json_loads(TOOLS[i].input_schema, 0, NULL);
-    mb_mcp_server_set_data(srv, st, state_free);
-    if ((rc = mb_mcp_add_tools(srv, TOOLS, err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return MB_OK;
+    return mb_mcp_server_new_with_tools(s->version == MB_ARXIV_0_2_10 ? &INFO_0_2_10 : &INFO_0_2_11,
+                                        TOOLS, st, state_free, out, err);
 fail:
     free(storage);
     state_free(st);

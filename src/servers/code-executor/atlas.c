@@ -913,15 +913,7 @@ int mb_codeexec_atlas_create(int argc, char **argv, mb_mcp_server **out, mb_err 
     refresh_descriptions(a);
     free(dirs);
     dirs = NULL;
-    mb_mcp_server *srv = NULL;
-    if ((rc = mb_mcp_server_new(&ATLAS_INFO, &srv, err))) goto fail;
-    mb_mcp_server_set_data(srv, a, atlas_free);
-    if ((rc = mb_mcp_add_tools(srv, a->tools, err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return MB_OK;
+    return mb_mcp_server_new_with_tools(&ATLAS_INFO, a->tools, a, atlas_free, out, err);
 fail:
     free(dirs);
     atlas_free(a);

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "servers/common/pyschema.h"
 #include "servers/code-executor/codeexec.h"
 #include "servers/common/proc.h"
 #include "servers/common/pyfmt.h"
@@ -43,20 +44,6 @@ static void tl_free(void *p)
     free(t->workspace);
     mb_mcp_roots_free(t->roots);
     free(t);
-}
-
-static const char *py_type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_NULL: return "NoneType";
-    case JSON_TRUE:
-    case JSON_FALSE: return "bool";
-    case JSON_INTEGER: return "int";
-    case JSON_REAL: return "float";
-    case JSON_STRING: return "str";
-    case JSON_ARRAY: return "list";
-    default: return "dict";
-    }
 }
 
 static int fail_text(mb_mcp_result *res, const char *why)
@@ -92,7 +79,7 @@ static int python_execute(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             else mb_py_float_str(&tshow, timeout);
         } else {
             snprintf(why, sizeof why, "'>' not supported between instances of '%s' and 'int'",
-                     py_type_name(tov));
+                     mb_py_type_name(tov));
             mb_buf_free(&tshow);
             return fail_text(res, why);
         }
@@ -105,7 +92,7 @@ static int python_execute(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 
     char *filename;
     if (namev && !json_is_string(namev)) {
-        snprintf(why, sizeof why, "'%s' object has no attribute 'endswith'", py_type_name(namev));
+        snprintf(why, sizeof why, "'%s' object has no attribute 'endswith'", mb_py_type_name(namev));
         mb_buf_free(&tshow);
         return fail_text(res, why);
     }
@@ -118,7 +105,7 @@ static int python_execute(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         filename = mb_asprintf("%s.py", u);
     }
     if (codev && !json_is_string(codev)) {
-        snprintf(why, sizeof why, "write() argument must be str, not %s", py_type_name(codev));
+        snprintf(why, sizeof why, "write() argument must be str, not %s", mb_py_type_name(codev));
         free(filename);
         mb_buf_free(&tshow);
         return fail_text(res, why);
@@ -279,16 +266,5 @@ int mb_codeexec_toolathlon_create(int argc, char **argv, mb_mcp_server **out, mb
                        "stderr, return code, and execution time in a structured format.",
         .input_schema = SCHEMA,
         .fn = python_execute};
-    mb_mcp_server *srv = NULL;
-    if ((rc = mb_mcp_server_new(&TL_INFO, &srv, err))) {
-        tl_free(t);
-        return rc;
-    }
-    mb_mcp_server_set_data(srv, t, tl_free);
-    if ((rc = mb_mcp_add_tools(srv, t->tools, err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return MB_OK;
+    return mb_mcp_server_new_with_tools(&TL_INFO, t->tools, t, tl_free, out, err);
 }

@@ -312,17 +312,5 @@ int mb_srv_coderunner_create(int argc, char **argv, mb_mcp_server **out, mb_err 
                                 .description = "Run code snippet and return the result.",
                                 .input_schema = r->schema,
                                 .fn = run_code};
-    mb_mcp_server *srv = NULL;
-    int rc = mb_mcp_server_new(&RUNNER_INFO, &srv, err);
-    if (rc) {
-        runner_free(r);
-        return rc;
-    }
-    mb_mcp_server_set_data(srv, r, runner_free);
-    if ((rc = mb_mcp_add_tools(srv, r->tools, err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return MB_OK;
+    return mb_mcp_server_new_with_tools(&RUNNER_INFO, r->tools, r, runner_free, out, err);
 }

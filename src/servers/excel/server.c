@@ -284,56 +284,13 @@ static const tool_spec *spec_of(const char *name)
     return NULL;
 }
 
-static const char *py_type(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_NULL: return "NoneType";
-    case JSON_TRUE: case JSON_FALSE: return "bool";
-    case JSON_INTEGER: return "int";
-    case JSON_REAL: return "float";
-    case JSON_STRING: return "str";
-    case JSON_ARRAY: return "list";
-    default: return "dict";
-    }
-}
-
-typedef struct verr {
-    mb_buf text;
-    int n;
-} verr;
-
-static void add_err(verr *e, const char *loc, const char *msg, const char *type, json_t *input)
-{
-    mb_buf_printf(&e->text, "\n%s\n  %s [type=%s, input_value=", loc, msg, type);
-    mb_py_repr_json(&e->text, input);
-    mb_buf_printf(&e->text, ", input_type=%s]\n    For further information visit "
-                            "https://errors.pydantic.dev/2.11/v/%s", py_type(input), type);
-    e->n++;
-}
-
-static int lax_bool(json_t *v, int *out)
-{
-    if (json_is_boolean(v)) return *out = json_is_true(v), 1;
-    if (json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1))
-        return *out = (int)json_integer_value(v), 1;
-    if (json_is_string(v)) {
-        static const char *const t[] = {"1", "on", "t", "true", "y", "yes", NULL};
-        static const char *const f[] = {"0", "off", "f", "false", "n", "no", NULL};
-        for (int i = 0; t[i]; i++)
-            if (!strcasecmp(json_string_value(v), t[i])) return *out = 1, 1;
-        for (int i = 0; f[i]; i++)
-            if (!strcasecmp(json_string_value(v), f[i])) return *out = 0, 1;
-    }
-    return 0;
-}
-
 /* Checks and normalises one argument in place (pydantic lax mode). */
-static void check_param(const param *p, json_t *args, verr *e, int v014)
+static void check_param(const param *p, json_t *args, mb_pyv_errs *e, int v014)
 {
     json_t *v = json_object_get(args, p->name);
     if (!v) {
         if (p->kind == P_STR || p->kind == P_INT || p->kind == P_LISTLIST || p->kind == P_LISTSTR)
-            add_err(e, p->name, "Field required", "missing", args);
+            mb_pyv_add(e, p->name, "Field required", "missing", args);
         return;
     }
     /* 0.1.4's `str = None` takes a missing value, not an explicit null */
@@ -352,11 +309,12 @@ static void check_param(const param *p, json_t *args, verr *e, int v014)
     if (optional && json_is_null(v)) return;
     switch (p->kind) {
     case P_STR: case P_STR_OPT: case P_STR_DEF:
-        if (!json_is_string(v)) add_err(e, p->name, "Input should be a valid string", "string_type", v);
+        if (!json_is_string(v)) mb_pyv_add(e, p->name, "Input should be a valid string", "string_type", v);
         break;
     case P_BOOL_DEF: {
         int b;
-        if (!lax_bool(v, &b)) add_err(e, p->name, "Input should be a valid boolean", "bool_parsing", v);
+        if (!mb_py_lax_bool(v, 0, &b))
+            mb_pyv_add(e, p->name, "Input should be a valid boolean", "bool_parsing", v);
         else json_object_set_new(args, p->name, json_boolean(b));
         break;
     }
@@ -369,8 +327,8 @@ static void check_param(const param *p, json_t *args, verr *e, int v014)
         if (json_is_real(v)) {
             double d = json_real_value(v);
             if (d == (double)(long long)d) json_object_set_new(args, p->name, json_integer((long long)d));
-            else add_err(e, p->name, "Input should be a valid integer, got a number with a fractional part",
-                         "int_from_float", v);
+            else mb_pyv_add(e, p->name, "Input should be a valid integer, got a number with a fractional part",
+                            "int_from_float", v);
             break;
         }
         if (json_is_string(v)) {
@@ -380,19 +338,19 @@ static void check_param(const param *p, json_t *args, verr *e, int v014)
                 json_object_set_new(args, p->name, json_integer(x));
                 break;
             }
-            add_err(e, p->name, "Input should be a valid integer, unable to parse string as an integer",
-                    "int_parsing", v);
+            mb_pyv_add(e, p->name, "Input should be a valid integer, unable to parse string as an integer",
+                       "int_parsing", v);
             break;
         }
-        add_err(e, p->name, "Input should be a valid integer", "int_type", v);
+        mb_pyv_add(e, p->name, "Input should be a valid integer", "int_type", v);
         break;
     }
     case P_DICT_OPT:
-        if (!json_is_object(v)) add_err(e, p->name, "Input should be a valid dictionary", "dict_type", v);
+        if (!json_is_object(v)) mb_pyv_add(e, p->name, "Input should be a valid dictionary", "dict_type", v);
         break;
     case P_LISTLIST:
         if (!json_is_array(v)) {
-            add_err(e, p->name, "Input should be a valid list", "list_type", v);
+            mb_pyv_add(e, p->name, "Input should be a valid list", "list_type", v);
             break;
         }
         for (size_t i = 0; i < json_array_size(v); i++) {
@@ -400,12 +358,12 @@ static void check_param(const param *p, json_t *args, verr *e, int v014)
             if (json_is_array(row)) continue;
             char loc[96];
             snprintf(loc, sizeof loc, "%s.%zu", p->name, i);
-            add_err(e, loc, "Input should be a valid list", "list_type", row);
+            mb_pyv_add(e, loc, "Input should be a valid list", "list_type", row);
         }
         break;
     case P_LISTSTR: case P_LISTSTR_OPT:
         if (!json_is_array(v)) {
-            add_err(e, p->name, "Input should be a valid list", "list_type", v);
+            mb_pyv_add(e, p->name, "Input should be a valid list", "list_type", v);
             break;
         }
         for (size_t i = 0; i < json_array_size(v); i++) {
@@ -413,7 +371,7 @@ static void check_param(const param *p, json_t *args, verr *e, int v014)
             if (json_is_string(it)) continue;
             char loc[96];
             snprintf(loc, sizeof loc, "%s.%zu", p->name, i);
-            add_err(e, loc, "Input should be a valid string", "string_type", it);
+            mb_pyv_add(e, loc, "Input should be a valid string", "string_type", it);
         }
         break;
     }
@@ -424,7 +382,7 @@ static int validate(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 {
     const tool_spec *t = spec_of(mb_mcp_call_tool(call));
     if (!t) return 0;
-    verr e = {0};
+    mb_pyv_errs e = {.version = "2.11"};
     const xl_server *xs = mb_mcp_call_data(call);
     for (const param *p = t->params; p->name; p++) check_param(p, args, &e, xs->v014);
     if (!e.n) return 0;
@@ -591,16 +549,5 @@ int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
                                      .output_schema = st->schemas[2 * i + 1],
                                      .fn = dispatch};
     }
-    mb_mcp_server *srv = NULL;
-    if ((rc = mb_mcp_server_new(v014 ? &INFO_014 : &INFO, &srv, err))) {
-        state_free(st);
-        return rc;
-    }
-    mb_mcp_server_set_data(srv, st, state_free);
-    if ((rc = mb_mcp_add_tools(srv, st->tools, err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return MB_OK;
+    return mb_mcp_server_new_with_tools(v014 ? &INFO_014 : &INFO, st->tools, st, state_free, out, err);
 }

@@ -420,16 +420,5 @@ int mb_srv_filesystem_create(int argc, char **argv, mb_mcp_server **out, mb_err 
         free(fs);
         return MB_ENOTFOUND;
     }
-    mb_mcp_server *srv;
-    if ((rc = mb_mcp_server_new(v->info, &srv, err))) {
-        fs_free(fs);
-        return rc;
-    }
-    mb_mcp_server_set_data(srv, fs, fs_free);
-    if ((rc = mb_mcp_add_tools(srv, tools_to_register(fs), err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return 0;
+    return mb_mcp_server_new_with_tools(v->info, tools_to_register(fs), fs, fs_free, out, err);
 }

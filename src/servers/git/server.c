@@ -152,16 +152,8 @@ int mb_srv_git_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
         s->schemas[i] = json_loads(tools[i].schema, 0, NULL);
     }
     s->ntools = n;
-    mb_mcp_server *srv = NULL;
     const mb_mcp_info *info = s->g.version == MB_GIT_2025_1_14 ? &GIT_INFO_2025_1_14 : &GIT_INFO;
-    if ((rc = mb_mcp_server_new(info, &srv, err))) goto fail;
-    mb_mcp_server_set_data(srv, s, git_free);
-    if ((rc = mb_mcp_add_tools(srv, s->tools, err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return MB_OK;
+    return mb_mcp_server_new_with_tools(info, s->tools, s, git_free, out, err);
 fail:
     git_free(s);
     return rc;

@@ -986,17 +986,5 @@ int mb_srv_memory_create(int argc, char **argv, mb_mcp_server **out, mb_err *err
     mem_server *m = mb_calloc(1, sizeof *m);
     m->v = v;
     m->file = memory_path(file);
-    mb_mcp_server *srv;
-    int rc = mb_mcp_server_new(&mem_info, &srv, err);
-    if (rc) {
-        mem_free(m);
-        return rc;
-    }
-    mb_mcp_server_set_data(srv, m, mem_free);
-    if ((rc = mb_mcp_add_tools(srv, mem_tools, err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return 0;
+    return mb_mcp_server_new_with_tools(&mem_info, mem_tools, m, mem_free, out, err);
 }

@@ -27,20 +27,6 @@
 
 /* ------------------------------------------------------ argument model */
 
-static const char *py_type(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_NULL: return "NoneType";
-    case JSON_TRUE:
-    case JSON_FALSE: return "bool";
-    case JSON_INTEGER: return "int";
-    case JSON_REAL: return "float";
-    case JSON_STRING: return "str";
-    case JSON_ARRAY: return "list";
-    default: return "dict";
-    }
-}
-
 void mb_pdf_args_begin(mb_pdf_args *v, const char *tool, json_t *args)
 {
     memset(v, 0, sizeof *v);
@@ -57,7 +43,7 @@ static void error(mb_pdf_args *v, const char *loc, const char *msg, const char *
     if (!input) input = empty = json_object();
     mb_py_repr_json(&v->msg, input);
     mb_buf_printf(&v->msg, ", input_type=%s]\n    For further information visit " PYDANTIC_URL "%s",
-                  py_type(input), type);
+                  mb_py_type_name(input), type);
     json_decref(empty);
     v->errors++;
 }
@@ -437,15 +423,7 @@ int mb_srv_pdftools_create(int argc, char **argv, mb_mcp_server **out, mb_err *e
     }
     if ((rc = mb_mkdir_p(st->tempdir, 0777, err)) != MB_OK) goto fail;
 
-    mb_mcp_server *srv;
-    if ((rc = mb_mcp_server_new(&INFO, &srv, err))) goto fail;
-    mb_mcp_server_set_data(srv, st, state_free);
-    if ((rc = mb_mcp_add_tools(srv, TOOLS, err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return MB_OK;
+    return mb_mcp_server_new_with_tools(&INFO, TOOLS, st, state_free, out, err);
 fail:
     state_free(st);
     return rc;

@@ -108,6 +108,9 @@ xmlNodePtr pp_new(xmlNodePtr parent, const char *ns, const char *local); /* appe
 /* text_frame.text = s: one a:p per \n-line, \v as a:br, keeping bodyPr and
  * lstStyle. Creates txBody on an sp when missing. */
 void pp_set_text(xmlNodePtr txbody, const char *s);
+/* text_frame.clear(): the first a:p emptied of runs, breaks and fields, the
+ * other a:p removed. Returns 0 when txbody held no a:p at all. */
+int pp_text_clear(xmlNodePtr txbody);
 /* sp.get_or_add_txBody() */
 xmlNodePtr pp_sp_txbody(xmlNodePtr sp);
 /* slides.add_slide(layout): the new slide's part name (borrowed from p). */

@@ -23,8 +23,6 @@
 #include "servers/powerpoint/pp.h"
 #include "servers/servers.h"
 
-#define PYDANTIC_URL "https://errors.pydantic.dev/2.12/v/"
-
 static const struct {
     const char *name;
     pp_fn fn;
@@ -238,65 +236,8 @@ void pp_errorf(mb_mcp_result *res, const char *fmt, ...)
 
 /* ----------------------------------------------------------- validation */
 
-typedef struct verr {
-    int n;
-    mb_buf text;
-} verr;
-
-static const char *py_type(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_STRING: return "str";
-    case JSON_INTEGER: return "int";
-    case JSON_REAL: return "float";
-    case JSON_TRUE: case JSON_FALSE: return "bool";
-    case JSON_NULL: return "NoneType";
-    case JSON_ARRAY: return "list";
-    default: return "dict";
-    }
-}
-
-static void add_err(verr *e, const char *loc, const char *msg, const char *type, json_t *v)
-{
-    mb_buf r = {0};
-    mb_py_repr_json(&r, v);
-    mb_buf_printf(&e->text, "\n%s\n  %s [type=%s, input_value=", loc, msg, type);
-    size_t len = mb_utf8_length(r.data, r.len);
-    if (len > 50) { /* pydantic_core shortens long reprs */
-        size_t i = 0, k = 0;
-        while (k < 25) mb_utf8_next(r.data, r.len, &i), k++;
-        size_t j = i;
-        while (k < len - 24) mb_utf8_next(r.data, r.len, &j), k++;
-        mb_buf_printf(&e->text, "%.*s...%s", (int)i, r.data, r.data + j);
-    } else {
-        mb_buf_append(&e->text, r.data, r.len);
-    }
-    mb_buf_printf(&e->text, ", input_type=%s]\n    For further information visit %s%s", py_type(v),
-                  PYDANTIC_URL, type);
-    mb_buf_free(&r);
-    e->n++;
-}
-
-static int lax_bool(json_t *v, int *out)
-{
-    if (json_is_boolean(v)) return *out = json_is_true(v), 1;
-    if (json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1))
-        return *out = (int)json_integer_value(v), 1;
-    if (json_is_real(v) && (json_real_value(v) == 0.0 || json_real_value(v) == 1.0))
-        return *out = json_real_value(v) == 1.0, 1;
-    if (json_is_string(v)) {
-        static const char *const T[] = {"1", "on", "t", "true", "y", "yes", NULL};
-        static const char *const F[] = {"0", "off", "f", "false", "n", "no", NULL};
-        for (int i = 0; T[i]; i++)
-            if (!strcasecmp(json_string_value(v), T[i])) return *out = 1, 1;
-        for (int i = 0; F[i]; i++)
-            if (!strcasecmp(json_string_value(v), F[i])) return *out = 0, 1;
-    }
-    return 0;
-}
-
 /* Validates *slot (replacing it with the coerced value) against schema. */
-static void check(json_t **slot, json_t *schema, const char *loc, verr *e)
+static void check(json_t **slot, json_t *schema, const char *loc, mb_pyv_errs *e)
 {
     json_t *v = *slot;
     json_t *any = json_object_get(schema, "anyOf");
@@ -308,29 +249,25 @@ static void check(json_t **slot, json_t *schema, const char *loc, verr *e)
     const char *type = json_string_value(json_object_get(schema, "type"));
     if (!type) return;
     if (!strcmp(type, "string")) {
-        if (!json_is_string(v)) add_err(e, loc, "Input should be a valid string", "string_type", v);
+        if (!json_is_string(v)) mb_pyv_add(e, loc, "Input should be a valid string", "string_type", v);
     } else if (!strcmp(type, "integer")) {
         if (json_is_integer(v)) return;
         if (json_is_real(v)) {
             double x = json_real_value(v);
             if (x != (double)(long long)x)
-                add_err(e, loc, "Input should be a valid integer, got a number with a fractional part",
-                        "int_from_float", v);
+                mb_pyv_add(e, loc, "Input should be a valid integer, got a number with a fractional part",
+                           "int_from_float", v);
             else *slot = json_integer((json_int_t)x), json_decref(v);
         } else if (json_is_string(v)) {
-            const char *s = json_string_value(v);
-            char *end;
-            while (*s == ' ' || *s == '\t' || *s == '\n') s++;
-            long long x = strtoll(s, &end, 10);
-            while (*end == ' ' || *end == '\t' || *end == '\n') end++;
-            if (*s && !*end) *slot = json_integer(x), json_decref(v);
+            long long x;
+            if (mb_py_int_str(json_string_value(v), &x)) *slot = json_integer(x), json_decref(v);
             else
-                add_err(e, loc, "Input should be a valid integer, unable to parse string as an integer",
-                        "int_parsing", v);
+                mb_pyv_add(e, loc, "Input should be a valid integer, unable to parse string as an integer",
+                           "int_parsing", v);
         } else if (json_is_boolean(v)) {
             *slot = json_integer(json_is_true(v)), json_decref(v);
         } else {
-            add_err(e, loc, "Input should be a valid integer", "int_type", v);
+            mb_pyv_add(e, loc, "Input should be a valid integer", "int_type", v);
         }
     } else if (!strcmp(type, "number")) {
         if (json_is_real(v)) return;
@@ -343,24 +280,24 @@ static void check(json_t **slot, json_t *schema, const char *loc, verr *e)
             double x = strtod(json_string_value(v), &end);
             if (*json_string_value(v) && !*end) *slot = json_real(x), json_decref(v);
             else
-                add_err(e, loc, "Input should be a valid number, unable to parse string as a number",
-                        "float_parsing", v);
+                mb_pyv_add(e, loc, "Input should be a valid number, unable to parse string as a number",
+                           "float_parsing", v);
         } else if (json_is_boolean(v)) {
             *slot = json_real(json_is_true(v)), json_decref(v);
         } else {
-            add_err(e, loc, "Input should be a valid number", "float_type", v);
+            mb_pyv_add(e, loc, "Input should be a valid number", "float_type", v);
         }
     } else if (!strcmp(type, "boolean")) {
         int b;
         if (json_is_boolean(v)) return;
-        if (lax_bool(v, &b)) *slot = json_boolean(b), json_decref(v);
+        if (mb_py_lax_bool(v, 1, &b)) *slot = json_boolean(b), json_decref(v);
         else if (json_is_string(v) || json_is_number(v))
-            add_err(e, loc, "Input should be a valid boolean, unable to interpret input",
-                    "bool_parsing", v);
-        else add_err(e, loc, "Input should be a valid boolean", "bool_type", v);
+            mb_pyv_add(e, loc, "Input should be a valid boolean, unable to interpret input",
+                       "bool_parsing", v);
+        else mb_pyv_add(e, loc, "Input should be a valid boolean", "bool_type", v);
     } else if (!strcmp(type, "array")) {
         if (!json_is_array(v)) {
-            add_err(e, loc, "Input should be a valid list", "list_type", v);
+            mb_pyv_add(e, loc, "Input should be a valid list", "list_type", v);
             return;
         }
         json_t *items = json_object_get(schema, "items");
@@ -374,7 +311,7 @@ static void check(json_t **slot, json_t *schema, const char *loc, verr *e)
         }
     } else if (!strcmp(type, "object")) {
         if (!json_is_object(v)) {
-            add_err(e, loc, "Input should be a valid dictionary", "dict_type", v);
+            mb_pyv_add(e, loc, "Input should be a valid dictionary", "dict_type", v);
             return;
         }
         json_t *ap = json_object_get(schema, "additionalProperties");
@@ -413,7 +350,7 @@ static void pre_parse(json_t *args, json_t *props)
 
 static int validate(const char *tool, json_t *schema, json_t *args, mb_mcp_result *res)
 {
-    verr e = {0};
+    mb_pyv_errs e = {.version = "2.12", .shorten = 1};
     json_t *props = json_object_get(schema, "properties");
     json_t *req = json_object_get(schema, "required");
     pre_parse(args, props);
@@ -431,7 +368,7 @@ static int validate(const char *tool, json_t *schema, json_t *args, mb_mcp_resul
         int required = 0;
         for (size_t i = 0; i < json_array_size(req); i++)
             if (!strcmp(json_string_value(json_array_get(req, i)), key)) required = 1;
-        if (required) add_err(&e, key, "Field required", "missing", args);
+        if (required) mb_pyv_add(&e, key, "Field required", "missing", args);
         else json_object_set(args, key, json_object_get(prop, "default"));
     }
     if (!e.n) return 0;
@@ -515,17 +452,5 @@ int mb_srv_powerpoint_create(int argc, char **argv, mb_mcp_server **out, mb_err 
                                      .output_schema = PP_SURFACE[i].output_schema,
                                      .fn = dispatch};
     }
-    mb_mcp_server *srv = NULL;
-    int rc = mb_mcp_server_new(&INFO, &srv, err);
-    if (rc) {
-        state_free(st);
-        return rc;
-    }
-    mb_mcp_server_set_data(srv, st, state_free);
-    if ((rc = mb_mcp_add_tools(srv, st->tools, err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return MB_OK;
+    return mb_mcp_server_new_with_tools(&INFO, st->tools, st, state_free, out, err);
 }

@@ -349,6 +349,29 @@ void pp_set_text(xmlNodePtr txbody, const char *s)
     }
 }
 
+int pp_text_clear(xmlNodePtr tx)
+{
+    int first = 1;
+    for (xmlNodePtr c = tx->children, next; c; c = next) {
+        next = c->next;
+        if (!pp_is(c, PP_NS_A, "p")) continue;
+        if (!first) {
+            xmlUnlinkNode(c);
+            xmlFreeNode(c);
+            continue;
+        }
+        first = 0;
+        for (xmlNodePtr r = c->children, rn; r; r = rn) {
+            rn = r->next;
+            if (pp_is(r, PP_NS_A, "r") || pp_is(r, PP_NS_A, "br") || pp_is(r, PP_NS_A, "fld")) {
+                xmlUnlinkNode(r);
+                xmlFreeNode(r);
+            }
+        }
+    }
+    return !first;
+}
+
 xmlNodePtr pp_sp_txbody(xmlNodePtr sp)
 {
     xmlNodePtr t = pp_child(sp, PP_NS_P, "txBody");

@@ -242,25 +242,7 @@ static int format_runs(pp_pres *p, const char *slide, json_t *args, mb_mcp_resul
         return 0;
     }
     xmlNodePtr tx = pp_sp_txbody(shape);
-    int first = 1;
-    for (xmlNodePtr c = tx->children, next; c; c = next) {
-        next = c->next;
-        if (!pp_is(c, PP_NS_A, "p")) continue;
-        if (!first) {
-            xmlUnlinkNode(c);
-            xmlFreeNode(c);
-            continue;
-        }
-        first = 0;
-        for (xmlNodePtr r = c->children, rn; r; r = rn) {
-            rn = r->next;
-            if (pp_is(r, PP_NS_A, "r") || pp_is(r, PP_NS_A, "br") || pp_is(r, PP_NS_A, "fld")) {
-                xmlUnlinkNode(r);
-                xmlFreeNode(r);
-            }
-        }
-    }
-    if (first) pp_new(tx, PP_NS_A, "p");
+    if (!pp_text_clear(tx)) pp_new(tx, PP_NS_A, "p");
     json_t *done = json_array();
     size_t i;
     json_t *rd;

@@ -397,26 +397,7 @@ int pp_t_add_bullet_points(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         return 0;
     }
     xmlNodePtr tx = pp_sp_txbody(ph);
-    /* text_frame.clear(): the first paragraph emptied, the others removed */
-    int first = 1;
-    for (xmlNodePtr c = tx->children, next; c; c = next) {
-        next = c->next;
-        if (!pp_is(c, PP_NS_A, "p")) continue;
-        if (!first) {
-            xmlUnlinkNode(c);
-            xmlFreeNode(c);
-            continue;
-        }
-        first = 0;
-        for (xmlNodePtr r = c->children, rn; r; r = rn) {
-            rn = r->next;
-            if (pp_is(r, PP_NS_A, "r") || pp_is(r, PP_NS_A, "br") || pp_is(r, PP_NS_A, "fld")) {
-                xmlUnlinkNode(r);
-                xmlFreeNode(r);
-            }
-        }
-    }
-    if (first) {
+    if (!pp_text_clear(tx)) {
         pp_errorf(res, "Failed to add bullet points: list index out of range");
         return 0;
     }

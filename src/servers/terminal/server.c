@@ -308,16 +308,5 @@ int mb_srv_terminal_create(int argc, char **argv, mb_mcp_server **out, mb_err *e
         .description = "Show what commands and operations are allowed in this environment.\n",
         .input_schema = RULES_SCHEMA,
         .fn = show_security_rules};
-    mb_mcp_server *srv = NULL;
-    if ((rc = mb_mcp_server_new(&TERM_INFO, &srv, err))) {
-        term_free(t);
-        return rc;
-    }
-    mb_mcp_server_set_data(srv, t, term_free);
-    if ((rc = mb_mcp_add_tools(srv, t->tools, err))) {
-        mb_mcp_server_free(srv);
-        return rc;
-    }
-    *out = srv;
-    return MB_OK;
+    return mb_mcp_server_new_with_tools(&TERM_INFO, t->tools, t, term_free, out, err);
 }

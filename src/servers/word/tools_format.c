@@ -162,13 +162,8 @@ int wd_t_format_table(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
         free(f);
         return 0;
     }
-    xmlNodePtr *ts;
-    size_t nt = wd_tables(d, &ts);
-    if (ti < 0 || (size_t)ti >= nt) {
-        mb_mcp_textf(res, "Invalid table index. Document has %zu tables (0-%lld).", nt, (long long)nt - 1);
-        goto out;
-    }
-    xmlNodePtr tbl = ts[ti];
+    xmlNodePtr tbl = wd_table_at(d, ti, res);
+    if (!tbl) goto out;
     xmlNodePtr *rows;
     size_t nr = wd_table_rows(tbl, &rows);
     if (json_is_true(json_object_get(a, "has_header_row")) && nr) {
@@ -221,7 +216,6 @@ int wd_t_format_table(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     wd_save_answer(d, f, res, "format table", ok);
     free(ok);
 out:
-    free(ts);
     wd_doc_free(d);
     free(f);
     return 0;
@@ -242,18 +236,15 @@ int wd_t_set_table_cell_shading(mb_mcp_call *call, json_t *a, mb_mcp_result *res
         free(f);
         return 0;
     }
-    xmlNodePtr *ts, *rows = NULL, *cells = NULL;
-    size_t nt = wd_tables(d, &ts);
-    if (ti < 0 || (size_t)ti >= nt) {
-        mb_mcp_textf(res, "Invalid table index. Document has %zu tables (0-%lld).", nt, (long long)nt - 1);
-        goto out;
-    }
-    size_t nr = wd_table_rows(ts[ti], &rows);
+    xmlNodePtr *rows = NULL, *cells = NULL;
+    xmlNodePtr tbl = wd_table_at(d, ti, res);
+    if (!tbl) goto out;
+    size_t nr = wd_table_rows(tbl, &rows);
     if (ri < 0 || (size_t)ri >= nr) {
         mb_mcp_textf(res, "Invalid row index. Table has %zu rows (0-%lld).", nr, (long long)nr - 1);
         goto out;
     }
-    size_t nc = wd_row_cells(ts[ti], rows[ri], &cells);
+    size_t nc = wd_row_cells(tbl, rows[ri], &cells);
     if (ci < 0 || (size_t)ci >= nc) {
         mb_mcp_textf(res, "Invalid column index. Row has %zu cells (0-%lld).", nc, (long long)nc - 1);
         goto out;
@@ -285,7 +276,6 @@ int wd_t_set_table_cell_shading(mb_mcp_call *call, json_t *a, mb_mcp_result *res
 out:
     free(cells);
     free(rows);
-    free(ts);
     wd_doc_free(d);
     free(f);
     return 0;
@@ -357,14 +347,12 @@ int wd_t_set_table_cell_alignment(mb_mcp_call *call, json_t *a, mb_mcp_result *r
         free(f);
         return 0;
     }
-    xmlNodePtr *ts, *rows = NULL, *cells = NULL;
-    size_t nt = wd_tables(d, &ts), nr = 0, nc = 0;
-    if (ti < 0 || (size_t)ti >= nt) {
-        mb_mcp_textf(res, "Invalid table index. Document has %zu tables (0-%lld).", nt, (long long)nt - 1);
-        goto out;
-    }
-    nr = wd_table_rows(ts[ti], &rows);
-    if (ri >= 0 && (size_t)ri < nr) nc = wd_row_cells(ts[ti], rows[ri], &cells);
+    xmlNodePtr *rows = NULL, *cells = NULL;
+    size_t nr = 0, nc = 0;
+    xmlNodePtr tbl = wd_table_at(d, ti, res);
+    if (!tbl) goto out;
+    nr = wd_table_rows(tbl, &rows);
+    if (ri >= 0 && (size_t)ri < nr) nc = wd_row_cells(tbl, rows[ri], &cells);
     if (ri < 0 || (size_t)ri >= nr || ci < 0 || (size_t)ci >= nc) {
         mb_mcp_text(res, "Failed to set cell alignment. Check that indices are valid.");
         goto out;
@@ -378,7 +366,6 @@ int wd_t_set_table_cell_alignment(mb_mcp_call *call, json_t *a, mb_mcp_result *r
 out:
     free(cells);
     free(rows);
-    free(ts);
     wd_doc_free(d);
     free(f);
     return 0;
@@ -396,16 +383,13 @@ int wd_t_set_table_alignment_all(mb_mcp_call *call, json_t *a, mb_mcp_result *re
         free(f);
         return 0;
     }
-    xmlNodePtr *ts;
-    size_t nt = wd_tables(d, &ts);
-    if (ti < 0 || (size_t)ti >= nt) {
-        mb_mcp_textf(res, "Invalid table index. Document has %zu tables (0-%lld).", nt, (long long)nt - 1);
-    } else {
+    xmlNodePtr tbl = wd_table_at(d, ti, res);
+    if (tbl) {
         xmlNodePtr *rows;
-        size_t nr = wd_table_rows(ts[ti], &rows);
+        size_t nr = wd_table_rows(tbl, &rows);
         for (size_t r = 0; r < nr; r++) {
             xmlNodePtr *cells;
-            size_t nc = wd_row_cells(ts[ti], rows[r], &cells);
+            size_t nc = wd_row_cells(tbl, rows[r], &cells);
             for (size_t c = 0; c < nc; c++) cell_align(d, cells[c], h, v);
             free(cells);
         }
@@ -416,7 +400,6 @@ int wd_t_set_table_alignment_all(mb_mcp_call *call, json_t *a, mb_mcp_result *re
         wd_save_answer(d, f, res, "set table alignment", ok);
         free(ok);
     }
-    free(ts);
     wd_doc_free(d);
     free(f);
     return 0;

@@ -20,6 +20,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "servers/common/pyschema.h"
 #include "servers/word/word.h"
 
 
@@ -36,19 +37,13 @@ static int truthy(json_t *v)
            !(json_is_array(v) && !json_array_size(v)) && !(json_is_object(v) && !json_object_size(v));
 }
 
-static const char *py_type(json_t *v)
-{
-    return json_is_string(v) ? "str" : json_is_integer(v) ? "int" : json_is_real(v) ? "float"
-           : json_is_boolean(v) ? "bool" : json_is_array(v) ? "list" : json_is_object(v) ? "dict" : "NoneType";
-}
-
 /* new paragraphs must be texts python-docx can iterate */
 static int check_items(mb_mcp_call *call, json_t *items, mb_mcp_result *res)
 {
     for (size_t i = 0; i < json_array_size(items); i++) {
         json_t *it = json_array_get(items, i);
         if (json_is_string(it) || !truthy(it)) continue;
-        char *m = mb_asprintf("'%s' object is not iterable", py_type(it));
+        char *m = mb_asprintf("'%s' object is not iterable", mb_py_type_name(it));
         if (json_is_array(it) || json_is_object(it)) {
             free(m);
             m = mb_strdup("new_paragraphs items must be strings");
@@ -83,22 +78,31 @@ static int text_matches(xmlNodePtr p, const char *want_lower)
     return hit;
 }
 
-int wd_t_replace_paragraph_block_below_header(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
+/* The document at f, or NULL with the answer given. */
+static wd_doc *open_existing(mb_mcp_call *call, mb_mcp_result *res, const char *f)
 {
-    const char *f = wd_str(a, "filename"), *header = wd_str(a, "header_text");
-    json_t *items = json_object_get(a, "new_paragraphs");
     struct stat st;
     if (stat(f, &st)) {
         mb_mcp_textf(res, "Document %s not found.", f);
-        return 0;
+        return NULL;
     }
     char *why = NULL;
     wd_doc *d = NULL;
     if (wd_doc_open(f, &d, &why)) {
         tool_error(call, res, why);
         free(why);
-        return 0;
+        return NULL;
     }
+    return d;
+}
+
+int wd_t_replace_paragraph_block_below_header(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
+{
+    const char *f = wd_str(a, "filename"), *header = wd_str(a, "header_text");
+    json_t *items = json_object_get(a, "new_paragraphs");
+    wd_doc *d = open_existing(call, res, f);
+    if (!d) return 0;
+    char *why = NULL;
     char *hs = wd_py_strip(header), *want = wd_py_lower(hs);
     free(hs);
     xmlNodePtr *ps;
@@ -192,18 +196,9 @@ int wd_t_replace_block_between_manual_anchors(mb_mcp_call *call, json_t *a, mb_m
     const char *end_text = wd_str(a, "end_anchor_text"), *style = wd_str(a, "new_paragraph_style");
     json_t *items = json_object_get(a, "new_paragraphs"), *match = json_object_get(a, "match_fn");
     if (!style || !*style) style = "Normal";
-    struct stat st;
-    if (stat(f, &st)) {
-        mb_mcp_textf(res, "Document %s not found.", f);
-        return 0;
-    }
+    wd_doc *d = open_existing(call, res, f);
+    if (!d) return 0;
     char *why = NULL;
-    wd_doc *d = NULL;
-    if (wd_doc_open(f, &d, &why)) {
-        tool_error(call, res, why);
-        free(why);
-        return 0;
-    }
     size_t n = 0;
     for (xmlNodePtr c = d->body->children; c; c = c->next) n += c->type == XML_ELEMENT_NODE;
     xmlNodePtr *els = mb_calloc(n ? n : 1, sizeof *els);
@@ -215,7 +210,7 @@ int wd_t_replace_block_between_manual_anchors(mb_mcp_call *call, json_t *a, mb_m
     for (size_t i = 0; i < n && si == n; i++) {
         if (!wd_is(els[i], "p")) continue;
         if (truthy(match)) {
-            char *m = mb_asprintf("'%s' object is not callable", py_type(match));
+            char *m = mb_asprintf("'%s' object is not callable", mb_py_type_name(match));
             tool_error(call, res, m);
             free(m);
             goto out;
