@@ -248,6 +248,8 @@ int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
         if (!rc && mb_core__sandbox_down(core, &rec, &e2) != MB_OK)
             mb_warn("release %s: %s", id, e2.msg);
         if (!rc && mb_rm_rf(blobs, &e2) != MB_OK) mb_warn("release %s: %s", id, e2.msg);
+        if (!rc && mb_store_claim_drop(core->store, id, NULL, &e2) != MB_OK)
+            mb_warn("release %s: %s", id, e2.msg);
         free(blobs);
         if (!rc) mb_info("released %s%s", id, is_ttl ? " (TTL expired)" : "");
     }

@@ -213,6 +213,7 @@ int mb_store_purge_released(mb_store *st, double before, mb_err *err)
     const char *sqls[] = {
         "DELETE FROM servers WHERE sandbox_id IN (SELECT id FROM sandboxes WHERE status='released' AND updated_at < ?1)",
         "DELETE FROM blobs WHERE sandbox_id IN (SELECT id FROM sandboxes WHERE status='released' AND updated_at < ?1)",
+        "DELETE FROM claims WHERE sandbox_id IN (SELECT id FROM sandboxes WHERE status='released' AND updated_at < ?1)",
         "DELETE FROM sandboxes WHERE status='released' AND updated_at < ?1",
     };
     for (size_t i = 0; !rc && i < sizeof sqls / sizeof *sqls; i++) {

@@ -31,7 +31,11 @@ static const char *const schema_v1 =
     "CREATE INDEX IF NOT EXISTS servers_sandbox ON servers(sandbox_id, seq);"
     "CREATE TABLE IF NOT EXISTS blobs ("
     "  sandbox_id TEXT NOT NULL, kind TEXT NOT NULL, path TEXT NOT NULL,"
-    "  size INTEGER NOT NULL, created_at REAL NOT NULL, PRIMARY KEY(sandbox_id, kind));";
+    "  size INTEGER NOT NULL, created_at REAL NOT NULL, PRIMARY KEY(sandbox_id, kind));"
+    "CREATE TABLE IF NOT EXISTS claims ("
+    "  kind TEXT NOT NULL, value TEXT NOT NULL, sandbox_id TEXT NOT NULL,"
+    "  created_at REAL NOT NULL, PRIMARY KEY(kind, value));"
+    "CREATE INDEX IF NOT EXISTS claims_sandbox ON claims(sandbox_id, kind);";
 
 int mb_store__fail(mb_store *st, mb_err *err, const char *what)
 {

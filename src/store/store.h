@@ -1,7 +1,8 @@
 /*
  * store.h - the face of the state layer: API keys, sandboxes, their servers
  * and their blobs (uploaded and dumped archives), kept in one SQLite file
- * under the data directory.
+ * under the data directory, and the exclusive names (claims) live sandboxes
+ * hold.
  *
  * A store handle is safe to share between threads: every call takes the
  * handle's mutex for the length of its statement(s). Records are plain
@@ -125,5 +126,24 @@ int mb_store_blob_put(mb_store *st, const mb_blob_rec *rec, mb_err *err);
 int mb_store_blob_get(mb_store *st, const char *sandbox_id, const char *kind, mb_blob_rec *out,
                       mb_err *err);
 int mb_store_blob_delete(mb_store *st, const char *sandbox_id, const char *kind, mb_err *err);
+
+/* ---------------------------------------------------------------- claims */
+
+/* Exclusive names held by a live sandbox (kind: "mail-domain", "canvas-tokens",
+ * "gcp-project", ...; value: at most a few hundred bytes, compared exactly).
+ * A claim whose holder is released is stale and taken over.
+ *
+ * _take: MB_OK if sandbox_id now holds it (again); MB_ECONFLICT if another
+ * live sandbox does (its id in holder, optional). _holder: the live holder or
+ * MB_ENOTFOUND. _list: the values of one kind a sandbox holds, oldest first,
+ * as a NULL-terminated list freed with mb_strv_free. _drop: every claim of
+ * the sandbox (kind NULL) or of one kind. */
+int mb_store_claim_take(mb_store *st, const char *kind, const char *value, const char *sandbox_id,
+                        char holder[37], mb_err *err);
+int mb_store_claim_holder(mb_store *st, const char *kind, const char *value, char holder[37],
+                          mb_err *err);
+int mb_store_claim_list(mb_store *st, const char *sandbox_id, const char *kind, char ***out,
+                        mb_err *err);
+int mb_store_claim_drop(mb_store *st, const char *sandbox_id, const char *kind, mb_err *err);
 
 #endif /* MB_STORE_H */

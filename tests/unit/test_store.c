@@ -193,6 +193,58 @@ static void test_servers_and_blobs(void **state)
     assert_int_equal(mb_store_blob_get(f->st, sb.id, "upload", &got, NULL), MB_ENOTFOUND);
 }
 
+static void test_claims(void **state)
+{
+    fixture *f = *state;
+    mb_sandbox_rec a = sample("alice", 0), b = sample("bob", 0);
+    mb_store_sandbox_insert(f->st, &a, NULL);
+    mb_store_sandbox_insert(f->st, &b, NULL);
+    char holder[37] = "";
+    mb_err err = {0};
+    assert_int_equal(mb_store_claim_take(f->st, "mail-domain", "mcp1.com", a.id, holder, NULL), MB_OK);
+    /* taking it again is idempotent; another live sandbox is refused and told who holds it */
+    assert_int_equal(mb_store_claim_take(f->st, "mail-domain", "mcp1.com", a.id, holder, NULL), MB_OK);
+    assert_int_equal(mb_store_claim_take(f->st, "mail-domain", "mcp1.com", b.id, holder, &err),
+                     MB_ECONFLICT);
+    assert_string_equal(holder, a.id);
+    assert_non_null(strstr(err.msg, "mcp1.com"));
+    /* kinds are separate name spaces; values are compared exactly */
+    assert_int_equal(mb_store_claim_take(f->st, "gcp-project", "mcp1.com", b.id, NULL, NULL), MB_OK);
+    assert_int_equal(mb_store_claim_take(f->st, "mail-domain", "MCP1.com", b.id, NULL, NULL), MB_OK);
+    assert_int_equal(mb_store_claim_take(f->st, "mail-domain", "mcp2.com", a.id, NULL, NULL), MB_OK);
+    char **vals = NULL;
+    assert_int_equal(mb_store_claim_list(f->st, a.id, "mail-domain", &vals, NULL), MB_OK);
+    assert_int_equal(mb_strv_len((const char *const *)vals), 2);
+    assert_string_equal(vals[0], "mcp1.com");
+    assert_string_equal(vals[1], "mcp2.com");
+    mb_strv_free(vals);
+    assert_int_equal(mb_store_claim_list(f->st, a.id, "canvas-tokens", &vals, NULL), MB_OK);
+    assert_non_null(vals);
+    assert_null(vals[0]);
+    mb_strv_free(vals);
+    assert_int_equal(mb_store_claim_holder(f->st, "mail-domain", "mcp1.com", holder, NULL), MB_OK);
+    assert_string_equal(holder, a.id);
+    /* a released holder's claim is stale: the holder lookup misses, the next taker wins */
+    snprintf(a.status, sizeof a.status, "released");
+    mb_store_sandbox_update(f->st, &a, NULL);
+    assert_int_equal(mb_store_claim_holder(f->st, "mail-domain", "mcp1.com", holder, NULL),
+                     MB_ENOTFOUND);
+    assert_int_equal(mb_store_claim_take(f->st, "mail-domain", "mcp1.com", b.id, NULL, NULL), MB_OK);
+    assert_int_equal(mb_store_claim_holder(f->st, "mail-domain", "mcp1.com", holder, NULL), MB_OK);
+    assert_string_equal(holder, b.id);
+    /* a claim by a sandbox never recorded is stale too */
+    assert_int_equal(mb_store_claim_take(f->st, "x", "v", "no-such-sandbox", NULL, NULL), MB_OK);
+    assert_int_equal(mb_store_claim_take(f->st, "x", "v", b.id, NULL, NULL), MB_OK);
+    /* drop by kind, then all */
+    assert_int_equal(mb_store_claim_drop(f->st, b.id, "gcp-project", NULL), MB_OK);
+    assert_int_equal(mb_store_claim_holder(f->st, "gcp-project", "mcp1.com", holder, NULL),
+                     MB_ENOTFOUND);
+    assert_int_equal(mb_store_claim_holder(f->st, "mail-domain", "MCP1.com", holder, NULL), MB_OK);
+    assert_int_equal(mb_store_claim_drop(f->st, b.id, NULL, NULL), MB_OK);
+    assert_int_equal(mb_store_claim_holder(f->st, "mail-domain", "MCP1.com", holder, NULL),
+                     MB_ENOTFOUND);
+}
+
 static void test_persists_across_reopen(void **state)
 {
     fixture *f = *state;
@@ -213,6 +265,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_deadlines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_uid_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_servers_and_blobs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
         cmocka_unit_test_setup_teardown(test_persists_across_reopen, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
