@@ -167,6 +167,12 @@ int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *ou
     /* May take a sandbox from the warm pool, whose id and uid range win. */
     int rc = mb_core__sandbox_up(core, &rec, err);
     if (rc) return rc;
+    rc = mb_core__services_attach(core, &rec, req, err);
+    if (rc) {
+        mb_err ignored;
+        mb_core__release(core, rec.id, 0, &ignored);
+        return rc;
+    }
 
     mb_server_rec *srv = mb_calloc(req->n_servers ? req->n_servers : 1, sizeof *srv);
     for (size_t i = 0; i < req->n_servers; i++) {
@@ -180,6 +186,7 @@ int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *ou
     rc = mb_store_server_insert_all(core->store, srv, req->n_servers, err);
     mb_server_recs_free(srv, req->n_servers);
     if (rc) {
+        mb_core__services_undo(core, &rec, req);
         mb_err ignored;
         mb_core__release(core, rec.id, 0, &ignored);
         return rc;
@@ -245,6 +252,7 @@ int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
         rc = mb_store_sandbox_update(core->store, &rec, err);
         char *blobs = mb_core__path_blob(core, id, NULL);
         mb_err e2;
+        if (!rc) mb_core__services_detach(core, &rec);
         if (!rc && mb_core__sandbox_down(core, &rec, &e2) != MB_OK)
             mb_warn("release %s: %s", id, e2.msg);
         if (!rc && mb_rm_rf(blobs, &e2) != MB_OK) mb_warn("release %s: %s", id, e2.msg);

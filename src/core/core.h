@@ -118,6 +118,32 @@ typedef struct mb_acquire_req {
 } mb_acquire_req;
 
 int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *out, mb_err *err);
+
+/* Node-wide services some servers stand on (services.c): mail for
+ * poste_email_toolathlon, Canvas for canvas, a cloud emulator for
+ * google_cloud. Registered before the daemon serves (not thread-safe
+ * afterwards); each is told about the sandboxes whose servers include
+ * `server`:
+ *   attach  at acquire, after the record exists and before the servers
+ *           start: take claims (mb_store_claim_*), create state. An error
+ *           fails the acquire with its code (409 for a claim another sandbox
+ *           holds) after detach has been called for this service.
+ *   detach  at release, and when an acquire fails: remove everything the
+ *           sandbox had; idempotent, must tolerate a partial attach.
+ *   reset   at reset (optional): restore the state after the last
+ *           initialize.
+ * Sandboxes released while the daemon was down get no detach: a service
+ * reconciles when it starts (state of ids that mb_store_sandbox_get does not
+ * report live is its to remove). */
+#define MB_MAX_SERVICES 8
+typedef struct mb_core_service {
+    const char *server;
+    void *ctx;
+    int (*attach)(void *ctx, const mb_sandbox_rec *rec, const mb_acquire_req *req, mb_err *err);
+    void (*detach)(void *ctx, const mb_sandbox_rec *rec);
+    int (*reset)(void *ctx, const mb_sandbox_rec *rec, mb_err *err);
+} mb_core_service;
+int mb_core_service_add(mb_core *core, const mb_core_service *svc, mb_err *err);
 /* A live sandbox of this owner, or MB_ENOTFOUND. */
 int mb_core_get(mb_core *core, const char *owner, const char *id, mb_sandbox_rec *out,
                 mb_err *err);

@@ -68,6 +68,10 @@ struct mb_core {
     pthread_cond_t live_cv;
     mb_live *live[MB_LIVE_BUCKETS];
 
+    /* Node services (services.c): written before serving, read-only after. */
+    mb_core_service services[MB_MAX_SERVICES];
+    size_t n_services;
+
     /* The reaper sleeps on `wake` until the next deadline (at most 1 s) or
      * the stop. */
     pthread_t reaper;
@@ -93,6 +97,14 @@ typedef struct mb_quota_ent mb_quota_ent;
 /* quota.c: frees the counters (at close). */
 void mb_core__quota_free(mb_core *core);
 int mb_core__start_reaper(mb_core *core, mb_err *err);
+/* services.c: the node services of a sandbox being acquired (by the request's
+ * servers), released or reset (by its recorded servers). */
+int mb_core__services_attach(mb_core *core, const mb_sandbox_rec *rec, const mb_acquire_req *req,
+                             mb_err *err);
+void mb_core__services_detach(mb_core *core, const mb_sandbox_rec *rec);
+/* Detaches by the request's servers: an acquire failing after attach. */
+void mb_core__services_undo(mb_core *core, const mb_sandbox_rec *rec, const mb_acquire_req *req);
+int mb_core__services_reset(mb_core *core, const mb_sandbox_rec *rec, mb_err *err);
 void mb_core__stop_reaper(mb_core *core);
 /* Release without owner checks (the reaper, start-up expiry). */
 int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err);

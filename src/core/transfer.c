@@ -229,6 +229,7 @@ int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err)
     int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
     if (rc) return rc;
     rc = mb_core__sandbox_reset(core, &rec, err);
+    if (!rc) rc = mb_core__services_reset(core, &rec, err);
     if (!rc && mb_core_live(core, id, &rec, NULL) == MB_OK) {
         rec.updated_at = mb_now();
         rc = mb_store_sandbox_update(core->store, &rec, err);
