@@ -189,6 +189,34 @@ def text_of(msg):
     return "".join(c.get("text", "") for c in msg["result"]["content"])
 
 
+class ScriptedAgent:
+    """A scripted benchmark agent: one MCP session per server of an acquired
+    sandbox (as an agent keeps them), opened on first use; every call must
+    succeed. Servers that report failures as ordinary text results (FastMCP
+    tools returning "Error ...") are caught too when refuse_error_text is set."""
+
+    def __init__(self, sandbox, timeout=120, refuse_error_text=False):
+        self.urls = {s["server_name"]: s["mcp_server_url"] for s in sandbox["servers"]}
+        self.sessions = {}
+        self.timeout = timeout
+        self.refuse_error_text = refuse_error_text
+
+    def __call__(self, server, tool, args):
+        if server not in self.sessions:
+            self.sessions[server] = Session(self.urls[server], timeout=self.timeout)
+        msg = self.sessions[server].call(tool, args)
+        assert "result" in msg, msg
+        assert not msg["result"].get("isError"), msg
+        text = text_of(msg)
+        if self.refuse_error_text:
+            assert not text.startswith("Error"), (tool, text)
+        return text
+
+    def close(self):
+        for s in self.sessions.values():
+            s.close()
+
+
 def node_client(mode, url, *args, timeout=300):
     """Runs tests/node/gateway_client.mjs under Node 22; its JSON output."""
     r = subprocess.run([NODE22, os.path.join(NODE_DIR, "gateway_client.mjs"), mode, url,

@@ -24,7 +24,7 @@ import tarfile
 import httpx
 import pytest
 
-from gwharness import Session, text_of
+from gwharness import ScriptedAgent, Session
 
 docx = pytest.importorskip("docx")
 
@@ -47,22 +47,6 @@ def workspace_tar(root):
     return buf.getvalue()
 
 
-class Agent:
-    def __init__(self, sandbox):
-        self.urls = {s["server_name"]: s["mcp_server_url"] for s in sandbox["servers"]}
-        self.sessions = {}
-
-    def __call__(self, server, tool, args):
-        if server not in self.sessions:
-            self.sessions[server] = Session(self.urls[server], timeout=180)
-        msg = self.sessions[server].call(tool, args)
-        assert "result" in msg, msg
-        assert not msg["result"].get("isError"), msg
-        return text_of(msg)
-
-    def close(self):
-        for s in self.sessions.values():
-            s.close()
 
 
 # ------------------------------------------------------------ the agent
@@ -233,7 +217,7 @@ def test_interview_report(api, tmp_path):
                      headers={"Content-Type": "application/gzip"}).status_code in (200, 201)
     assert api.post(f"/local-sandbox/{sid}/initialize").status_code == 200
 
-    agent = Agent(sb)
+    agent = ScriptedAgent(sb, timeout=180)
     try:
         tools = [t["name"] for t in agent.sessions.setdefault(
             "word", Session(agent.urls["word"], timeout=180)).result("tools/list")["result"]["tools"]]

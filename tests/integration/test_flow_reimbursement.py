@@ -23,7 +23,7 @@ import tarfile
 import httpx
 import pytest
 
-from gwharness import Session, text_of
+from gwharness import ScriptedAgent
 
 openpyxl = pytest.importorskip("openpyxl")
 pandas = pytest.importorskip("pandas")
@@ -49,26 +49,6 @@ def workspace_tar(root):
     return buf.getvalue()
 
 
-class Agent:
-    """One MCP session per server, as an agent keeps them; every call must succeed."""
-
-    def __init__(self, sandbox):
-        self.urls = {s["server_name"]: s["mcp_server_url"] for s in sandbox["servers"]}
-        self.sessions = {}
-
-    def __call__(self, server, tool, args):
-        if server not in self.sessions:
-            self.sessions[server] = Session(self.urls[server], timeout=120)
-        msg = self.sessions[server].call(tool, args)
-        assert "result" in msg, msg
-        assert not msg["result"].get("isError"), msg
-        text = text_of(msg)
-        assert not text.startswith("Error"), (tool, text)
-        return text
-
-    def close(self):
-        for s in self.sessions.values():
-            s.close()
 
 
 # ------------------------------------------------------------ the agent
@@ -198,7 +178,7 @@ def test_reimbursement_form_filler(api, tmp_path):
                      headers={"Content-Type": "application/gzip"}).status_code in (200, 201)
     assert api.post(f"/local-sandbox/{sid}/initialize").status_code == 200
 
-    agent = Agent(sb)
+    agent = ScriptedAgent(sb, refuse_error_text=True)
     try:
         receipts = do_task(agent)
     finally:
