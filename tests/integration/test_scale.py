@@ -86,20 +86,28 @@ class Node:
 
 
 class Cluster:
-    def __init__(self, root):
+    """PostgreSQL, n nodes and (router=True, n = NODES) nginx; also used by
+    bench/scale.py."""
+
+    def __init__(self, root, n=NODES, router=True):
         self.root = root
         out = subprocess.run([os.path.join(ROOT, "tests", "pg", "pgctl"), "start"],
                              check=True, capture_output=True, text=True).stdout.split()
         self.pg_dir, self.db = out[0], out[1]
         self.router_port = free_port()
         self.router = "http://127.0.0.1:%d" % self.router_port
-        self.nodes = [Node(i, root, self.db, self.router, free_port()) for i in range(NODES)]
+        self.with_router = router
+        if not router:
+            self.router = "http://127.0.0.1:%d" % self.router_port  # node 0 listens there
+        ports = [self.router_port if not router and i == 0 else free_port() for i in range(n)]
+        self.nodes = [Node(i, root, self.db, self.router, ports[i]) for i in range(n)]
         self.nginx = None
 
     def start(self):
         for n in self.nodes:
             n.start()
-        self.start_router()
+        if self.with_router:
+            self.start_router()
 
     def start_router(self):
         conf = open(os.path.join(ROOT, "deploy", "nginx", "mcpbox.conf")).read()
