@@ -37,8 +37,11 @@ class Daemon:
         self.data_dir = data_dir
         self.extra_args = list(extra_args)
         self.env = dict(os.environ, MCPBOX_API_KEY=API_KEY, **(env or {}))
+        # where `mcpbox keys` finds this daemon's keys
+        self.store_args = ["--data-dir", data_dir]
         if PG_SERVER:
-            self.extra_args += ["--db", pg_database()]
+            self.store_args = ["--db", pg_database()]
+            self.extra_args += self.store_args
         self.proc = None
         self.url = None
         self.listen = "127.0.0.1:0"  # the first start picks a port; restarts keep it

@@ -285,8 +285,9 @@ def test_spread_and_list(cluster):
 
 def test_klavis_flow_reaches_the_owner(cluster):
     """One sandbox on each node: upload (signed PUT), initialize, MCP calls,
-    dump (signed GET) and release, all through the router; the same MCP URL
-    sent to any node directly reaches the owner too."""
+    dump (signed GET) and release through the router; the same MCP URL sent
+    to any node directly, and the signed URLs sent to a node that is not the
+    owner, reach the owner too."""
     with cluster.client() as c:
         got = one_per_node(c, cluster)
         for o, sb in sorted(got.items()):
@@ -296,7 +297,9 @@ def test_klavis_flow_reaches_the_owner(cluster):
             up = r.json()["upload_url"]
             assert up.startswith(cluster.router + "/blobs/" + sid)
             data = tar_of({"hello.txt": b"node %d\n" % o})
-            assert httpx.put(up, content=data).status_code == 200
+            # the signed PUT sent to a node that is not the owner: streamed up to it
+            other = cluster.nodes[(o + 1) % NODES]
+            assert httpx.put(up.replace(cluster.router, other.url), content=data).status_code == 200
             assert c.post("/local-sandbox/%s/initialize" % sid).status_code == 200
             url = sb["servers"][0]["mcp_server_url"]
             assert url.startswith(cluster.router + "/filesystem/mcp")
@@ -314,7 +317,7 @@ def test_klavis_flow_reaches_the_owner(cluster):
                 assert res["content"][0]["text"] == "written via router"
             d = c.get("/local-sandbox/%s/dump" % sid)
             assert d.status_code == 200, d.text
-            tgz = httpx.get(d.json()["download_url"])
+            tgz = httpx.get(d.json()["download_url"].replace(cluster.router, other.url))
             assert tgz.status_code == 200
             with tarfile.open(fileobj=io.BytesIO(tgz.content)) as t:
                 names = t.getnames()
