@@ -56,14 +56,25 @@ def measure(cluster, args, label, out):
             owner = cluster.nodes[T.owner(sid)]
             targets["owner direct"] = url.replace(cluster.router, owner.url)
             targets["other node (forwards)"] = url.replace(cluster.router, other.url)
-        for name, u in targets.items():
-            session = T.mcp_session(u, sid)
-            times = []
-            for i in range(args.calls):
+        # One keep-alive client and session per target, the calls interleaved
+        # (target 1, 2, 3, 1, 2, 3, ...) so that a change of load on the shared
+        # machine falls on every target alike.
+        clients = {name: httpx.Client(timeout=60) for name in targets}
+        sessions = {name: T.mcp_session(u, sid) for name, u in targets.items()}
+        times = {name: [] for name in targets}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "list_allowed_directories", "arguments": {}}}
+        for i in range(args.calls):
+            for name, u in targets.items():
+                h = {"Accept": "application/json, text/event-stream",
+                     "Mcp-Session-Id": sessions[name], "MCP-Protocol-Version": "2025-06-18"}
                 t0 = time.perf_counter()
-                T.mcp_tool(u, sid, session, "list_allowed_directories", {}, 10 + i)
-                times.append(time.perf_counter() - t0)
-            res["call " + name] = lat(times)
+                r = clients[name].post(u, json=body, headers=h)
+                times[name].append(time.perf_counter() - t0)
+                assert r.status_code == 200 and "/data" in r.text, r.text
+        for name in targets:
+            clients[name].close()
+            res["call " + name] = lat(times[name])
         for sb in ids:
             c.delete("/local-sandbox/" + sb["local_sandbox_id"])
 
@@ -94,7 +105,9 @@ def main():
     ap.add_argument("--burst", type=int, default=60)
     ap.add_argument("--concurrency", type=int, default=6)
     args = ap.parse_args()
-    out = {"machine": "%d cores" % os.cpu_count(), "args": vars(args)}
+    out = {"machine": "%d cores, load average %.1f at start" % (os.cpu_count(), os.getloadavg()[0]),
+           "args": vars(args)}
+    print(out["machine"])
     for label, n, router in (("1 node", 1, False), ("3 nodes", 3, True)):
         root = tempfile.mkdtemp(prefix="mcpbox-scalebench-")
         c = T.Cluster(root, n=n, router=router)
