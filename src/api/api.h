@@ -29,6 +29,10 @@ typedef struct mb_api_mcp_hook {
 
 mb_api *mb_api_create(mb_core *core, const mb_api_mcp_hook *mcp);
 void mb_api_destroy(mb_api *api);
+/* One node of many (src/cluster): requests for other nodes' sandboxes are
+ * forwarded to them, acquires placed (api/nodes.c). Before serving. */
+struct mb_cluster;
+void mb_api_set_cluster(mb_api *api, struct mb_cluster *cl);
 /* The application to give mb_http_start. */
 mb_http_app mb_api_http_app(mb_api *api);
 

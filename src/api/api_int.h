@@ -46,7 +46,14 @@ struct mb_api {
     mb_core *core;
     mb_api_mcp_hook mcp;
     int has_mcp;
+    struct mb_cluster *cluster; /* NULL on one machine */
 };
+
+/* Many nodes (nodes.c): hands the request to the node that should serve it
+ * (the owner of its sandbox id; for an acquire, the node placement picks),
+ * or answers it (that node is down). 1 when done with it, 0 when this node
+ * serves it. */
+int mb_api__cluster_route(mb_api *api, mb_http_req *req);
 
 extern const mb_route mb_routes[];
 

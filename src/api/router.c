@@ -204,6 +204,7 @@ static void on_begin(void *ctx, mb_http_req *req)
 {
     mb_api *api = ctx;
     char server[64];
+    if (api->cluster && mb_api__cluster_route(api, req)) return;
     if (is_mcp_path(req->path, server, sizeof server)) {
         begin_mcp(api, req, server);
         return;

@@ -14,9 +14,12 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: mcpbox keys create [--owner NAME] [--name LABEL] [--data-dir DIR]\n"
-            "       mcpbox keys list [--data-dir DIR]\n"
-            "       mcpbox keys revoke ID|PREFIX [--data-dir DIR]\n"
+            "usage: mcpbox keys create [--owner NAME] [--name LABEL] [--data-dir DIR | --db URL]\n"
+            "       mcpbox keys list [--data-dir DIR | --db URL]\n"
+            "       mcpbox keys revoke ID|PREFIX [--data-dir DIR | --db URL]\n"
+            "\n"
+            "--db (MCPBOX_DB): the state database the nodes share (postgresql://...), as\n"
+            "`mcpbox serve --db`; otherwise DIR/mcpbox.db.\n"
             "\n"
             "A key's owner owns the sandboxes acquired with it; keys of one owner see the\n"
             "same sandboxes. The key itself is printed once by create and never stored.\n");
@@ -31,11 +34,14 @@ int mb_cmd_keys(int argc, char **argv)
     const char *action = argv[1];
     const char *data_dir = getenv("MCPBOX_DATA_DIR");
     if (!data_dir || !*data_dir) data_dir = "./var";
+    const char *db_url = getenv("MCPBOX_DB");
+    if (db_url && !*db_url) db_url = NULL;
     const char *owner = "default", *name = "";
     static const struct option longopts[] = {
         {"owner", required_argument, NULL, 'o'},
         {"name", required_argument, NULL, 'n'},
         {"data-dir", required_argument, NULL, 'd'},
+        {"db", required_argument, NULL, 'b'},
         {NULL, 0, NULL, 0},
     };
     optind = 2;
@@ -44,6 +50,7 @@ int mb_cmd_keys(int argc, char **argv)
         if (c == 'o') owner = optarg;
         else if (c == 'n') name = optarg;
         else if (c == 'd') data_dir = optarg;
+        else if (c == 'b') db_url = optarg;
         else {
             usage(stderr);
             return 2;
@@ -54,11 +61,11 @@ int mb_cmd_keys(int argc, char **argv)
         return 2;
     }
     mb_err err = {0};
-    if (mb_mkdir_p(data_dir, 0700, &err) != MB_OK) {
+    if (!db_url && mb_mkdir_p(data_dir, 0700, &err) != MB_OK) {
         fprintf(stderr, "mcpbox keys: %s\n", err.msg);
         return 1;
     }
-    char *db = mb_asprintf("%s/mcpbox.db", data_dir);
+    char *db = db_url ? mb_strdup(db_url) : mb_asprintf("%s/mcpbox.db", data_dir);
     mb_store *st = NULL;
     int rc = mb_store_open(db, &st, &err);
     free(db);

@@ -5,6 +5,7 @@
  */
 #include "api/api.h"
 #include "cli/cli.h"
+#include "cluster/cluster.h"
 #include "core/core.h"
 #include "gateway/gateway.h"
 #include "http/http.h"
@@ -71,6 +72,23 @@ static void on_bound(void *ctx, unsigned port)
     free(url);
 }
 
+/* One node of many, before serving (request threads read the api's cluster
+ * without a lock). Other nodes reach it at --node-url, or at the listen
+ * address, whose port must then be fixed. */
+static int start_cluster(const mb_config *cfg, mb_core *core, mb_api *api, mb_cluster **out,
+                         mb_err *err)
+{
+    const char *colon = strrchr(cfg->listen, ':');
+    if (!cfg->node_url && (!colon || !strcmp(colon, ":0")))
+        return mb_err_set(err, MB_EINVAL, "--node needs --node-url or a --listen with a fixed port");
+    char *url = cfg->node_url ? mb_strdup(cfg->node_url) : mb_asprintf("http://%s", cfg->listen);
+    mb_cluster_opts o = {mb_core_store(core), cfg->node, url, cfg->capacity};
+    int rc = mb_cluster_start(&o, out, err);
+    free(url);
+    if (!rc) mb_api_set_cluster(api, *out);
+    return rc;
+}
+
 int mb_cmd_serve(int argc, char **argv)
 {
     mb_config cfg;
@@ -97,6 +115,14 @@ int mb_cmd_serve(int argc, char **argv)
     }
     mb_api_mcp_hook hook = {mb_core_gateway(core), mcp_handle, mcp_done, mcp_routed};
     mb_api *api = mb_api_create(core, &hook);
+    mb_cluster *cluster = NULL;
+    if (cfg.node >= 0 && start_cluster(&cfg, core, api, &cluster, &err) != MB_OK) {
+        fprintf(stderr, "mcpbox serve: %s\n", err.msg);
+        mb_api_destroy(api);
+        mb_core_close(core);
+        mb_config_free(&cfg);
+        return 1;
+    }
     mb_http_app app = mb_api_http_app(api);
     mb_http_opts hopts = {
         .listen = cfg.listen,
@@ -117,6 +143,7 @@ int mb_cmd_serve(int argc, char **argv)
     mb_http_server *http = NULL;
     if (mb_http_start(&hopts, &app, &http, &err) != MB_OK) {
         fprintf(stderr, "mcpbox serve: %s\n", err.msg);
+        mb_cluster_stop(cluster);
         mb_api_destroy(api);
         mb_core_close(core);
         mb_config_free(&cfg);
@@ -132,6 +159,7 @@ int mb_cmd_serve(int argc, char **argv)
      * for them. */
     mb_gateway_shutdown(mb_core_gateway(core));
     mb_http_stop(http);
+    mb_cluster_stop(cluster);
     mb_api_destroy(api);
     if (cfg.release_on_exit) {
         size_t n = mb_core_release_all(core);

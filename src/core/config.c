@@ -62,6 +62,15 @@ static void usage(FILE *f)
         "                            the daemon's proxy (MCPBOX_EGRESS; default on)\n"
         "  --egress-fixture NAME=IP:PORT  serve host NAME from IP:PORT to sandboxes (test sites;\n"
         "                            repeatable; MCPBOX_EGRESS_FIXTURES='N=IP:P;N2=IP:P')\n"
+        "many nodes (docs/SCALE.md):\n"
+        "  --db FILE|URL             state database: an SQLite file (default DATA_DIR/mcpbox.db)\n"
+        "                            or postgresql://... shared by many nodes (MCPBOX_DB)\n"
+        "  --node N                  this node's ordinal, 0..255 (MCPBOX_NODE; needs a\n"
+        "                            PostgreSQL --db): ids carry it, other nodes forward to it\n"
+        "  --node-url URL            where other nodes reach this one (MCPBOX_NODE_URL;\n"
+        "                            default http://LISTEN)\n"
+        "  --capacity N              sandboxes this node is meant to hold; placement fills\n"
+        "                            nodes in proportion (MCPBOX_CAPACITY; default 100)\n"
         "\n"
         "MCPBOX_API_KEY=KEY adds that API key at start (owner MCPBOX_API_KEY_OWNER or\n"
         "'default'); otherwise manage keys with `mcpbox keys`.\n");
@@ -178,6 +187,7 @@ enum {
     OPT_RELEASE_ON_EXIT,
     OPT_EGRESS, OPT_EGRESS_FIXTURE,
     OPT_DRAIN_MAX, OPT_DRAIN_TIMEOUT,
+    OPT_DB, OPT_NODE, OPT_NODE_URL, OPT_CAPACITY,
 };
 
 /* A count that may be 0 (= unlimited) when `zero_ok`. */
@@ -197,6 +207,14 @@ static int apply(mb_config *cfg, int opt, const char *v)
     int rc = 0;
     switch (opt) {
     case OPT_LISTEN: set_str(&cfg->listen, v); break;
+    case OPT_DB: set_str(&cfg->db, v); break;
+    case OPT_NODE_URL: set_str(&cfg->node_url, v); break;
+    case OPT_NODE:
+        if (!(rc = int_opt("--node", v, 0, 255, &n))) cfg->node = (int)n;
+        break;
+    case OPT_CAPACITY:
+        if (!(rc = int_opt("--capacity", v, 1, 1000000, &n))) cfg->capacity = n;
+        break;
     case OPT_DATA: set_str(&cfg->data_dir, v); break;
     case OPT_PUBLIC: set_str(&cfg->public_url, v); break;
     case OPT_PROFILES: set_str(&cfg->profiles_dir, v); break;
@@ -350,6 +368,8 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
     cfg->key_max_sandboxes = 1000;
     cfg->key_max_acquiring = 128;
     cfg->key_max_upload = 16ULL << 30;
+    cfg->node = -1;
+    cfg->capacity = 100;
 
     static const struct { const char *env; int opt; } envs[] = {
         {"MCPBOX_LISTEN", OPT_LISTEN}, {"MCPBOX_DATA_DIR", OPT_DATA},
@@ -370,6 +390,8 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"MCPBOX_KEY_MAX_ACQUIRING", OPT_KEY_ACQUIRING},
         {"MCPBOX_KEY_MAX_UPLOAD", OPT_KEY_UPLOAD},
         {"MCPBOX_EGRESS", OPT_EGRESS},
+        {"MCPBOX_DB", OPT_DB}, {"MCPBOX_NODE", OPT_NODE}, {"MCPBOX_NODE_URL", OPT_NODE_URL},
+        {"MCPBOX_CAPACITY", OPT_CAPACITY},
     };
     for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
         const char *v = getenv(envs[i].env);
@@ -448,6 +470,10 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"key-max-upload", required_argument, NULL, OPT_KEY_UPLOAD},
         {"egress", required_argument, NULL, OPT_EGRESS},
         {"egress-fixture", required_argument, NULL, OPT_EGRESS_FIXTURE},
+        {"db", required_argument, NULL, OPT_DB},
+        {"node", required_argument, NULL, OPT_NODE},
+        {"node-url", required_argument, NULL, OPT_NODE_URL},
+        {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -466,6 +492,11 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
     }
     if (optind < argc) {
         fprintf(stderr, "mcpbox serve: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (cfg->node >= 0 && !(cfg->db && mb_store_is_url(cfg->db))) {
+        fprintf(stderr, "mcpbox serve: --node needs a shared PostgreSQL database (--db "
+                        "postgresql://...)\n");
         return 2;
     }
     size_t n = strlen(cfg->public_url ? cfg->public_url : "");
@@ -491,5 +522,7 @@ void mb_config_free(mb_config *cfg)
     for (size_t i = 0; i < cfg->n_egress_fixtures; i++) free(cfg->egress_fixtures[i]);
     free(cfg->env_api_key);
     free(cfg->env_api_key_owner);
+    free(cfg->db);
+    free(cfg->node_url);
     memset(cfg, 0, sizeof *cfg);
 }

@@ -81,9 +81,11 @@ int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err)
         free(p);
     }
     if (!rc) {
-        char *db = mb_core__path_top(core, "mcpbox.db");
+        char *db = cfg->db ? mb_strdup(cfg->db) : mb_core__path_top(core, "mcpbox.db");
         rc = mb_store_open(db, &core->store, err);
         free(db);
+        /* Before adoption and the reaper: they see this node's sandboxes only. */
+        if (!rc && cfg->node >= 0) mb_store_set_node(core->store, cfg->node);
     }
     if (!rc) rc = mb_secret_load(core->data_dir, core->secret, err);
     if (!rc) rc = add_env_key(core, err);
@@ -154,7 +156,7 @@ int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *ou
     if (!core->runtime_open)
         return mb_err_set(err, MB_EBUSY, "this mcpbox runs without sandboxes (no runtime)");
     mb_sandbox_rec rec = {0};
-    mb_uuid4(rec.id);
+    mb_uuid4_tagged(rec.id, core->cfg.node);
     snprintf(rec.owner, sizeof rec.owner, "%s", req->owner);
     snprintf(rec.benchmark, sizeof rec.benchmark, "%s", req->benchmark ? req->benchmark : "");
     snprintf(rec.status, sizeof rec.status, "occupied");

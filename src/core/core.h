@@ -78,6 +78,14 @@ typedef struct mb_config {
     size_t n_egress_fixtures;
     int no_runtime;               /* no zygote, gateway or sandboxes: the store, keys and
                                      URLs only, every acquire refused (fuzz/fuzz_http) */
+    char *db;                     /* --db: an SQLite file or postgresql:// URL; default
+                                     DATA_DIR/mcpbox.db */
+    int node;                     /* --node N: this node's ordinal of many (0..255), needs a
+                                     PostgreSQL --db; -1 = one machine */
+    char *node_url;               /* --node-url: where other nodes reach this one;
+                                     default http://LISTEN */
+    int64_t capacity;             /* --capacity: sandboxes this node is meant to hold
+                                     (placement's denominator); default 100 */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;

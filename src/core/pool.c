@@ -47,7 +47,7 @@ static int pool_make_opts(void *ctx, const char *key, mb_sandbox_opts *opts, voi
     if (!p) return mb_err_set(err, MB_ENOTFOUND, "no profile '%s'", key);
     pool_cookie *c = mb_calloc(1, sizeof *c);
     mb_sandbox_rec rec = {0};
-    mb_uuid4(rec.id);
+    mb_uuid4_tagged(rec.id, core->cfg.node);
     snprintf(rec.status, sizeof rec.status, "idle");
     snprintf(rec.benchmark, sizeof rec.benchmark, "%s",
              strcmp(key, MB_PROFILE_DEFAULT) ? key : "");

@@ -1,88 +1,25 @@
 /*
- * store.c - the SQLite file behind mb_store: schema, connection, locking.
- *
- * The schema is versioned with PRAGMA user_version; mb_store_open() brings an
- * older file up to date. Journal mode is WAL with synchronous=NORMAL: a crash
- * loses at most the last transactions, never the file's consistency.
+ * store.c - the face of the store over its two backends: SQLite (one
+ * machine, the default) and PostgreSQL (many nodes). mb_store_open picks one
+ * by the form of its argument; every other call goes to that backend's table.
  */
 #include "store/store_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const schema_v1 =
-    "CREATE TABLE IF NOT EXISTS keys ("
-    "  id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, owner TEXT NOT NULL,"
-    "  name TEXT NOT NULL DEFAULT '', prefix TEXT NOT NULL DEFAULT '',"
-    "  created_at REAL NOT NULL, revoked_at REAL NOT NULL DEFAULT 0);"
-    "CREATE TABLE IF NOT EXISTS sandboxes ("
-    "  id TEXT PRIMARY KEY, owner TEXT NOT NULL DEFAULT '', benchmark TEXT NOT NULL DEFAULT '',"
-    "  status TEXT NOT NULL, test_account_email TEXT NOT NULL DEFAULT '',"
-    "  created_at REAL NOT NULL, updated_at REAL NOT NULL,"
-    "  ttl_seconds INTEGER NOT NULL DEFAULT -1, deadline REAL NOT NULL DEFAULT 0,"
-    "  uid_base INTEGER NOT NULL DEFAULT 0, has_upload INTEGER NOT NULL DEFAULT 0,"
-    "  initialized_at REAL NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '');"
-    "CREATE INDEX IF NOT EXISTS sandboxes_owner ON sandboxes(owner, status);"
-    "CREATE INDEX IF NOT EXISTS sandboxes_deadline ON sandboxes(status, deadline);"
-    "CREATE TABLE IF NOT EXISTS servers ("
-    "  id TEXT PRIMARY KEY, sandbox_id TEXT NOT NULL, name TEXT NOT NULL,"
-    "  status TEXT NOT NULL, updated_at REAL NOT NULL,"
-    "  metadata TEXT, auth_data TEXT, tags TEXT, seq INTEGER NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS servers_sandbox ON servers(sandbox_id, seq);"
-    "CREATE TABLE IF NOT EXISTS blobs ("
-    "  sandbox_id TEXT NOT NULL, kind TEXT NOT NULL, path TEXT NOT NULL,"
-    "  size INTEGER NOT NULL, created_at REAL NOT NULL, PRIMARY KEY(sandbox_id, kind));"
-    "CREATE TABLE IF NOT EXISTS claims ("
-    "  kind TEXT NOT NULL, value TEXT NOT NULL, sandbox_id TEXT NOT NULL,"
-    "  created_at REAL NOT NULL, PRIMARY KEY(kind, value));"
-    "CREATE INDEX IF NOT EXISTS claims_sandbox ON claims(sandbox_id, kind);";
-
-int mb_store__fail(mb_store *st, mb_err *err, const char *what)
+int mb_store_is_url(const char *path)
 {
-    return mb_err_set(err, MB_EIO, "state database: %s failed: %s", what, sqlite3_errmsg(st->db));
-}
-
-int mb_store__prepare(mb_store *st, const char *sql, sqlite3_stmt **out, mb_err *err)
-{
-    if (sqlite3_prepare_v2(st->db, sql, -1, out, NULL) != SQLITE_OK)
-        return mb_store__fail(st, err, "prepare");
-    return MB_OK;
-}
-
-int mb_store__exec(mb_store *st, const char *sql, mb_err *err)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        mb_err_set(err, MB_EIO, "state database: %s", msg ? msg : "error");
-        sqlite3_free(msg);
-        return MB_EIO;
-    }
-    return MB_OK;
-}
-
-void mb_store__text(sqlite3_stmt *s, int col, char *dst, size_t cap)
-{
-    const unsigned char *t = sqlite3_column_text(s, col);
-    snprintf(dst, cap, "%s", t ? (const char *)t : "");
+    return !strncmp(path, "postgresql://", 13) || !strncmp(path, "postgres://", 11);
 }
 
 int mb_store_open(const char *path, mb_store **out, mb_err *err)
 {
     mb_store *st = mb_calloc(1, sizeof *st);
     pthread_mutex_init(&st->lock, NULL);
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
-    if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
-        mb_err_set(err, MB_EIO, "cannot open state database %s: %s", path,
-                   st->db ? sqlite3_errmsg(st->db) : "out of memory");
-        mb_store_close(st);
-        return MB_EIO;
-    }
-    sqlite3_busy_timeout(st->db, 5000);
-    int rc = mb_store__exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-                                "PRAGMA foreign_keys=ON;", err);
-    if (!rc) rc = mb_store__exec(st, "BEGIN", err);
-    if (!rc) rc = mb_store__exec(st, schema_v1, err);
-    if (!rc) rc = mb_store__exec(st, "PRAGMA user_version=1; COMMIT", err);
+    st->node = -1;
+    int rc = mb_store_is_url(path) ? mb_store__pg_open(st, path, err)
+                                   : mb_store__sq_open(st, path, err);
     if (rc) {
         mb_store_close(st);
         return rc;
@@ -94,7 +31,25 @@ int mb_store_open(const char *path, mb_store **out, mb_err *err)
 void mb_store_close(mb_store *st)
 {
     if (!st) return;
-    if (st->db) sqlite3_close(st->db);
+    mb_store__sq_close(st);
+    mb_store__pg_close(st);
     pthread_mutex_destroy(&st->lock);
     free(st);
+}
+
+void mb_store_set_node(mb_store *st, int ordinal) { st->node = ordinal; }
+
+#define MB_STORE_OP_CALL(r, name, params, args) \
+    r mb_store_##name params { return st->ops->name args; }
+MB_STORE_OPS(MB_STORE_OP_CALL)
+#undef MB_STORE_OP_CALL
+
+void mb_server_recs_free(mb_server_rec *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_decref(recs[i].metadata);
+        json_decref(recs[i].auth_data);
+        json_decref(recs[i].tags);
+    }
+    free(recs);
 }

@@ -2,7 +2,8 @@
  * store.h - the face of the state layer: API keys, sandboxes, their servers
  * and their blobs (uploaded and dumped archives), kept in one SQLite file
  * under the data directory, and the exclusive names (claims) live sandboxes
- * hold.
+ * hold. With many nodes the same records live in one PostgreSQL database
+ * (mb_store_open with a postgresql:// URL), which also keeps the nodes.
  *
  * A store handle is safe to share between threads: every call takes the
  * handle's mutex for the length of its statement(s). Records are plain
@@ -25,8 +26,19 @@
 
 typedef struct mb_store mb_store;
 
+/* path: an SQLite file, or a PostgreSQL connection URL (postgresql://... or
+ * postgres://...). Either is created or brought up to the current schema. */
 int mb_store_open(const char *path, mb_store **out, mb_err *err);
 void mb_store_close(mb_store *st);
+/* Whether path names a PostgreSQL database rather than an SQLite file. */
+int mb_store_is_url(const char *path);
+/* Makes this handle node `ordinal` of many (PostgreSQL only; -1, the
+ * default, is one machine). Sandboxes inserted from then on belong to that
+ * node; the node's own work (expired, next_deadline, free_uid_base, and list
+ * with a NULL owner) sees only its sandboxes, and its uid slots are
+ * first + (ordinal % 16 + 16*k) * stride so that up to 16 nodes may share a
+ * host. list with an owner, count, get and claims span every node. */
+void mb_store_set_node(mb_store *st, int ordinal);
 
 /* ------------------------------------------------------------------ keys */
 
@@ -145,5 +157,29 @@ int mb_store_claim_holder(mb_store *st, const char *kind, const char *value, cha
 int mb_store_claim_list(mb_store *st, const char *sandbox_id, const char *kind, char ***out,
                         mb_err *err);
 int mb_store_claim_drop(mb_store *st, const char *sandbox_id, const char *kind, mb_err *err);
+
+/* ----------------------------------------------------------------- nodes */
+
+/* Nodes of a cluster (PostgreSQL only; SQLite answers MB_EINVAL). Times are
+ * the database's clock, so nodes' clocks need not agree. */
+typedef struct mb_node_rec {
+    int ordinal;
+    char url[256];       /* where other nodes reach it, e.g. http://10.0.0.2:8080 */
+    int64_t capacity;    /* sandboxes it is meant to hold */
+    int64_t load;        /* _list: its sandboxes not released */
+    double age;          /* _list: seconds since its last heartbeat */
+    int up;              /* _list: age below fresh_s */
+} mb_node_rec;
+
+/* Records (or refreshes) the node's URL and capacity and its heartbeat. */
+int mb_store_node_beat(mb_store *st, const mb_node_rec *rec, mb_err *err);
+/* Every node known, by ordinal, with its load and whether it is up (a
+ * heartbeat within fresh_s seconds). */
+int mb_store_node_list(mb_store *st, double fresh_s, mb_node_rec **out, size_t *n, mb_err *err);
+/* The orphan sweep, run by one node at a time (a PostgreSQL advisory lock;
+ * *n = 0 when another node holds it): sandboxes of nodes not up (no
+ * heartbeat within fresh_s) whose TTL passed, or of nodes never recorded,
+ * are marked released, so their claims and quota go free. *n: how many. */
+int mb_store_sweep_orphans(mb_store *st, double fresh_s, size_t *n, mb_err *err);
 
 #endif /* MB_STORE_H */

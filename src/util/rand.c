@@ -35,18 +35,30 @@ void mb_hex(const void *data, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
-void mb_uuid4(char out[37])
+void mb_uuid4(char out[37]) { mb_uuid4_tagged(out, -1); }
+
+void mb_uuid4_tagged(char out[37], int tag)
 {
     unsigned char b[16];
     if (mb_random_bytes(b, sizeof b, NULL) != MB_OK) {
         fprintf(stderr, "mcpbox: no randomness available\n");
         abort();
     }
+    if (tag >= 0 && tag <= 255) b[0] = (unsigned char)tag;
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
     char hex[33];
     mb_hex(b, 16, hex);
     snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+}
+
+int mb_uuid_tag(const char *id)
+{
+    if (!mb_is_uuid(id)) return -1;
+    unsigned v = 0;
+    for (int i = 0; i < 2; i++)
+        v = v * 16 + (unsigned)(id[i] <= '9' ? id[i] - '0' : id[i] - 'a' + 10);
+    return (int)v;
 }
 
 int mb_is_uuid(const char *s)

@@ -174,6 +174,11 @@ void mb_spawnattr_init_clean(posix_spawnattr_t *attr);
 int mb_random_bytes(void *out, size_t n, mb_err *err);
 /* Writes a random RFC 4122 version 4 UUID (36 chars + NUL). */
 void mb_uuid4(char out[37]);
+/* A UUIDv4 whose first byte is tag (0..255; a node's ordinal), the other
+ * 114 random bits as usual; tag -1 = mb_uuid4. mb_uuid_tag reads it back
+ * (-1 if id is not a UUID). */
+void mb_uuid4_tagged(char out[37], int tag);
+int mb_uuid_tag(const char *id);
 /* Lower-case hex of `n` bytes into `out` (2n+1 bytes). */
 void mb_hex(const void *data, size_t n, char *out);
 /* true if s is a canonical lower-case UUID string. */

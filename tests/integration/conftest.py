@@ -15,6 +15,20 @@ MCPBOX_BIN = os.environ.get("MCPBOX_BIN") or os.path.join(
 API_KEY = "test-key-" + "0123456789abcdef"
 
 
+# MCPBOX_TEST_PG=postgresql://USER@/DB?host=DIR (a server tests/pg/pgctl
+# started): every daemon gets a database of its own there (--db), so the
+# suites run against the PostgreSQL store instead of SQLite.
+PG_SERVER = os.environ.get("MCPBOX_TEST_PG")
+
+
+def pg_database():
+    """A new empty database on PG_SERVER; its URL."""
+    name = "t%d_%d" % (os.getpid(), int(time.time() * 1e6))
+    subprocess.run(["psql", "-q", PG_SERVER, "-c", "CREATE DATABASE " + name], check=True)
+    base, _, query = PG_SERVER.partition("?")
+    return "%s/%s%s" % (base.rsplit("/", 1)[0], name, "?" + query if query else "")
+
+
 class Daemon:
     """One `mcpbox serve` process. start()/kill()/stop() may be called again
     on the same data directory to test restarts."""
@@ -23,6 +37,11 @@ class Daemon:
         self.data_dir = data_dir
         self.extra_args = list(extra_args)
         self.env = dict(os.environ, MCPBOX_API_KEY=API_KEY, **(env or {}))
+        # where `mcpbox keys` finds this daemon's keys
+        self.store_args = ["--data-dir", data_dir]
+        if PG_SERVER:
+            self.store_args = ["--db", pg_database()]
+            self.extra_args += self.store_args
         self.proc = None
         self.url = None
         self.listen = "127.0.0.1:0"  # the first start picks a port; restarts keep it
@@ -95,7 +114,7 @@ def sweep_sandboxes(root):
     """Sandboxes outlive a stopped daemon by design; tear down those of any
     data dir under root (`mcpbox sandbox sweep`) so that it can be removed."""
     for dirpath, dirs, _ in os.walk(root):
-        if "run" in dirs and os.path.exists(os.path.join(dirpath, "mcpbox.db")):
+        if "run" in dirs and (PG_SERVER or os.path.exists(os.path.join(dirpath, "mcpbox.db"))):
             subprocess.run([MCPBOX_BIN, "sandbox", "sweep", dirpath], check=True)
         if dirpath.count(os.sep) - root.count(os.sep) >= 2:
             dirs[:] = []

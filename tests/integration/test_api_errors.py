@@ -107,8 +107,8 @@ def test_unknown_ids_404(api):
 def test_other_owner_sees_404(daemon, tmp_root):
     import subprocess
     from conftest import MCPBOX_BIN
-    out = subprocess.run([MCPBOX_BIN, "keys", "create", "--owner", "alice", "--data-dir",
-                          daemon.data_dir], capture_output=True, text=True, check=True)
+    out = subprocess.run([MCPBOX_BIN, "keys", "create", "--owner", "alice", *daemon.store_args],
+                         capture_output=True, text=True, check=True)
     alice_key = out.stdout.strip()
     assert alice_key.startswith("mbx_")
     with daemon.client() as bob, daemon.client(alice_key) as alice:
@@ -119,11 +119,11 @@ def test_other_owner_sees_404(daemon, tmp_root):
         assert alice.get("/local-sandbox").json()["total_count"] == 0
         assert bob.get(f"/local-sandbox/{sid}").status_code == 200
         # revoke: the key stops working
-        listing = subprocess.run([MCPBOX_BIN, "keys", "list", "--data-dir", daemon.data_dir],
+        listing = subprocess.run([MCPBOX_BIN, "keys", "list", *daemon.store_args],
                                  capture_output=True, text=True, check=True).stdout
         assert "alice" in listing
-        subprocess.run([MCPBOX_BIN, "keys", "revoke", alice_key[:10], "--data-dir",
-                        daemon.data_dir], check=True, capture_output=True)
+        subprocess.run([MCPBOX_BIN, "keys", "revoke", alice_key[:10], *daemon.store_args],
+                       check=True, capture_output=True)
         r = alice.get("/local-sandbox")
         assert r.status_code == 403 and "revoked" in detail_of(r)
 

@@ -1,5 +1,9 @@
 /*
- * test_store.c - unit tests for the SQLite state store.
+ * test_store.c - unit tests for the state store, each run against both
+ * backends: SQLite, and PostgreSQL (a throwaway server tests/pg/pgctl starts,
+ * or the one MCPBOX_TEST_PG names; each test starts from an empty schema).
+ * The PostgreSQL group adds what only many nodes have: nodes, node-scoped
+ * queries, the orphan sweep, and two nodes racing for the same claims.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +16,11 @@
 
 #include "store/store.h"
 
+#include <libpq-fe.h>
+#include <pthread.h>
+
+static char *pg_url; /* NULL while the SQLite group runs */
+
 typedef struct fixture {
     char dir[64];
     char *path;
@@ -23,8 +32,25 @@ static int setup(void **state)
     fixture *f = mb_calloc(1, sizeof *f);
     snprintf(f->dir, sizeof f->dir, "/tmp/mbstoreXXXXXX");
     if (!mkdtemp(f->dir)) return -1;
-    f->path = mb_asprintf("%s/t.db", f->dir);
-    if (mb_store_open(f->path, &f->st, NULL) != MB_OK) return -1;
+    if (pg_url) {
+        /* An empty schema for each test. */
+        PGconn *c = PQconnectdb(pg_url);
+        PGresult *r = PQexec(c, "SET client_min_messages=warning; DROP SCHEMA public CASCADE;"
+                                " CREATE SCHEMA public");
+        int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        if (!ok) fprintf(stderr, "reset: %s", PQerrorMessage(c));
+        PQclear(r);
+        PQfinish(c);
+        if (!ok) return -1;
+    }
+    f->path = pg_url ? mb_strdup(pg_url) : mb_asprintf("%s/t.db", f->dir);
+    mb_err err = {0};
+    if (mb_store_open(f->path, &f->st, &err) != MB_OK) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        free(f->path);
+        free(f);
+        return -1;
+    }
     *state = f;
     return 0;
 }
@@ -257,16 +283,206 @@ static void test_persists_across_reopen(void **state)
     assert_true(got.deadline == a.deadline);
 }
 
+/* ------------------------------------------------- PostgreSQL: many nodes */
+
+static void test_pg_nodes_and_scope(void **state)
+{
+    fixture *f = *state;
+    mb_store *other = NULL;
+    assert_int_equal(mb_store_open(f->path, &other, NULL), MB_OK);
+    mb_store_set_node(f->st, 0);
+    mb_store_set_node(other, 1);
+    mb_node_rec n0 = {.ordinal = 0, .capacity = 10}, n1 = {.ordinal = 1, .capacity = 20};
+    snprintf(n0.url, sizeof n0.url, "http://127.0.0.1:1");
+    snprintf(n1.url, sizeof n1.url, "http://127.0.0.1:2");
+    assert_int_equal(mb_store_node_beat(f->st, &n0, NULL), MB_OK);
+    assert_int_equal(mb_store_node_beat(other, &n1, NULL), MB_OK);
+    /* each node's sandboxes are its own for its own work, everyone's for owners */
+    mb_sandbox_rec a = sample("alice", mb_now() - 1), b = sample("alice", mb_now() - 1);
+    assert_int_equal(mb_store_free_uid_base(f->st, 1000, 10, &a.uid_base, NULL), MB_OK);
+    assert_int_equal(mb_store_free_uid_base(other, 1000, 10, &b.uid_base, NULL), MB_OK);
+    assert_int_equal(a.uid_base, 1000);
+    assert_int_equal(b.uid_base, 1010); /* interleaved slots: node 1 starts one stride up */
+    assert_int_equal(mb_store_sandbox_insert(f->st, &a, NULL), MB_OK);
+    assert_int_equal(mb_store_sandbox_insert(other, &b, NULL), MB_OK);
+    int64_t next;
+    assert_int_equal(mb_store_free_uid_base(f->st, 1000, 10, &next, NULL), MB_OK);
+    assert_int_equal(next, 1160);
+    mb_sandbox_rec *recs;
+    size_t n;
+    assert_int_equal(mb_store_sandbox_list(f->st, NULL, &recs, &n, NULL), MB_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(recs[0].id, a.id);
+    free(recs);
+    assert_int_equal(mb_store_sandbox_list(other, "alice", &recs, &n, NULL), MB_OK);
+    assert_int_equal(n, 2);
+    free(recs);
+    assert_int_equal(mb_store_sandbox_expired(other, mb_now(), &recs, &n, NULL), MB_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(recs[0].id, b.id);
+    free(recs);
+    size_t count;
+    assert_int_equal(mb_store_sandbox_count(f->st, "alice", &count, NULL), MB_OK);
+    assert_int_equal(count, 2);
+    /* the list tells load and liveness */
+    mb_node_rec *nodes;
+    assert_int_equal(mb_store_node_list(f->st, 5.0, &nodes, &n, NULL), MB_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(nodes[0].ordinal, 0);
+    assert_int_equal(nodes[0].capacity, 10);
+    assert_int_equal(nodes[0].load, 1);
+    assert_true(nodes[0].up);
+    assert_string_equal(nodes[1].url, "http://127.0.0.1:2");
+    assert_int_equal(nodes[1].capacity, 20);
+    free(nodes);
+    assert_int_equal(mb_store_node_list(f->st, 0.0, &nodes, &n, NULL), MB_OK);
+    assert_false(nodes[0].up);
+    free(nodes);
+    /* the sweep: with every node fresh nothing is an orphan; node 1 silent
+     * (fresh_s 0) loses its expired sandbox, node 0's own is its reaper's */
+    assert_int_equal(mb_store_sweep_orphans(f->st, 60.0, &n, NULL), MB_OK);
+    assert_int_equal(n, 0);
+    mb_store_node_beat(f->st, &n0, NULL);
+    mb_sandbox_rec c = sample("carol", 0);
+    assert_int_equal(mb_store_sandbox_insert(other, &c, NULL), MB_OK);
+    assert_int_equal(mb_store_sweep_orphans(f->st, 0.0, &n, NULL), MB_OK);
+    assert_int_equal(n, 2); /* a (node 0, 0 s fresh) and b expired; c has no TTL */
+    mb_sandbox_rec got;
+    assert_int_equal(mb_store_sandbox_get(f->st, b.id, &got, NULL), MB_OK);
+    assert_string_equal(got.status, "released");
+    assert_int_equal(mb_store_sandbox_get(f->st, c.id, &got, NULL), MB_OK);
+    assert_string_equal(got.status, "occupied");
+    /* a sandbox of a node never recorded is an orphan at once */
+    mb_store_set_node(other, 7);
+    mb_sandbox_rec d = sample("dave", 0);
+    assert_int_equal(mb_store_sandbox_insert(other, &d, NULL), MB_OK);
+    assert_int_equal(mb_store_sweep_orphans(f->st, 60.0, &n, NULL), MB_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(mb_store_sandbox_get(f->st, d.id, &got, NULL), MB_OK);
+    assert_string_equal(got.status, "released");
+    mb_store_close(other);
+}
+
+#define RACE_ROUNDS 200
+
+typedef struct racer {
+    mb_store *st;
+    const char *sandbox_id;
+    pthread_barrier_t *barrier;
+    int wins[RACE_ROUNDS];
+} racer;
+
+static void *race(void *arg)
+{
+    racer *r = arg;
+    for (int i = 0; i < RACE_ROUNDS; i++) {
+        char value[64];
+        snprintf(value, sizeof value, "race%d.example.com", i);
+        pthread_barrier_wait(r->barrier);
+        int rc = mb_store_claim_take(r->st, "mail-domain", value, r->sandbox_id, NULL, NULL);
+        r->wins[i] = rc == MB_OK ? 1 : rc == MB_ECONFLICT ? 0 : -1;
+    }
+    return NULL;
+}
+
+/* Two nodes (two connections) take the same names at the same moment:
+ * exactly one wins each, and the database agrees on which. */
+static void test_pg_claim_race(void **state)
+{
+    fixture *f = *state;
+    mb_store *other = NULL;
+    assert_int_equal(mb_store_open(f->path, &other, NULL), MB_OK);
+    mb_store_set_node(f->st, 0);
+    mb_store_set_node(other, 1);
+    mb_sandbox_rec a = sample("alice", 0), b = sample("bob", 0);
+    assert_int_equal(mb_store_sandbox_insert(f->st, &a, NULL), MB_OK);
+    assert_int_equal(mb_store_sandbox_insert(other, &b, NULL), MB_OK);
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, 2);
+    racer *ra = mb_calloc(1, sizeof *ra), *rb = mb_calloc(1, sizeof *rb);
+    *ra = (racer){.st = f->st, .sandbox_id = a.id, .barrier = &barrier};
+    *rb = (racer){.st = other, .sandbox_id = b.id, .barrier = &barrier};
+    pthread_t ta, tb;
+    pthread_create(&ta, NULL, race, ra);
+    pthread_create(&tb, NULL, race, rb);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    int a_wins = 0;
+    for (int i = 0; i < RACE_ROUNDS; i++) {
+        assert_true(ra->wins[i] >= 0 && rb->wins[i] >= 0);
+        assert_int_equal(ra->wins[i] + rb->wins[i], 1);
+        char value[64], holder[37];
+        snprintf(value, sizeof value, "race%d.example.com", i);
+        assert_int_equal(mb_store_claim_holder(other, "mail-domain", value, holder, NULL), MB_OK);
+        assert_string_equal(holder, ra->wins[i] ? a.id : b.id);
+        a_wins += ra->wins[i];
+    }
+    printf("claim race: node 0 won %d of %d, node 1 %d\n", a_wins, RACE_ROUNDS, RACE_ROUNDS - a_wins);
+    pthread_barrier_destroy(&barrier);
+    free(ra);
+    free(rb);
+    mb_store_close(other);
+}
+
+static void test_sqlite_has_no_nodes(void **state)
+{
+    fixture *f = *state;
+    mb_node_rec n0 = {.ordinal = 0, .capacity = 1};
+    mb_err err = {0};
+    assert_int_equal(mb_store_node_beat(f->st, &n0, &err), MB_EINVAL);
+    assert_non_null(strstr(err.msg, "PostgreSQL"));
+}
+
+/* Starts the throwaway PostgreSQL (or takes MCPBOX_TEST_PG); its dir in *dir. */
+static char *pg_start(char **dir)
+{
+    *dir = NULL;
+    const char *env = getenv("MCPBOX_TEST_PG");
+    if (env && *env) return mb_strdup(env);
+    FILE *p = popen("tests/pg/pgctl start", "r");
+    if (!p) return NULL;
+    char line[512] = "";
+    char *ok = fgets(line, sizeof line, p);
+    if (pclose(p) != 0 || !ok) return NULL;
+    line[strcspn(line, "\n")] = '\0';
+    char *sp = strchr(line, ' ');
+    if (!sp) return NULL;
+    *sp = '\0';
+    *dir = mb_strdup(line);
+    return mb_strdup(sp + 1);
+}
+
+#define BOTH_BACKENDS(X)                                                       \
+    X(test_keys) X(test_sandbox_crud_and_owners) X(test_deadlines)             \
+    X(test_uid_ranges) X(test_servers_and_blobs) X(test_claims)                \
+    X(test_persists_across_reopen)
+#define ENTRY(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown),
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sandbox_crud_and_owners, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_deadlines, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_uid_ranges, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_servers_and_blobs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_persists_across_reopen, setup, teardown),
+    const struct CMUnitTest sqlite_tests[] = {
+        BOTH_BACKENDS(ENTRY)
+        cmocka_unit_test_setup_teardown(test_sqlite_has_no_nodes, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest pg_tests[] = {
+        BOTH_BACKENDS(ENTRY)
+        cmocka_unit_test_setup_teardown(test_pg_nodes_and_scope, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_claim_race, setup, teardown),
+    };
+    int failed = cmocka_run_group_tests_name("sqlite", sqlite_tests, NULL, NULL);
+    char *dir = NULL;
+    pg_url = pg_start(&dir);
+    if (!pg_url) {
+        fprintf(stderr, "test_store: cannot start PostgreSQL (tests/pg/pgctl start)\n");
+        return 1;
+    }
+    failed += cmocka_run_group_tests_name("postgresql", pg_tests, NULL, NULL);
+    if (dir) {
+        char *cmd = mb_asprintf("tests/pg/pgctl stop %s", dir);
+        if (system(cmd) != 0) fprintf(stderr, "test_store: pgctl stop failed\n");
+        free(cmd);
+        free(dir);
+    }
+    free(pg_url);
+    return failed;
 }

@@ -51,7 +51,7 @@ static int insert_locked(mb_store *st, const mb_server_rec *recs, size_t n, mb_e
     return rc;
 }
 
-int mb_store_server_insert(mb_store *st, const mb_server_rec *rec, mb_err *err)
+int mb_store__sq_server_insert(mb_store *st, const mb_server_rec *rec, mb_err *err)
 {
     STORE_LOCK(st);
     int rc = insert_locked(st, rec, 1, err);
@@ -59,7 +59,7 @@ int mb_store_server_insert(mb_store *st, const mb_server_rec *rec, mb_err *err)
     return rc;
 }
 
-int mb_store_server_insert_all(mb_store *st, const mb_server_rec *recs, size_t n, mb_err *err)
+int mb_store__sq_server_insert_all(mb_store *st, const mb_server_rec *recs, size_t n, mb_err *err)
 {
     STORE_LOCK(st);
     int rc = mb_store__exec(st, "BEGIN", err);
@@ -72,7 +72,7 @@ int mb_store_server_insert_all(mb_store *st, const mb_server_rec *recs, size_t n
     return rc;
 }
 
-int mb_store_server_update(mb_store *st, const mb_server_rec *rec, mb_err *err)
+int mb_store__sq_server_update(mb_store *st, const mb_server_rec *rec, mb_err *err)
 {
     sqlite3_stmt *s;
     STORE_LOCK(st);
@@ -92,7 +92,7 @@ int mb_store_server_update(mb_store *st, const mb_server_rec *rec, mb_err *err)
     return rc;
 }
 
-int mb_store_server_list(mb_store *st, const char *sandbox_id, mb_server_rec **out, size_t *n,
+int mb_store__sq_server_list(mb_store *st, const char *sandbox_id, mb_server_rec **out, size_t *n,
                          mb_err *err)
 {
     sqlite3_stmt *s = NULL;
@@ -131,14 +131,4 @@ int mb_store_server_list(mb_store *st, const char *sandbox_id, mb_server_rec **o
         *n = 0;
     }
     return rc;
-}
-
-void mb_server_recs_free(mb_server_rec *recs, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        json_decref(recs[i].metadata);
-        json_decref(recs[i].auth_data);
-        json_decref(recs[i].tags);
-    }
-    free(recs);
 }

@@ -20,7 +20,7 @@ static void key_from_row(sqlite3_stmt *s, mb_key_rec *k)
 
 #define KEY_COLS "id, owner, name, prefix, created_at, revoked_at"
 
-int mb_store_key_add(mb_store *st, const char *hash_hex, const mb_key_rec *rec, mb_err *err)
+int mb_store__sq_key_add(mb_store *st, const char *hash_hex, const mb_key_rec *rec, mb_err *err)
 {
     sqlite3_stmt *s;
     STORE_LOCK(st);
@@ -41,7 +41,7 @@ int mb_store_key_add(mb_store *st, const char *hash_hex, const mb_key_rec *rec, 
     return rc;
 }
 
-int mb_store_key_find(mb_store *st, const char *hash_hex, mb_key_rec *out, mb_err *err)
+int mb_store__sq_key_find(mb_store *st, const char *hash_hex, mb_key_rec *out, mb_err *err)
 {
     sqlite3_stmt *s;
     STORE_LOCK(st);
@@ -63,7 +63,7 @@ int mb_store_key_find(mb_store *st, const char *hash_hex, mb_key_rec *out, mb_er
     return rc;
 }
 
-int mb_store_key_list(mb_store *st, mb_key_rec **out, size_t *n, mb_err *err)
+int mb_store__sq_key_list(mb_store *st, mb_key_rec **out, size_t *n, mb_err *err)
 {
     sqlite3_stmt *s;
     *out = NULL;
@@ -87,7 +87,7 @@ int mb_store_key_list(mb_store *st, mb_key_rec **out, size_t *n, mb_err *err)
     return rc;
 }
 
-int mb_store_key_revoke(mb_store *st, const char *id_or_prefix, mb_err *err)
+int mb_store__sq_key_revoke(mb_store *st, const char *id_or_prefix, mb_err *err)
 {
     sqlite3_stmt *s;
     STORE_LOCK(st);

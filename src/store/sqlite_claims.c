@@ -35,7 +35,7 @@ static int holder_of(mb_store *st, const char *kind, const char *value, char *ho
     return rc;
 }
 
-int mb_store_claim_take(mb_store *st, const char *kind, const char *value, const char *sandbox_id,
+int mb_store__sq_claim_take(mb_store *st, const char *kind, const char *value, const char *sandbox_id,
                         char holder[37], mb_err *err)
 {
     mb_assert(kind && value && sandbox_id);
@@ -68,7 +68,7 @@ out:
     return rc;
 }
 
-int mb_store_claim_holder(mb_store *st, const char *kind, const char *value, char holder[37],
+int mb_store__sq_claim_holder(mb_store *st, const char *kind, const char *value, char holder[37],
                           mb_err *err)
 {
     int live = 0;
@@ -83,7 +83,7 @@ int mb_store_claim_holder(mb_store *st, const char *kind, const char *value, cha
     return rc;
 }
 
-int mb_store_claim_list(mb_store *st, const char *sandbox_id, const char *kind, char ***out,
+int mb_store__sq_claim_list(mb_store *st, const char *sandbox_id, const char *kind, char ***out,
                         mb_err *err)
 {
     sqlite3_stmt *s;
@@ -113,7 +113,7 @@ int mb_store_claim_list(mb_store *st, const char *sandbox_id, const char *kind, 
     return rc;
 }
 
-int mb_store_claim_drop(mb_store *st, const char *sandbox_id, const char *kind, mb_err *err)
+int mb_store__sq_claim_drop(mb_store *st, const char *sandbox_id, const char *kind, mb_err *err)
 {
     sqlite3_stmt *s;
     STORE_LOCK(st);

@@ -46,7 +46,7 @@ static void sb_bind(sqlite3_stmt *s, const mb_sandbox_rec *r)
     sqlite3_bind_text(s, 13, r->error, -1, SQLITE_STATIC);
 }
 
-int mb_store_sandbox_insert(mb_store *st, const mb_sandbox_rec *rec, mb_err *err)
+int mb_store__sq_sandbox_insert(mb_store *st, const mb_sandbox_rec *rec, mb_err *err)
 {
     sqlite3_stmt *s;
     STORE_LOCK(st);
@@ -61,7 +61,7 @@ int mb_store_sandbox_insert(mb_store *st, const mb_sandbox_rec *rec, mb_err *err
     return rc;
 }
 
-int mb_store_sandbox_update(mb_store *st, const mb_sandbox_rec *rec, mb_err *err)
+int mb_store__sq_sandbox_update(mb_store *st, const mb_sandbox_rec *rec, mb_err *err)
 {
     sqlite3_stmt *s;
     STORE_LOCK(st);
@@ -80,7 +80,7 @@ int mb_store_sandbox_update(mb_store *st, const mb_sandbox_rec *rec, mb_err *err
     return rc;
 }
 
-int mb_store_sandbox_get(mb_store *st, const char *id, mb_sandbox_rec *out, mb_err *err)
+int mb_store__sq_sandbox_get(mb_store *st, const char *id, mb_sandbox_rec *out, mb_err *err)
 {
     sqlite3_stmt *s;
     STORE_LOCK(st);
@@ -134,7 +134,7 @@ static void bind_time(sqlite3_stmt *s, const void *now)
     sqlite3_bind_double(s, 1, *(const double *)now);
 }
 
-int mb_store_sandbox_list(mb_store *st, const char *owner, mb_sandbox_rec **out, size_t *n,
+int mb_store__sq_sandbox_list(mb_store *st, const char *owner, mb_sandbox_rec **out, size_t *n,
                           mb_err *err)
 {
     const char *sql = owner
@@ -143,7 +143,7 @@ int mb_store_sandbox_list(mb_store *st, const char *owner, mb_sandbox_rec **out,
     return sb_query(st, sql, bind_owner, owner, out, n, err);
 }
 
-int mb_store_sandbox_count(mb_store *st, const char *owner, size_t *n, mb_err *err)
+int mb_store__sq_sandbox_count(mb_store *st, const char *owner, size_t *n, mb_err *err)
 {
     sqlite3_stmt *s;
     *n = 0;
@@ -160,7 +160,7 @@ int mb_store_sandbox_count(mb_store *st, const char *owner, size_t *n, mb_err *e
     return rc;
 }
 
-int mb_store_sandbox_expired(mb_store *st, double now, mb_sandbox_rec **out, size_t *n,
+int mb_store__sq_sandbox_expired(mb_store *st, double now, mb_sandbox_rec **out, size_t *n,
                              mb_err *err)
 {
     return sb_query(st, "SELECT " SB_COLS " FROM sandboxes WHERE status IN ('occupied','error')"
@@ -168,7 +168,7 @@ int mb_store_sandbox_expired(mb_store *st, double now, mb_sandbox_rec **out, siz
                     bind_time, &now, out, n, err);
 }
 
-double mb_store_next_deadline(mb_store *st)
+double mb_store__sq_next_deadline(mb_store *st)
 {
     sqlite3_stmt *s;
     double t = 0;
@@ -182,7 +182,7 @@ double mb_store_next_deadline(mb_store *st)
     return t;
 }
 
-int mb_store_free_uid_base(mb_store *st, int64_t first, int64_t stride, int64_t *out, mb_err *err)
+int mb_store__sq_free_uid_base(mb_store *st, int64_t first, int64_t stride, int64_t *out, mb_err *err)
 {
     /* The first gap in the sorted list of used ranges is free. */
     sqlite3_stmt *s;
@@ -205,7 +205,7 @@ int mb_store_free_uid_base(mb_store *st, int64_t first, int64_t stride, int64_t 
     return rc;
 }
 
-int mb_store_purge_released(mb_store *st, double before, mb_err *err)
+int mb_store__sq_purge_released(mb_store *st, double before, mb_err *err)
 {
     sqlite3_stmt *s;
     STORE_LOCK(st);

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-int mb_store_blob_put(mb_store *st, const mb_blob_rec *rec, mb_err *err)
+int mb_store__sq_blob_put(mb_store *st, const mb_blob_rec *rec, mb_err *err)
 {
     sqlite3_stmt *s;
     STORE_LOCK(st);
@@ -26,7 +26,7 @@ int mb_store_blob_put(mb_store *st, const mb_blob_rec *rec, mb_err *err)
     return rc;
 }
 
-int mb_store_blob_get(mb_store *st, const char *sandbox_id, const char *kind, mb_blob_rec *out,
+int mb_store__sq_blob_get(mb_store *st, const char *sandbox_id, const char *kind, mb_blob_rec *out,
                       mb_err *err)
 {
     sqlite3_stmt *s;
@@ -55,7 +55,7 @@ int mb_store_blob_get(mb_store *st, const char *sandbox_id, const char *kind, mb
     return rc;
 }
 
-int mb_store_blob_delete(mb_store *st, const char *sandbox_id, const char *kind, mb_err *err)
+int mb_store__sq_blob_delete(mb_store *st, const char *sandbox_id, const char *kind, mb_err *err)
 {
     sqlite3_stmt *s;
     STORE_LOCK(st);
