@@ -62,6 +62,16 @@ void mb_store__text(sqlite3_stmt *s, int col, char *dst, size_t cap)
     snprintf(dst, cap, "%s", t ? (const char *)t : "");
 }
 
+static int user_version(mb_store *st)
+{
+    sqlite3_stmt *s;
+    int v = 0;
+    if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK) return 0;
+    if (sqlite3_step(s) == SQLITE_ROW) v = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
 int mb_store_open(const char *path, mb_store **out, mb_err *err)
 {
     mb_store *st = mb_calloc(1, sizeof *st);
@@ -78,7 +88,10 @@ int mb_store_open(const char *path, mb_store **out, mb_err *err)
                                 "PRAGMA foreign_keys=ON;", err);
     if (!rc) rc = mb_store__exec(st, "BEGIN", err);
     if (!rc) rc = mb_store__exec(st, schema_v1, err);
-    if (!rc) rc = mb_store__exec(st, "PRAGMA user_version=1; COMMIT", err);
+    if (!rc && user_version(st) < 2) /* v2: the acquire request's egress allow-list */
+        rc = mb_store__exec(st, "ALTER TABLE sandboxes ADD COLUMN egress TEXT NOT NULL DEFAULT ''",
+                            err);
+    if (!rc) rc = mb_store__exec(st, "PRAGMA user_version=2; COMMIT", err);
     if (rc) {
         mb_store_close(st);
         return rc;
