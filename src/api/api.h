@@ -46,7 +46,12 @@ typedef struct mb_acquire_body {
     char *test_account_email;
     char *tag;               /* MB_ACQUIRE_SANDBOX only; NULL = null */
     int64_t ttl_seconds;     /* -1 = null */
+    char **egress;           /* owned, lower-cased; NULL = absent/null (the profile's) */
+    size_t n_egress;
 } mb_acquire_body;
+
+/* The most entries an acquire's "egress" allow-list may have. */
+#define MB_ACQUIRE_EGRESS_MAX 32
 
 /* Which acquire body mb_api_parse_acquire reads. */
 enum {

@@ -114,6 +114,14 @@ static json_t *schemas(void)
         str(), "status", str(), "benchmark", nullable(str()), "updated_at", str(), "server_urls",
         json_pack("{s:s,s:o}", "type", "object", "additionalProperties", str()), "metadata",
         "type", "object"));
+    /* mcpbox's own acquire field (docs/API.md): narrows the profile's egress. */
+    json_t *egress = nullable(json_pack("{s:s,s:o,s:i,s:s}", "type", "array", "items", str(),
+                                        "maxItems", MB_ACQUIRE_EGRESS_MAX, "description",
+                                        "hosts the sandbox's servers may reach through the "
+                                        "egress proxy; narrows the profile's allow-list, never "
+                                        "widens it"));
+    json_object_set(json_object_get(json_object_get(s, "AcquireLocalSandboxRequest"),
+                                    "properties"), "egress", egress);
     json_t *info = json_object_get(json_object_get(s, "SandboxInfo"), "properties");
     json_object_set_new(info, "server_url", nullable(str()));
     json_object_set_new(info, "auth_data", nullable(json_pack("{s:s}", "type", "object")));
@@ -124,6 +132,8 @@ static json_t *schemas(void)
         nullable(json_pack("{s:[s,s,s]}", "enum", "MCP_Atlas", "Toolathlon", "MCP_Mark")),
         "test_account_email", nullable(str()), "tag", nullable(str()), "ttl_seconds",
         nullable(json_pack("{s:s,s:i,s:i}", "type", "integer", "minimum", 60, "maximum", 86400))));
+    json_object_set_new(json_object_get(json_object_get(s, "AcquireSandboxRequest"), "properties"),
+                        "egress", egress);
     json_object_set(s, "ReleaseSandboxResponse", json_object_get(s, "InitializeSandboxResponse"));
     json_object_set_new(s, "ListSandboxesResponse", json_pack(
         "{s:s,s:[s,s],s:{s:{s:s,s:{s:s}},s:{s:s}}}", "type", "object", "required", "sandboxes",

@@ -36,9 +36,44 @@ int mb_api__acquire_body(mb_api *api, mb_call *call, int mode, mb_acquire_body *
     return mb_api__acquire_parsed(api, call, body, rec);
 }
 
+/* The request's egress allow-list as JSON, once every entry is checked to lie
+ * within the profile's list for the servers asked for (a request narrows the
+ * profile's egress, never widens it); NULL with *detail set (422) otherwise,
+ * NULL and no detail when the request has none. */
+static char *egress_checked(mb_api *api, const mb_acquire_body *body, json_t **detail)
+{
+    *detail = NULL;
+    if (!body->egress) return NULL;
+    json_t *list = json_array();
+    for (size_t i = 0; i < body->n_egress; i++) {
+        char *why = mb_core_egress_refusal(api->core, body->benchmark,
+                                           (const char *const *)body->servers, body->n_servers,
+                                           body->egress[i]);
+        if (why) {
+            if (!*detail) *detail = json_array();
+            json_array_append_new(*detail, json_pack("{s:s,s:[s,s,I],s:s,s:s,s:{s:{}}}", "type",
+                                                     "value_error", "loc", "body", "egress",
+                                                     (json_int_t)i, "msg", why, "input",
+                                                     body->egress[i], "ctx", "error"));
+            free(why);
+        }
+        json_array_append_new(list, json_string(body->egress[i]));
+    }
+    char *text = *detail ? NULL : json_dumps(list, JSON_COMPACT);
+    json_decref(list);
+    return text;
+}
+
 int mb_api__acquire_parsed(mb_api *api, mb_call *call, mb_acquire_body *body,
                            mb_sandbox_rec *rec)
 {
+    json_t *detail;
+    char *egress = egress_checked(api, body, &detail);
+    if (detail) {
+        mb_acquire_body_free(body);
+        mb_api__respond_422(call, detail);
+        return MB_EINVAL;
+    }
     mb_acquire_req req = {
         .owner = call->key.owner,
         .servers = (const char *const *)body->servers,
@@ -46,6 +81,7 @@ int mb_api__acquire_parsed(mb_api *api, mb_call *call, mb_acquire_body *body,
         .benchmark = body->benchmark,
         .test_account_email = body->test_account_email,
         .ttl_seconds = body->ttl_seconds,
+        .egress_json = egress,
     };
     mb_err err;
     unsigned retry = 0;
@@ -56,6 +92,7 @@ int mb_api__acquire_parsed(mb_api *api, mb_call *call, mb_acquire_body *body,
     } else {
         call->req->retry_after_s = retry;
     }
+    free(egress);
     if (rc) {
         mb_acquire_body_free(body);
         mb_http_respond_err(call->req, &err);

@@ -4,6 +4,7 @@
  * so that clients which already parse Klavis's errors keep working.
  */
 #include "api/api.h"
+#include "egress/egress.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,53 @@ static void parse_opt_string(json_t *root, const char *key, char **out, json_t *
                   "Input should be a valid string", v, NULL);
 }
 
+/* "egress": null/absent, or a list of at most MB_ACQUIRE_EGRESS_MAX allow-list
+ * entries (src/egress: "*", "*.name", a host name, an IP literal); whether
+ * they narrow the profile's list is checked later, against the profile. */
+static void parse_egress(json_t *v, mb_acquire_body *out, json_t *detail)
+{
+    if (!v || json_is_null(v)) return;
+    if (!json_is_array(v)) {
+        add_error(detail, "list_type", json_pack("[s,s]", "body", "egress"),
+                  "Input should be a valid list", v, NULL);
+        return;
+    }
+    size_t n = json_array_size(v);
+    if (n > MB_ACQUIRE_EGRESS_MAX) {
+        char *msg = mb_asprintf("List should have at most %d items after validation, not %zu",
+                                MB_ACQUIRE_EGRESS_MAX, n);
+        add_error(detail, "too_long", json_pack("[s,s]", "body", "egress"), msg, v,
+                  json_pack("{s:s,s:i,s:I}", "field_type", "List", "max_length",
+                            MB_ACQUIRE_EGRESS_MAX, "actual_length", (json_int_t)n));
+        free(msg);
+        return;
+    }
+    out->egress = mb_calloc(n + 1, sizeof *out->egress);
+    size_t i;
+    json_t *item;
+    json_array_foreach(v, i, item) {
+        json_t *loc = json_pack("[s,s,I]", "body", "egress", (json_int_t)i);
+        const char *e = json_string_value(item);
+        if (!json_is_string(item)) {
+            add_error(detail, "string_type", loc, "Input should be a valid string", item, NULL);
+        } else if (strlen(e) != json_string_length(item) || !mb_egress_entry_valid(e)) {
+            add_error(detail, "value_error", loc,
+                      "Value error, an egress entry is \"*\", \"*.example.com\", a host name "
+                      "(example.com: it and its subdomains) or an IP address",
+                      item, json_pack("{s:{}}", "error"));
+        } else {
+            char *low = mb_strdup(e);
+            for (char *c = low; *c; c++)
+                if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+            int dup = 0;
+            for (size_t j = 0; j < out->n_egress && !dup; j++) dup = !strcmp(out->egress[j], low);
+            if (dup) free(low);
+            else out->egress[out->n_egress++] = low;
+            json_decref(loc);
+        }
+    }
+}
+
 int mb_api_parse_acquire(const char *body, size_t len, int mode, int64_t default_ttl,
                          mb_acquire_body *out, json_t **detail_out)
 {
@@ -201,6 +249,7 @@ int mb_api_parse_acquire(const char *body, size_t len, int mode, int64_t default
         }
         parse_opt_string(root, "test_account_email", &out->test_account_email, detail);
         parse_ttl(json_object_get(root, "ttl_seconds"), default_ttl, out, detail);
+        parse_egress(json_object_get(root, "egress"), out, detail);
         json_decref(root);
     }
     if (json_array_size(detail) > 0) {
@@ -220,5 +269,7 @@ void mb_acquire_body_free(mb_acquire_body *b)
     free(b->benchmark);
     free(b->test_account_email);
     free(b->tag);
+    for (size_t i = 0; i < b->n_egress; i++) free(b->egress[i]);
+    free(b->egress);
     memset(b, 0, sizeof *b);
 }

@@ -36,6 +36,18 @@ extern char **environ;
  * not up yet, so that a slow host never runs into the daemon's start timeout
  * (30 s by default); the browser keeps starting. */
 #define PRESTART_HOLD_MS 20000
+#define RELAUNCH_ID "\"mcpbox-playwright-relaunch\""
+/* After a crash, the tab-list call that starts the new browser is retried
+ * this often while upstream still tears the old one down ("Another browser
+ * context is being closed"), for at most RELAUNCH_TRIES times. */
+#define RELAUNCH_RETRY_MS 300
+#define RELAUNCH_TRIES 100
+/* A browser that exits this soon after a browser_close call was asked to. */
+#define CLOSE_GRACE_MS 10000
+/* What the call that meets a crashed browser is told. */
+#define CRASH_TEXT "Error: the browser crashed (its process ended unexpectedly). mcpbox has " \
+                   "started a new one; the tabs and page state of the old one are gone. Call " \
+                   "the tool again (navigate first)."
 
 static const char usage_text[] =
     "usage: mcpbox playwright --package DIR [--node PATH] [--with-chunk] [--span-size N]\n"
@@ -63,6 +75,17 @@ typedef struct relay {
     int prestart;         /* 1 wanted, 2 sent, 3 done / not wanted */
     mb_pw_chunk *chunk;   /* NULL unless --with-chunk */
     json_t *calls;        /* upstream id (as JSON text) -> tool name, for the chunk layer */
+    /* the browser's process and crash recovery */
+    char *launch_call;    /* "name","arguments" of the tab-list tool that launches it */
+    pid_t browser;        /* its main process, 0 unknown */
+    int browser_fd;       /* pidfd of it, -1 none */
+    json_t *inflight;     /* ids (JSON text) of tools/call requests sent upstream */
+    int crash_unreported; /* it died unasked and no call has been told yet */
+    int relaunching;      /* the relaunch call is out (or waiting for its retry) */
+    int relaunch_tries;
+    long long relaunch_at;   /* CLOCK_MONOTONIC ms of the next (re)send, 0 none */
+    long long close_asked;   /* when a browser_close went upstream */
+    mb_buf held_calls;       /* tools/call lines from the gateway while relaunching */
 } relay;
 
 static void queue_line(mb_buf *b, const char *s, size_t n)
@@ -98,9 +121,9 @@ static void release_held_list(relay *r)
     r->held_list = NULL;
 }
 
-/* Sends the call that launches the browser: the tab list, which every
+/* Remembers the call that launches the browser: the tab list, which every
  * version answers by opening the first tab. */
-static void send_prestart(relay *r, json_t *tools)
+static void learn_launch_call(relay *r, json_t *tools)
 {
     const char *name = NULL, *args = "{}";
     size_t i;
@@ -110,14 +133,90 @@ static void send_prestart(relay *r, json_t *tools)
         if (n && !strcmp(n, "browser_tabs")) name = n, args = "{\"action\":\"list\"}";
         else if (n && !strcmp(n, "browser_tab_list") && !name) name = n;
     }
-    if (!name) {
+    if (name && !r->launch_call)
+        r->launch_call = mb_asprintf("\"name\":\"%s\",\"arguments\":%s", name, args);
+}
+
+static void send_launch(relay *r, const char *id)
+{
+    mb_buf_printf(&r->to_child,
+                  "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/call\",\"params\":{%s}}\n",
+                  id, r->launch_call);
+}
+
+static void send_prestart(relay *r, json_t *tools)
+{
+    learn_launch_call(r, tools);
+    if (!r->launch_call) {
         r->prestart = 3;
         return;
     }
-    mb_buf_printf(&r->to_child,
-                  "{\"jsonrpc\":\"2.0\",\"id\":" PRESTART_ID ",\"method\":\"tools/call\","
-                  "\"params\":{\"name\":\"%s\",\"arguments\":%s}}\n", name, args);
+    send_launch(r, PRESTART_ID);
     r->prestart = 2;
+}
+
+/* Starts watching the browser's main process, once there is one. */
+static void watch_browser(relay *r)
+{
+    if (r->browser_fd >= 0) return;
+    pid_t pid = mb_pw_browser_pid(r->pid);
+    if (!pid) return;
+    r->browser = pid;
+    r->browser_fd = mb_pw_pidfd(pid);
+}
+
+/* The browser's process ended: asked for (browser_close) or a crash, after
+ * which upstream is made to launch a new one right away. */
+static void browser_ended(relay *r)
+{
+    close(r->browser_fd);
+    r->browser_fd = -1;
+    r->browser = 0;
+    if (r->close_asked && now_ms() - r->close_asked < CLOSE_GRACE_MS) return;
+    fprintf(stderr, "mcpbox playwright: the browser's process ended unexpectedly; starting a "
+                    "new one\n");
+    r->crash_unreported = 1;
+    if (r->launch_call && !r->relaunching) {
+        r->relaunching = 1;
+        r->relaunch_tries = 0;
+        r->relaunch_at = now_ms();
+    }
+}
+
+/* 1 if the browser is known dead now (its pidfd readable). */
+static int browser_dead_now(relay *r)
+{
+    if (r->browser_fd < 0) return 0;
+    struct pollfd p = {.fd = r->browser_fd, .events = POLLIN};
+    return poll(&p, 1, 0) == 1;
+}
+
+static void answer_error(relay *r, json_t *id, const char *text)
+{
+    json_t *ans = json_pack("{s:s,s:O,s:{s:[{s:s,s:s}],s:b}}", "jsonrpc", "2.0", "id", id,
+                            "result", "content", "type", "text", "text", text, "isError", 1);
+    queue_json(&r->to_parent, ans);
+    json_decref(ans);
+}
+
+static void from_parent(relay *r, char *line, size_t n);
+
+/* The new browser is up (or the relaunch gave up): the held calls go on. */
+static void relaunch_done(relay *r)
+{
+    r->relaunching = 0;
+    r->relaunch_at = 0;
+    watch_browser(r);
+    mb_buf held = r->held_calls;
+    memset(&r->held_calls, 0, sizeof r->held_calls);
+    size_t start = 0;
+    while (start < held.len) {
+        char *nl = memchr(held.data + start, '\n', held.len - start);
+        size_t n = (size_t)(nl - (held.data + start));
+        from_parent(r, held.data + start, n);
+        start += n + 1;
+    }
+    mb_buf_free(&held);
 }
 
 /* A line from the gateway. */
@@ -145,6 +244,31 @@ static void from_parent(relay *r, char *line, size_t n)
         } else if (r->chunk) {
             char *k = id_key(id);
             json_object_set_new(r->calls, k, json_pack("{s:s}", "list", "tools/list"));
+            free(k);
+        }
+    }
+    if (method && id && !strcmp(method, "tools/call") && (r->crash_unreported || r->relaunching)) {
+        const char *tool = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
+        int local = r->chunk && tool && mb_pw_chunk_is_local(tool);
+        if (!local && r->crash_unreported && !json_object_size(r->inflight)) {
+            /* the first call after the crash: told so, not run on the new browser */
+            r->crash_unreported = 0;
+            answer_error(r, id, CRASH_TEXT);
+            json_decref(msg);
+            return;
+        }
+        if (!local && r->relaunching) { /* waits for the new browser */
+            queue_line(&r->held_calls, line, n);
+            json_decref(msg);
+            return;
+        }
+    }
+    if (method && id && !strcmp(method, "tools/call")) {
+        const char *tool = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
+        if (tool && !strcmp(tool, "browser_close")) r->close_asked = now_ms();
+        if (!(r->chunk && tool && mb_pw_chunk_is_local(tool))) {
+            char *k = id_key(id);
+            json_object_set_new(r->inflight, k, json_true());
             free(k);
         }
     }
@@ -213,8 +337,8 @@ static void from_child(relay *r, char *line, size_t n)
         free(r->tools_cache); /* the next tools/list goes to Node again */
         r->tools_cache = NULL;
     }
-    if (!(r->prestart == 2 || r->list_id || r->init_id ||
-          (r->chunk && json_object_size(r->calls)))) {
+    if (!(r->prestart == 2 || r->list_id || r->init_id || r->relaunching ||
+          json_object_size(r->inflight) || (r->chunk && json_object_size(r->calls)))) {
         queue_line(&r->to_parent, line, n);
         return;
     }
@@ -229,7 +353,46 @@ static void from_child(relay *r, char *line, size_t n)
                     (int)(n > 2000 ? 2000 : n), line);
         r->prestart = 3;
         release_held_list(r);
+        watch_browser(r);
         goto done;
+    }
+    if (k && !strcmp(k, RELAUNCH_ID)) {
+        int failed = json_object_get(msg, "error") ||
+                     json_is_true(json_object_get(json_object_get(msg, "result"), "isError"));
+        if (failed && ++r->relaunch_tries < RELAUNCH_TRIES) {
+            r->relaunch_at = now_ms() + RELAUNCH_RETRY_MS; /* the old one is still closing */
+        } else {
+            if (failed)
+                fprintf(stderr, "mcpbox playwright: starting a new browser failed: %.*s\n",
+                        (int)(n > 2000 ? 2000 : n), line);
+            relaunch_done(r);
+        }
+        goto done;
+    }
+    if (k && json_object_get(r->inflight, k)) {
+        json_object_del(r->inflight, k);
+        json_t *result = json_object_get(msg, "result");
+        int failed = json_object_get(msg, "error") || json_is_true(json_object_get(result, "isError"));
+        if (failed && !r->crash_unreported && browser_dead_now(r)) browser_ended(r);
+        if (failed && r->crash_unreported) {
+            /* the call the crash hit: upstream's error, and what happened */
+            r->crash_unreported = 0;
+            json_t *content = json_object_get(result, "content");
+            if (json_is_array(content))
+                json_array_insert_new(content, 0, json_pack("{s:s,s:s}", "type", "text", "text",
+                                                            CRASH_TEXT));
+            if (!result || !json_is_array(content)) {
+                answer_error(r, id, CRASH_TEXT);
+                goto done;
+            }
+            if (r->chunk) {
+                json_t *call = json_object_get(r->calls, k);
+                if (call) json_object_del(r->calls, k);
+            }
+            queue_json(&r->to_parent, msg);
+            goto done;
+        }
+        if (!failed && r->browser_fd < 0 && !r->relaunching) watch_browser(r);
     }
     if (k && r->list_id) {
         char *lk = id_key(r->list_id);
@@ -246,6 +409,7 @@ static void from_child(relay *r, char *line, size_t n)
                 r->tools_cache = json_dumps(result, JSON_COMPACT);
             }
             char *out = r->chunk && result ? json_dumps(msg, JSON_COMPACT) : mb_strndup(line, n);
+            learn_launch_call(r, json_object_get(result, "tools"));
             if (r->prestart == 1) send_prestart(r, json_object_get(result, "tools"));
             if (r->prestart == 2) {
                 r->held_list = out;
@@ -379,21 +543,31 @@ static int run(relay *r)
             r->child_in = -1;
         }
         if (r->child_eof && !r->to_parent.len) break;
-        struct pollfd p[4] = {
+        struct pollfd p[5] = {
             {.fd = r->parent_eof ? -1 : STDIN_FILENO, .events = POLLIN},
             {.fd = r->child_eof ? -1 : r->child_out, .events = POLLIN},
             {.fd = r->to_child.len && r->child_in >= 0 ? r->child_in : -1, .events = POLLOUT},
             {.fd = r->to_parent.len ? STDOUT_FILENO : -1, .events = POLLOUT},
+            {.fd = r->browser_fd, .events = POLLIN},
         };
         int wait = -1;
         if (r->held_list) {
             long long left = r->held_until - now_ms();
             wait = left > 0 ? (int)left : 0;
         }
-        int np = poll(p, 4, wait);
+        if (r->relaunch_at) {
+            long long left = r->relaunch_at - now_ms();
+            if (wait < 0 || left < wait) wait = left > 0 ? (int)left : 0;
+        }
+        int np = poll(p, 5, wait);
         if (np < 0) {
             if (errno == EINTR) continue;
             return 1;
+        }
+        if (p[4].revents && r->browser_fd >= 0) browser_ended(r);
+        if (r->relaunch_at && now_ms() >= r->relaunch_at) {
+            r->relaunch_at = 0;
+            send_launch(r, RELAUNCH_ID);
         }
         if (r->held_list && now_ms() >= r->held_until) {
             fprintf(stderr, "mcpbox playwright: the browser is not up after %d s; answering "
@@ -508,8 +682,9 @@ int mb_cmd_playwright(int argc, char **argv)
     setenv("PLAYWRIGHT_BROWSERS_PATH", "0", 0);
     signal(SIGPIPE, SIG_IGN);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    relay r = {.child_in = -1, .child_out = -1, .prestart = prestart ? 1 : 3};
+    relay r = {.child_in = -1, .child_out = -1, .prestart = prestart ? 1 : 3, .browser_fd = -1};
     r.calls = json_object();
+    r.inflight = json_object();
     if (with_chunk) r.chunk = mb_pw_chunk_new(span);
     int rc = spawn_child(&r, nargv, &err);
     if (rc) {
@@ -527,6 +702,10 @@ int mb_cmd_playwright(int argc, char **argv)
     json_decref(r.list_id);
     json_decref(r.init_id);
     json_decref(r.calls);
+    json_decref(r.inflight);
+    mb_buf_free(&r.held_calls);
+    free(r.launch_call);
+    if (r.browser_fd >= 0) close(r.browser_fd);
     free(r.held_list);
     free(r.tools_cache);
     mb_pw_chunk_free(r.chunk);

@@ -165,6 +165,11 @@ int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *ou
     rec.created_at = rec.updated_at = mb_now();
     rec.ttl_seconds = req->ttl_seconds;
     rec.deadline = req->ttl_seconds > 0 ? rec.created_at + (double)req->ttl_seconds : 0;
+    if (req->egress_json) {
+        if (strlen(req->egress_json) >= sizeof rec.egress)
+            return mb_err_set(err, MB_EINVAL, "the egress allow-list is too long");
+        snprintf(rec.egress, sizeof rec.egress, "%s", req->egress_json);
+    }
 
     /* May take a sandbox from the warm pool, whose id and uid range win. */
     int rc = mb_core__sandbox_up(core, &rec, err);

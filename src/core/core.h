@@ -123,7 +123,17 @@ typedef struct mb_acquire_req {
     const char *benchmark;       /* NULL = none */
     const char *test_account_email;
     int64_t ttl_seconds;         /* -1 = never expires */
+    /* The request's egress allow-list as compact JSON (["a.com",...]), NULL =
+     * none given; each entry checked with mb_core_egress_refusal first. */
+    const char *egress_json;
 } mb_acquire_req;
+
+/* NULL if egress allow-list `entry` (well-formed, mb_egress_entry_valid) lies
+ * within the list the profile of `benchmark` gives at least one of `servers`
+ * (a request may narrow, never widen); else the refusal, "Value error, ..."
+ * (freed by the caller). */
+char *mb_core_egress_refusal(mb_core *core, const char *benchmark, const char *const *servers,
+                             size_t n_servers, const char *entry);
 
 int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *out, mb_err *err);
 

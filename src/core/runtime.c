@@ -86,7 +86,8 @@ static int load_profiles(mb_core *core, mb_err *err)
     core->profiles = mb_calloc(n ? n : 1, sizeof *core->profiles);
     char *base = find_base_dir(core);
     mb_profile_vars vars = {.mcpbox_bin = MB_SANDBOX_MCPBOX_PATH,
-                            .data_dir = MB_SANDBOX_DATA_PATH, .base_dir = base};
+                            .data_dir = MB_SANDBOX_DATA_PATH, .base_dir = base,
+                            .state_dir = core->cfg.data_dir};
     for (size_t i = 0; !rc && i < n; i++) {
         rc = mb_profile_load(core->profiles_dir, names[i], &vars, &core->profiles[i], err);
         if (!rc) core->n_profiles++;

@@ -51,11 +51,14 @@ void mb_core__sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_
         o->n_binds = 0;
         for (size_t i = 0; i < p->n_binds; i++) {
             /* A bind whose host side is not installed (runtime/playwright
-             * before scripts/install-playwright) is left out: the server
-             * that needs it fails with its own message, the others work. */
+             * before scripts/install-playwright, no arXiv catalog built) is
+             * left out: the server that needs it fails with its own message,
+             * the others work. Said once per bind, not per sandbox. */
             if (access(p->binds[i].host, R_OK) != 0) {
-                mb_warn("profile %s: %s (for %s) is missing; not bound", p->name, p->binds[i].host,
-                        p->binds[i].inside);
+                int *told = (int *)&p->binds[i].missing_told; /* the profile's one mutable flag */
+                if (!__atomic_exchange_n(told, 1, __ATOMIC_RELAXED))
+                    mb_warn("profile %s: %s (for %s) is missing; not bound", p->name,
+                            p->binds[i].host, p->binds[i].inside);
                 continue;
             }
             paths->binds[o->n_binds++] = (mb_sandbox_bind){p->binds[i].host, p->binds[i].inside};

@@ -61,7 +61,9 @@ void mb_egress_free(mb_egress *eg);
 /* Listens on `dir`/`server`.sock (mode 0666; `dir` is created, 0755) for
  * `server` of sandbox `sandbox_id`, with `allow` (NULL-terminated; copied; an
  * empty list denies everything) and appending to `log_path`. Opening a pair
- * that is open already replaces its allow-list and keeps the socket. */
+ * that is open already replaces its allow-list and keeps the socket; when the
+ * list changes, the pair's open connections are cut (they were let through by
+ * the old list; the client reconnects and is checked against the new one). */
 int mb_egress_open(mb_egress *eg, const char *sandbox_id, const char *server, const char *dir,
                    const char *const *allow, const char *log_path, mb_err *err);
 /* Stops every listener of the sandbox, cuts its connections, removes the
@@ -72,6 +74,13 @@ void mb_egress_close_sandbox(mb_egress *eg, const char *sandbox_id);
 
 /* 1 if `host` (lower-case name or IP literal without brackets) matches an entry. */
 int mb_egress_allowed(const char *const *allow, const char *host);
+/* 1 if `entry` is a well-formed allow-list entry: "*", "*.NAME", a host NAME
+ * (labels of letters, digits, '-' and '_', 1-63 bytes each, 253 in all, no
+ * empty label) or an IPv4/IPv6 literal without brackets. */
+int mb_egress_entry_valid(const char *entry);
+/* 1 if every host `entry` (a valid entry) admits is admitted by `allow`:
+ * `entry` narrows `allow` or equals a part of it, never widens it. */
+int mb_egress_within(const char *const *allow, const char *entry);
 /* 1 if the address is a public unicast address (not loopback, private, CGNAT,
  * link-local, multicast, unspecified, documentation, IPv4-mapped non-public...). */
 int mb_egress_addr_public(const struct sockaddr *sa);

@@ -32,6 +32,43 @@ int mb_egress_allowed(const char *const *allow, const char *host)
     return 0;
 }
 
+int mb_egress_entry_valid(const char *e)
+{
+    if (!e) return 0;
+    if (!strcmp(e, "*")) return 1;
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (inet_pton(AF_INET, e, &v4) == 1 || inet_pton(AF_INET6, e, &v6) == 1) return 1;
+    if (e[0] == '*' && e[1] == '.') e += 2;
+    size_t n = strlen(e), label = 0;
+    if (n == 0 || n > 253) return 0;
+    for (size_t i = 0; i <= n; i++) {
+        unsigned char c = (unsigned char)e[i];
+        if (c == '.' || c == '\0') {
+            if (label == 0 || label > 63) return 0;
+            label = 0;
+        } else if (isalnum(c) || c == '-' || c == '_') {
+            label++;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int mb_egress_within(const char *const *allow, const char *entry)
+{
+    if (!strcmp(entry, "*")) {
+        for (size_t i = 0; allow && allow[i]; i++)
+            if (!strcmp(allow[i], "*")) return 1;
+        return 0;
+    }
+    if (entry[0] == '*' && entry[1] == '.') entry += 2; /* the name and its subdomains */
+    /* A name is admitted with all its subdomains, so the name being admitted
+     * means its whole subtree is; an IP literal is only ever itself. */
+    return mb_egress_allowed(allow, entry);
+}
+
 static int v4_public(uint32_t a)
 {
     uint8_t b0 = a >> 24, b1 = (a >> 16) & 0xff, b2 = (a >> 8) & 0xff;

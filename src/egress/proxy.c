@@ -548,8 +548,17 @@ int mb_egress_open(mb_egress *eg, const char *sandbox_id, const char *server, co
     pthread_mutex_lock(&eg->lock);
     for (listener *l = eg->listeners; l; l = l->next)
         if (!strcmp(l->sandbox, sandbox_id) && !strcmp(l->server, server)) {
+            char **next = mb_strv_dup(allow ? allow : (const char *const[]){NULL});
+            size_t i = 0;
+            while (l->allow[i] && next[i] && !strcmp(l->allow[i], next[i])) i++;
+            if (l->allow[i] || next[i]) /* changed: what the old list let through goes */
+                for (conn *c = eg->conns; c; c = c->next)
+                    if (c->l == l) {
+                        shutdown(c->cfd, SHUT_RDWR);
+                        if (c->ufd >= 0) shutdown(c->ufd, SHUT_RDWR);
+                    }
             mb_strv_free(l->allow);
-            l->allow = mb_strv_dup(allow ? allow : (const char *const[]){NULL});
+            l->allow = next;
             pthread_mutex_unlock(&eg->lock);
             return MB_OK;
         }

@@ -14,6 +14,10 @@
  *     up before it is claimed;
  *   - later tools/list requests are answered from the first answer (dropped
  *     when upstream says notifications/tools/list_changed);
+ *   - it watches the browser's process (browser.c): when it dies unasked (a
+ *     crash, a kill), the launcher has upstream start a new one at once, the
+ *     next tool call (or the one that was running) gets a clear error saying
+ *     so, and the calls after it wait for the new browser and work;
  *   - with --with-chunk it applies the fork's layer (chunk.c) to tools/list,
  *     to every page-state block, and answers the 7 span tools itself.
  * Everything else passes through unchanged, byte for byte.
@@ -23,6 +27,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "util/util.h"
 
@@ -58,5 +63,13 @@ int mb_pw_chunk_is_local(const char *tool);
 /* Answers one of the 7 tools: a text, and *is_error for a failed validation
  * (with the SDK's texts). Returns a new string. */
 char *mb_pw_chunk_call(mb_pw_chunk *c, const char *tool, json_t *args, int *is_error);
+
+/* ---- the browser process (browser.c) */
+
+/* The pid of the browser's main process, a direct child of `node` whose
+ * executable is Chromium, or 0 when there is none. */
+pid_t mb_pw_browser_pid(pid_t node);
+/* A pidfd of `pid` (readable once it exits), or -1. */
+int mb_pw_pidfd(pid_t pid);
 
 #endif /* MB_PLAYWRIGHT_H */

@@ -337,17 +337,25 @@ int mb_profile_load(const char *dir, const char *name, const mb_profile_vars *va
                  strncmp(inside, "/mnt/", 5)) || strstr(inside, "..")) {
                 rc = mb_err_set(err, MB_EINVAL, "%s: sandbox.binds.%s: the key must be a path "
                                 "under /opt, /srv or /mnt and the value a host path (absolute, "
-                                "or relative to the directory holding the profiles directory)",
+                                "relative to the directory holding the profiles directory, or "
+                                "${STATE}/... in the daemon's data dir)",
                                 file, inside);
                 goto out;
             }
             p->binds[p->n_binds].inside = mb_strdup(inside);
             /* Relative: from the base dir (the source tree or /usr/share/mcpbox,
-             * whose runtime/ holds what scripts/install-* put there). */
-            p->binds[p->n_binds].host =
-                hp[0] == '/' ? mb_strdup(hp)
-                : vars && vars->base_dir ? mb_asprintf("%s/%s", vars->base_dir, hp)
-                                         : mb_asprintf("%s/../%s", dir, hp);
+             * whose runtime/ holds what scripts/install-* put there).
+             * "${STATE}/...": from the daemon's data dir (what an operator builds
+             * at run time, e.g. the arXiv catalog). */
+            if (!strncmp(hp, "${STATE}/", 9))
+                p->binds[p->n_binds].host =
+                    vars && vars->state_dir ? mb_asprintf("%s/%s", vars->state_dir, hp + 9)
+                                            : mb_strdup(hp);
+            else
+                p->binds[p->n_binds].host =
+                    hp[0] == '/' ? mb_strdup(hp)
+                    : vars && vars->base_dir ? mb_asprintf("%s/%s", vars->base_dir, hp)
+                                             : mb_asprintf("%s/../%s", dir, hp);
             p->n_binds++;
         }
     }

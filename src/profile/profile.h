@@ -44,6 +44,7 @@ typedef struct mb_profile_limits {
 typedef struct mb_profile_bind {
     char *inside;
     char *host;
+    int missing_told; /* the daemon said once that the host path is missing (atomic) */
 } mb_profile_bind;
 
 /* How one server is started inside the sandbox. */
@@ -83,6 +84,9 @@ typedef struct mb_profile_vars {
     const char *data_dir;   /* default "/data" */
     const char *base_dir;   /* where relative sandbox.binds host paths start; default
                              * the directory holding the profiles directory */
+    const char *state_dir;  /* the daemon's --data-dir: what "${STATE}/..." in a
+                             * sandbox.binds host path starts with (NULL: such a bind
+                             * names nothing, and is left out like a missing one) */
 } mb_profile_vars;
 
 /* Loads `<dir>/<name>.json`. `name` must match [A-Za-z0-9_.-]+ without ".." (it

@@ -22,7 +22,12 @@
  * each), whose latency is the point of the pool. So while a key has at
  * least a quarter of its target idle, its refill starts only once no claim
  * came for REFILL_PAUSE_MS; below that it starts at once, so that a steady
- * stream of claims cannot drain the pool.
+ * stream of claims cannot drain the pool. Once a claim took its last idle
+ * sandbox, a key's refill starts REFILL_PAUSE_MS after that claim: the
+ * client of the sandbox just claimed lists its servers' tools right after
+ * the acquire (a playwright sandbox's refill starts Node and Chromium, a
+ * second or more of both cores). Claims of an empty key miss and do not move
+ * that time, so the delay is bounded.
  */
 #define _GNU_SOURCE
 #include "sandbox/sandbox_int.h"
@@ -111,6 +116,9 @@ static pool_key *next_job(mb_pool *p, int64_t now, int64_t *wake)
          * idle sandboxes left */
         int64_t at = k->retry_at;
         if (k->idle * 4 >= k->target && k->idle > 0 && k->claimed_at + REFILL_PAUSE_MS > at)
+            at = k->claimed_at + REFILL_PAUSE_MS;
+        /* nor on top of the first requests of the sandbox just claimed */
+        if (k->idle == 0 && k->claimed_at && k->claimed_at + REFILL_PAUSE_MS > at)
             at = k->claimed_at + REFILL_PAUSE_MS;
         if (at > now) {
             if (at < *wake) *wake = at;

@@ -105,7 +105,7 @@ int mb_store__pg_key_revoke(mb_store *st, const char *id_or_prefix, mb_err *err)
 /* ------------------------------------------------------------- sandboxes */
 
 #define SB_COLS "id, owner, benchmark, status, test_account_email, created_at, updated_at," \
-                " ttl_seconds, deadline, uid_base, has_upload, initialized_at, error"
+                " ttl_seconds, deadline, uid_base, has_upload, initialized_at, error, egress"
 
 static void sb_from_row(const PGresult *r, int i, mb_sandbox_rec *s)
 {
@@ -123,9 +123,10 @@ static void sb_from_row(const PGresult *r, int i, mb_sandbox_rec *s)
     s->has_upload = (int)mb_store__pg_int(r, i, 10);
     s->initialized_at = mb_store__pg_double(r, i, 11);
     mb_store__pg_text(r, i, 12, s->error, sizeof s->error);
+    mb_store__pg_text(r, i, 13, s->egress, sizeof s->egress);
 }
 
-/* The record's columns in SB_COLS order, as $1..$13. */
+/* The record's columns in SB_COLS order, as $1..$14. */
 static void sb_params(mb_pg_params *p, const mb_sandbox_rec *s)
 {
     mb_store__pg_str(p, s->id);
@@ -141,6 +142,7 @@ static void sb_params(mb_pg_params *p, const mb_sandbox_rec *s)
     mb_store__pg_i64(p, s->has_upload);
     mb_store__pg_dbl(p, s->initialized_at);
     mb_store__pg_str(p, s->error);
+    mb_store__pg_str(p, s->egress);
 }
 
 int mb_store__pg_sandbox_insert(mb_store *st, const mb_sandbox_rec *rec, mb_err *err)
@@ -149,7 +151,7 @@ int mb_store__pg_sandbox_insert(mb_store *st, const mb_sandbox_rec *rec, mb_err 
     sb_params(&p, rec);
     mb_store__pg_i64(&p, st->node);
     return run(st, "INSERT INTO sandboxes(" SB_COLS ", node)"
-                   " VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)", &p,
+                   " VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)", &p,
                "insert sandbox", err);
 }
 
@@ -161,7 +163,8 @@ int mb_store__pg_sandbox_update(mb_store *st, const mb_sandbox_rec *rec, mb_err 
     PGresult *r = mb_store__pg_run(st,
         "UPDATE sandboxes SET owner=$2, benchmark=$3, status=$4, test_account_email=$5,"
         " created_at=$6, updated_at=$7, ttl_seconds=$8, deadline=$9, uid_base=$10,"
-        " has_upload=$11, initialized_at=$12, error=$13 WHERE id=$1", &p, "update sandbox", err);
+        " has_upload=$11, initialized_at=$12, error=$13, egress=$14 WHERE id=$1", &p,
+        "update sandbox", err);
     int rc = r ? MB_OK : MB_EIO;
     if (r && strcmp(PQcmdTuples(r), "0") == 0)
         rc = mb_err_set(err, MB_ENOTFOUND, "sandbox %s does not exist", rec->id);

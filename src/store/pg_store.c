@@ -49,7 +49,11 @@ static const char *const schema_v1 =
     "  started_at DOUBLE PRECISION NOT NULL, heartbeat_at DOUBLE PRECISION NOT NULL);";
 
 /* migrations[i] takes a database from version i to i + 1. */
-static const char *const migrations[] = {schema_v1};
+/* v2: the acquire request's egress allow-list. */
+static const char *const schema_v2 =
+    "ALTER TABLE sandboxes ADD COLUMN egress TEXT NOT NULL DEFAULT '';";
+
+static const char *const migrations[] = {schema_v1, schema_v2};
 #define N_MIGRATIONS (sizeof migrations / sizeof *migrations)
 
 void mb_store__pg_str(mb_pg_params *p, const char *s)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #define SB_COLS "id, owner, benchmark, status, test_account_email, created_at, updated_at," \
-                " ttl_seconds, deadline, uid_base, has_upload, initialized_at, error"
+                " ttl_seconds, deadline, uid_base, has_upload, initialized_at, error, egress"
 
 static void sb_from_row(sqlite3_stmt *s, mb_sandbox_rec *r)
 {
@@ -26,6 +26,7 @@ static void sb_from_row(sqlite3_stmt *s, mb_sandbox_rec *r)
     r->has_upload = sqlite3_column_int(s, 10);
     r->initialized_at = sqlite3_column_double(s, 11);
     mb_store__text(s, 12, r->error, sizeof r->error);
+    mb_store__text(s, 13, r->egress, sizeof r->egress);
 }
 
 /* Binds the record's columns in SB_COLS order starting at parameter 1. */
@@ -44,6 +45,7 @@ static void sb_bind(sqlite3_stmt *s, const mb_sandbox_rec *r)
     sqlite3_bind_int(s, 11, r->has_upload);
     sqlite3_bind_double(s, 12, r->initialized_at);
     sqlite3_bind_text(s, 13, r->error, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 14, r->egress, -1, SQLITE_STATIC);
 }
 
 int mb_store__sq_sandbox_insert(mb_store *st, const mb_sandbox_rec *rec, mb_err *err)
@@ -51,7 +53,7 @@ int mb_store__sq_sandbox_insert(mb_store *st, const mb_sandbox_rec *rec, mb_err 
     sqlite3_stmt *s;
     STORE_LOCK(st);
     int rc = mb_store__prepare(st, "INSERT INTO sandboxes(" SB_COLS ")"
-                                   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", &s, err);
+                                   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s, err);
     if (!rc) {
         sb_bind(s, rec);
         if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "insert sandbox");
@@ -68,7 +70,7 @@ int mb_store__sq_sandbox_update(mb_store *st, const mb_sandbox_rec *rec, mb_err 
     int rc = mb_store__prepare(st,
         "UPDATE sandboxes SET owner=?2, benchmark=?3, status=?4, test_account_email=?5,"
         " created_at=?6, updated_at=?7, ttl_seconds=?8, deadline=?9, uid_base=?10,"
-        " has_upload=?11, initialized_at=?12, error=?13 WHERE id=?1", &s, err);
+        " has_upload=?11, initialized_at=?12, error=?13, egress=?14 WHERE id=?1", &s, err);
     if (!rc) {
         sb_bind(s, rec);
         if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "update sandbox");

@@ -68,7 +68,16 @@ void mb_store__text(sqlite3_stmt *s, int col, char *dst, size_t cap)
     snprintf(dst, cap, "%s", t ? (const char *)t : "");
 }
 
-static const char *const migrations[] = {schema_v1};
+/* v2: the claims table (files made before claims had version 1 too) and the
+ * acquire request's egress allow-list. */
+static const char *const schema_v2 =
+    "CREATE TABLE IF NOT EXISTS claims ("
+    "  kind TEXT NOT NULL, value TEXT NOT NULL, sandbox_id TEXT NOT NULL,"
+    "  created_at REAL NOT NULL, PRIMARY KEY(kind, value));"
+    "CREATE INDEX IF NOT EXISTS claims_sandbox ON claims(sandbox_id, kind);"
+    "ALTER TABLE sandboxes ADD COLUMN egress TEXT NOT NULL DEFAULT '';";
+
+static const char *const migrations[] = {schema_v1, schema_v2};
 #define N_MIGRATIONS (sizeof migrations / sizeof *migrations)
 
 static int user_version(mb_store *st, int *out, mb_err *err)

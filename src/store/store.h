@@ -65,6 +65,8 @@ int mb_store_key_revoke(mb_store *st, const char *id_or_prefix, mb_err *err);
 
 /* ------------------------------------------------------------- sandboxes */
 
+#define MB_SANDBOX_EGRESS_MAX 4096
+
 typedef struct mb_sandbox_rec {
     char id[37];
     char owner[MB_OWNER_MAX];  /* empty for an unclaimed pool sandbox */
@@ -79,6 +81,9 @@ typedef struct mb_sandbox_rec {
     int has_upload;            /* an archive was PUT and not yet consumed */
     double initialized_at;     /* 0 = never initialized */
     char error[256];           /* why status is error */
+    /* The acquire request's egress allow-list as compact JSON (["a.com",...]),
+     * which narrows the profile's per server; "" = none given (the profile's). */
+    char egress[MB_SANDBOX_EGRESS_MAX];
 } mb_sandbox_rec;
 
 int mb_store_sandbox_insert(mb_store *st, const mb_sandbox_rec *rec, mb_err *err);

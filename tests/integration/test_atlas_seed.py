@@ -88,3 +88,37 @@ def test_refuses_without_source_or_on_non_empty_dir(tmp_path):
     src, _, _ = make_atlas_data(tmp_path)
     p = subprocess.run([SCRIPT, str(tmp_path / "full"), "--from", str(src)], capture_output=True, text=True)
     assert p.returncode == 1 and "is not empty" in p.stderr
+
+
+def test_ds_store_only_where_atlas_shows_one(tmp_path):
+    """Atlas's recorded listings show one .DS_Store, /data/repos/.DS_Store, as a [FILE]: a
+    reused seed (--force) or a Mac copy with others has them stripped, except one a
+    repository tracks at its pinned commit."""
+    src, mirror, _ = make_atlas_data(tmp_path)
+    tracked = mirror / "slackr"
+    tracked.mkdir()
+    git(tracked, "init", "-q")
+    (tracked / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    git(tracked, "add", ".")
+    git(tracked, "commit", "-qm", "with a .DS_Store")
+    with open(src / "repos" / "git_submodule_info.csv", "a") as f:
+        f.write(f"https://github.com/x/slackr.git,{git(tracked, 'rev-parse', 'HEAD')},/data/repos/slackr\n")
+    (src / ".DS_Store").write_bytes(b"mac")
+    (src / "repos" / "memory_mcp_server" / ".DS_Store").write_bytes(b"mac")
+    seed = tmp_path / "seed"
+    (seed / "repos" / ".DS_Store").mkdir(parents=True)  # a directory where the file belongs
+    (seed / ".DS_Store").write_bytes(b"stale")
+    (seed / "repos" / "storyteller").mkdir()
+    (seed / "repos" / "memory_mcp_server").mkdir()
+    (seed / "repos" / "memory_mcp_server" / ".DS_Store").write_bytes(b"stale")
+    p = subprocess.run([SCRIPT, str(seed), "--from", str(src), "--mirror", str(mirror), "--force",
+                        "--no-venv"], capture_output=True, text=True, env=ENV)
+    assert p.returncode == 0, p.stderr
+    found = sorted(str(q.relative_to(seed)) for q in seed.rglob(".DS_Store")
+                   if ".git" not in q.relative_to(seed).parts)
+    assert found == ["repos/.DS_Store", "repos/slackr/.DS_Store"], found
+    assert (seed / "repos" / ".DS_Store").is_file() and (seed / "repos" / ".DS_Store").stat().st_size == 0
+    assert "stripped 2 stray .DS_Store file(s)" in p.stdout, p.stdout
+    assert (seed / "repos" / "slackr" / ".DS_Store").read_bytes() == b"\0\0\0\1Bud1"
+    # the top of /data lists no dot files, as Atlas's list_directory /data shows
+    assert not [n for n in os.listdir(seed) if n.startswith(".")]

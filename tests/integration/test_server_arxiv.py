@@ -9,6 +9,7 @@ Expected texts follow upstream's tools/*.py at 6d3419a (0.2.11) and c29796a (0.2
 json.dumps(..., indent=2) for search/list, json.dumps(...) for download/read, the arxiv
 package's Result fields (id with version, published isoformat, http://arxiv.org links)."""
 import json
+import shutil
 import os
 import socket
 import subprocess
@@ -678,6 +679,45 @@ def test_in_atlas_and_toolathlon_sandboxes(catalog, tmp_path):
             assert got == {"total_papers": 0, "papers": []}
             s.close()
             api.delete("/local-sandbox/" + sb["local_sandbox_id"])
+    finally:
+        d.stop()
+        sweep_sandboxes(str(tmp_path))
+
+
+def test_catalog_in_the_daemons_data_dir_with_the_shipped_profiles(catalog, tmp_path):
+    """Out of the box: the shipped MCP_Atlas and Toolathlon profiles bind
+    <--data-dir>/arxiv-catalog at /srv/arxiv-catalog. Before an operator builds it the
+    tools say so (what the server is, the command to run); a catalog imported there is
+    seen by the sandboxes acquired after, with no profile edit and no restart."""
+    from conftest import Daemon, sweep_sandboxes
+    from gwharness import Session, text_of
+    var = tmp_path / "var"
+    d = Daemon(str(var)).start()
+    try:
+        with d.client() as api:
+            def search(benchmark):
+                r = api.post("/local-sandbox", json={"server_names": ["arxiv"],
+                                                     "benchmark": benchmark})
+                assert r.status_code == 201, r.text
+                sb = r.json()
+                assert sb["servers"][0]["metadata"]["ready"], sb
+                s = Session(sb["servers"][0]["mcp_server_url"])
+                try:
+                    return text_of(s.call("search_papers", {"query": "quantum"}))
+                finally:
+                    s.close()
+                    api.delete("/local-sandbox/" + sb["local_sandbox_id"])
+            text = search("MCP_Atlas")
+            assert text.startswith("Error: no arXiv catalog at /srv/arxiv-catalog/catalog.sqlite: "
+                                   "this server answers from an offline catalog"), text
+            assert "(and online mode is off)" in text and \
+                "mcpbox arxiv import --catalog <the daemon's --data-dir>/arxiv-catalog" in text, text
+            # the operator builds the catalog where the profiles look (a copy of the
+            # module's, made by `mcpbox arxiv import`)
+            shutil.copytree(catalog, var / "arxiv-catalog")
+            for bench in ("MCP_Atlas", "Toolathlon"):
+                assert search(bench) == search_text(["2405.22222", "2401.00001",
+                                                     "hep-th/9901001"]), bench
     finally:
         d.stop()
         sweep_sandboxes(str(tmp_path))

@@ -104,6 +104,61 @@ static void test_invalid_bodies(void **state)
     json_decref(d);
 }
 
+static void test_egress_field(void **state)
+{
+    (void)state;
+    mb_acquire_body b;
+    json_t *detail;
+    /* absent or null: the profile's (Klavis's requests have no such field) */
+    const char *body = "{\"server_names\":[\"playwright\"],\"egress\":null}";
+    assert_int_equal(mb_api_parse_acquire(body, strlen(body), 0, 7200, &b, &detail), MB_OK);
+    assert_null(b.egress);
+    mb_acquire_body_free(&b);
+    body = "{\"server_names\":[\"playwright\"],\"egress\":[\"Site.Test\",\"*.a.org\",\"site.test\","
+           "\"10.0.0.1\"]}";
+    assert_int_equal(mb_api_parse_acquire(body, strlen(body), 0, 7200, &b, &detail), MB_OK);
+    assert_int_equal(b.n_egress, 3); /* lower-cased, de-duplicated */
+    assert_string_equal(b.egress[0], "site.test");
+    assert_string_equal(b.egress[1], "*.a.org");
+    assert_string_equal(b.egress[2], "10.0.0.1");
+    mb_acquire_body_free(&b);
+    body = "{\"server_names\":[\"playwright\"],\"egress\":[]}"; /* deny everything */
+    assert_int_equal(mb_api_parse_acquire(body, strlen(body), 0, 7200, &b, &detail), MB_OK);
+    assert_non_null(b.egress);
+    assert_int_equal(b.n_egress, 0);
+    mb_acquire_body_free(&b);
+
+    /* hostile: every problem is a 422 item at its index */
+    json_t *d = parse_fail("{\"server_names\":[\"playwright\"],\"egress\":\"*\"}", 0);
+    assert_string_equal(first_type(d), "list_type");
+    json_decref(d);
+    d = parse_fail("{\"server_names\":[],\"egress\":[\"ok.com\",3,\"a b\",\"http://a.com/\","
+                   "\"a.com:443\",{},\"\",\"caf\\u00e9.com\"]}", 0);
+    assert_int_equal(json_array_size(d), 7);
+    json_t *e = json_array_get(d, 0);
+    assert_string_equal(json_string_value(json_object_get(e, "type")), "string_type");
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(e, "loc"), 2)), 1);
+    e = json_array_get(d, 1);
+    assert_string_equal(json_string_value(json_object_get(e, "type")), "value_error");
+    assert_string_equal(json_string_value(json_object_get(e, "input")), "a b");
+    e = json_array_get(d, 6); /* not ASCII: never reaches the allow-list */
+    assert_string_equal(json_string_value(json_object_get(e, "type")), "value_error");
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(e, "loc"), 2)), 7);
+    json_decref(d);
+    /* a NUL inside a string is refused by the JSON reader itself */
+    d = parse_fail("{\"server_names\":[],\"egress\":[\"x\\u0000y\"]}", 0);
+    assert_string_equal(first_type(d), "json_invalid");
+    json_decref(d);
+    mb_buf big = {0};
+    mb_buf_puts(&big, "{\"server_names\":[],\"egress\":[");
+    for (int i = 0; i < 33; i++) mb_buf_printf(&big, "%s\"h%d.com\"", i ? "," : "", i);
+    mb_buf_puts(&big, "]}");
+    d = parse_fail(big.data, 0);
+    assert_string_equal(first_type(d), "too_long");
+    json_decref(d);
+    mb_buf_free(&big);
+}
+
 static void test_openapi_lists_routes(void **state)
 {
     json_t *doc = mb_api_openapi();
@@ -121,6 +176,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_bodies),
         cmocka_unit_test(test_invalid_bodies),
+        cmocka_unit_test(test_egress_field),
         cmocka_unit_test(test_openapi_lists_routes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

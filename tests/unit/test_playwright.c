@@ -424,6 +424,45 @@ static void test_egress_allow_list(void **state)
     assert_false(mb_egress_allowed(NULL, "example.com"));
 }
 
+/* An acquire request's entries: well-formed, and within the profile's list or not. */
+static void test_egress_entries_narrow_only(void **state)
+{
+    (void)state;
+    const char *good[] = {"*", "example.com", "*.example.com", "a-b_c.d9.org", "10.0.0.1",
+                          "::1", "2001:db8::7", "x", NULL};
+    for (size_t i = 0; good[i]; i++) assert_true(mb_egress_entry_valid(good[i]));
+    char long_label[80], long_name[300];
+    memset(long_label, 'a', 64), long_label[64] = '\0';
+    for (int i = 0; i < 295; i += 2) long_name[i] = 'a', long_name[i + 1] = '.';
+    long_name[295] = 'a', long_name[296] = '\0';
+    const char *bad[] = {"", ".", "a..b", ".a", "a.", "**", "*.", "*.*", "a/b", "a b",
+                         "http://a.com", "a.com:80", "[::1]", "a\xc3\xa9.com", "\n", "a*.com",
+                         "*a.com", "a.*.com", long_label, long_name, NULL};
+    for (size_t i = 0; bad[i]; i++) assert_false(mb_egress_entry_valid(bad[i]));
+    assert_false(mb_egress_entry_valid(NULL));
+
+    const char *any[] = {"*", NULL};
+    const char *some[] = {"example.com", "*.test.org", "10.1.2.3", NULL};
+    const char *none[] = {NULL};
+    /* narrowing */
+    assert_true(mb_egress_within(any, "example.com"));
+    assert_true(mb_egress_within(any, "*"));
+    assert_true(mb_egress_within(some, "example.com"));
+    assert_true(mb_egress_within(some, "api.example.com"));
+    assert_true(mb_egress_within(some, "*.example.com"));
+    assert_true(mb_egress_within(some, "deep.a.test.org"));
+    assert_true(mb_egress_within(some, "10.1.2.3"));
+    /* widening */
+    assert_false(mb_egress_within(some, "*"));
+    assert_false(mb_egress_within(some, "com"));
+    assert_false(mb_egress_within(some, "*.com"));
+    assert_false(mb_egress_within(some, "evil.net"));
+    assert_false(mb_egress_within(some, "badexample.com"));
+    assert_false(mb_egress_within(some, "10.1.2.4"));
+    assert_false(mb_egress_within(none, "example.com"));
+    assert_false(mb_egress_within(none, "*"));
+}
+
 static int public4(const char *ip)
 {
     struct sockaddr_in s = {.sin_family = AF_INET};
@@ -490,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_tabs_are_followed),
         cmocka_unit_test(test_tools_list_rewrite),
         cmocka_unit_test(test_egress_allow_list),
+        cmocka_unit_test(test_egress_entries_narrow_only),
         cmocka_unit_test(test_egress_public_addresses),
         cmocka_unit_test(test_egress_authority),
     };

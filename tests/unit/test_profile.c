@@ -107,7 +107,23 @@ static void test_atlas_settings(void **state)
     assert_int_equal(p->limits.pids_max, 1024);
     assert_false(p->limits.allow_network);
     mb_profile_free(p);
+    /* the arXiv catalog: "${STATE}/arxiv-catalog", in the daemon's data dir */
+    mb_profile_vars sv = VARS;
+    sv.state_dir = "/var/lib/mcpbox";
+    assert_int_equal(mb_profile_load("profiles", "MCP_Atlas", &sv, &p, NULL), MB_OK);
+    assert_int_equal(p->n_binds, 1);
+    assert_string_equal(p->binds[0].inside, "/srv/arxiv-catalog");
+    assert_string_equal(p->binds[0].host, "/var/lib/mcpbox/arxiv-catalog");
+    mb_profile_free(p);
+    /* without a data dir (a profile check outside the daemon) it names nothing */
+    assert_int_equal(mb_profile_load("profiles", "MCP_Atlas", &VARS, &p, NULL), MB_OK);
+    assert_string_equal(p->binds[0].host, "${STATE}/arxiv-catalog");
+    mb_profile_free(p);
 
+    assert_int_equal(mb_profile_load("profiles", "Toolathlon", &sv, &p, NULL), MB_OK);
+    assert_int_equal(p->n_binds, 2);
+    assert_string_equal(p->binds[1].host, "/var/lib/mcpbox/arxiv-catalog");
+    mb_profile_free(p);
     assert_int_equal(mb_profile_load("profiles", "Toolathlon", &VARS, &p, NULL), MB_OK);
     g = mb_profile_server_find(p, "git");
     assert_string_equal(g->argv[4], "2025.1.14");

@@ -735,8 +735,23 @@ static void warm_pool_claims_and_refills(void **state)
     assert_int_equal(mb_pool_set_target(p, "prof", 1, &err), 0);
     assert_int_equal(mb_pool_stats_get(p, "prof", &st), 0);
     assert_int_equal(st.idle, 1);
+
+    /* Claiming the last idle one: its refill waits REFILL_PAUSE_MS (50 ms), so that
+     * it does not compete with the first requests of the sandbox just claimed. */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(mb_pool_claim(p, "prof", &sb, NULL), 0);
+    assert_int_equal(mb_pool_stats_get(p, "prof", &st), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    if (ms < 40) assert_int_equal(st.creating, 0); /* not started yet */
+    assert_int_equal(mb_pool_wait_ready(p, "prof", 60000), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    assert_true(ms >= 50);
+    assert_int_equal(mb_sandbox_destroy(sb, &err), 0);
     mb_pool_free(p);
-    assert_int_equal(f.made, 3);
+    assert_int_equal(f.made, 4);
     assert_int_equal(f.retired, 2);
     for (int i = 0; i < f.made; i++) {
         assert_int_equal(cgroup_exists(&f.boxes[i]), 0);

@@ -16,6 +16,8 @@
 
 #include "store/store.h"
 
+#include <sqlite3.h>
+
 #include <libpq-fe.h>
 #include <pthread.h>
 
@@ -116,6 +118,11 @@ static void test_sandbox_crud_and_owners(void **state)
     assert_int_equal(mb_store_sandbox_get(f->st, a.id, &got, NULL), MB_OK);
     assert_string_equal(got.owner, "alice");
     assert_int_equal(got.ttl_seconds, -1);
+    assert_string_equal(got.egress, "");
+    snprintf(b.egress, sizeof b.egress, "[\"example.com\"]");
+    assert_int_equal(mb_store_sandbox_update(f->st, &b, NULL), MB_OK);
+    assert_int_equal(mb_store_sandbox_get(f->st, b.id, &got, NULL), MB_OK);
+    assert_string_equal(got.egress, "[\"example.com\"]");
     mb_sandbox_rec *list;
     size_t n;
     assert_int_equal(mb_store_sandbox_list(f->st, "alice", &list, &n, NULL), MB_OK);
@@ -433,6 +440,42 @@ static void test_sqlite_has_no_nodes(void **state)
     assert_non_null(strstr(err.msg, "PostgreSQL"));
 }
 
+/* A file made by mcpbox before claims and the egress column (schema v1 as it
+ * was then) is brought up to date when opened, its records kept. */
+static void test_sqlite_upgrades_v1_file(void **state)
+{
+    fixture *f = *state;
+    char *old = mb_asprintf("%s/old.db", f->dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(old, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "CREATE TABLE sandboxes (id TEXT PRIMARY KEY, owner TEXT NOT NULL DEFAULT '',"
+        " benchmark TEXT NOT NULL DEFAULT '', status TEXT NOT NULL,"
+        " test_account_email TEXT NOT NULL DEFAULT '', created_at REAL NOT NULL,"
+        " updated_at REAL NOT NULL, ttl_seconds INTEGER NOT NULL DEFAULT -1,"
+        " deadline REAL NOT NULL DEFAULT 0, uid_base INTEGER NOT NULL DEFAULT 0,"
+        " has_upload INTEGER NOT NULL DEFAULT 0, initialized_at REAL NOT NULL DEFAULT 0,"
+        " error TEXT NOT NULL DEFAULT '');"
+        "INSERT INTO sandboxes(id, owner, status, created_at, updated_at)"
+        " VALUES('0d6f2b9e-3c1a-4b8e-9f00-1a2b3c4d5e6f', 'alice', 'occupied', 1, 1);"
+        "PRAGMA user_version=1;", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    mb_store *st;
+    assert_int_equal(mb_store_open(old, &st, NULL), MB_OK);
+    mb_sandbox_rec got;
+    assert_int_equal(mb_store_sandbox_get(st, "0d6f2b9e-3c1a-4b8e-9f00-1a2b3c4d5e6f", &got, NULL),
+                     MB_OK);
+    assert_string_equal(got.owner, "alice");
+    assert_string_equal(got.egress, "");
+    assert_int_equal(mb_store_claim_take(st, "mail-domain", "mcp1.com", got.id, NULL, NULL), MB_OK);
+    mb_store_close(st);
+    assert_int_equal(mb_store_open(old, &st, NULL), MB_OK); /* and opens again unchanged */
+    char holder[37];
+    assert_int_equal(mb_store_claim_holder(st, "mail-domain", "mcp1.com", holder, NULL), MB_OK);
+    mb_store_close(st);
+    free(old);
+}
+
 /* Starts the throwaway PostgreSQL (or takes MCPBOX_TEST_PG); its dir in *dir. */
 static char *pg_start(char **dir)
 {
@@ -463,6 +506,7 @@ int main(void)
     const struct CMUnitTest sqlite_tests[] = {
         BOTH_BACKENDS(ENTRY)
         cmocka_unit_test_setup_teardown(test_sqlite_has_no_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sqlite_upgrades_v1_file, setup, teardown),
     };
     const struct CMUnitTest pg_tests[] = {
         BOTH_BACKENDS(ENTRY)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mcp/mcp.h"
 #include "servers/arxiv/arxiv.h"
@@ -64,7 +65,21 @@ mb_arxiv_catalog *mb_arxiv_server_catalog(mb_arxiv_server *s, const char **why)
     }
     if (!s->catalog) {
         free(s->catalog_error);
-        s->catalog_error = mb_strdup(err.msg);
+        /* No catalog file: say what this server is and how an operator gives it one.
+         * Tried again on the next call, so a catalog that appears later is used. */
+        char *file = mb_asprintf("%s/catalog.sqlite", s->catalog_dir);
+        int absent = access(file, F_OK) != 0 && errno == ENOENT;
+        free(file);
+        if (absent)
+            s->catalog_error = mb_asprintf(
+                "no arXiv catalog at %s/catalog.sqlite: this server answers from an offline "
+                "catalog and this mcpbox has none installed%s. The operator builds one on the "
+                "host with `mcpbox arxiv import --catalog <the daemon's --data-dir>/arxiv-catalog "
+                "--metadata <arXiv metadata snapshot, JSON lines>` (docs/servers/arxiv.md); "
+                "sandboxes acquired after that see it",
+                s->catalog_dir, s->online ? "" : " (and online mode is off)");
+        else
+            s->catalog_error = mb_strdup(err.msg);
         if (why) *why = s->catalog_error;
     }
     return s->catalog;
