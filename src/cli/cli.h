@@ -26,5 +26,16 @@ int mb_cmd_sandbox_zygote(int argc, char **argv); /* cli/cmd_sandbox.c (hidden: 
 int mb_cmd_mcp(int argc, char **argv);     /* cli/cmd_mcp.c */
 int mb_cmd_arxiv(int argc, char **argv);   /* cli/cmd_arxiv.c */
 int mb_cmd_playwright(int argc, char **argv); /* cli/cmd_playwright.c */
+/* The client of a running daemon (cli/client/, docs/CLI.md). */
+int mb_cmd_acquire(int argc, char **argv); /* cli/client/sandboxes.c */
+int mb_cmd_ls(int argc, char **argv);
+int mb_cmd_get(int argc, char **argv);
+int mb_cmd_rm(int argc, char **argv);
+int mb_cmd_reset(int argc, char **argv);
+int mb_cmd_push(int argc, char **argv);    /* cli/client/workspace.c */
+int mb_cmd_pull(int argc, char **argv);
+int mb_cmd_tools(int argc, char **argv);   /* cli/client/tools.c */
+int mb_cmd_call(int argc, char **argv);
+int mb_cmd_logs(int argc, char **argv);    /* cli/client/logs.c */
 
 #endif /* MB_CLI_H */
