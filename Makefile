@@ -127,7 +127,7 @@ $(ASAN_DIR)/tests/%: tests/unit/%.c $(ASAN_LIB_OBJS) $(HDRS)
 run:
 	@scripts/install-deps
 	@$(MAKE) --no-print-directory build/mcpbox
-	./build/mcpbox serve --listen $(LISTEN) --data-dir $(DATA_DIR)
+	./build/mcpbox serve --listen $(LISTEN) --data-dir $(DATA_DIR) --first-run-key
 
 test:
 	@scripts/install-deps --test
