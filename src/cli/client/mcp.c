@@ -32,6 +32,7 @@ typedef struct answer {
     int sse;         /* Content-Type: text/event-stream */
     char session[256];
     mb_buf body;     /* JSON body, or the SSE line being read */
+    size_t scanned;  /* SSE: bytes of body known to hold no newline */
     mb_buf data;     /* the SSE event's data so far */
     int over;        /* a message over the cap */
     int bad_event;   /* an SSE event that is not JSON */
@@ -111,7 +112,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
     mb_buf_append(&a->body, p, n);
     if (!a->sse) return n;
     size_t start = 0;
-    for (size_t i = 0; i < a->body.len && !a->over; i++) {
+    for (size_t i = a->scanned; i < a->body.len && !a->over; i++) {
         if (a->body.data[i] != '\n') continue;
         size_t e = i;
         if (e > start && a->body.data[e - 1] == '\r') e--;
@@ -119,6 +120,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
         start = i + 1;
     }
     mb_buf_consume(&a->body, start);
+    a->scanned = a->body.len;
     if (a->over) return 0;
     return a->reply ? 0 : n;
 }

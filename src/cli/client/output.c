@@ -22,7 +22,7 @@ char *mb_cl_clean(const char *s, int keep_nl)
         else mb_buf_append(&out, fixed + at, i - at);
     }
     free(fixed);
-    if (!out.data) mb_buf_puts(&out, "");
+    mb_buf_append(&out, "", 0); /* NUL-terminated even when empty */
     return mb_buf_steal(&out);
 }
 
