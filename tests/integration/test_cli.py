@@ -20,6 +20,7 @@ import time
 
 import pytest
 
+import conftest
 import treeutil
 from conftest import API_KEY, MCPBOX_BIN, Daemon
 
@@ -519,3 +520,48 @@ def test_logs_reads_the_call_log(fake):
     fake.json("GET", "/local-sandbox/%s/calls" % SID, {"calls": "nope"})
     rc, out, err = cli(fake.url, "logs", SID)
     assert rc == FAIL and "no calls array" in err
+
+
+# -------------------------------------------------------------- make install
+
+def test_make_install(tmp_root):
+    """`make install DESTDIR=... PREFIX=/usr`: the tree, the unit, the man page; the
+    installed binary finds its profiles beside bin/ and serves a sandbox."""
+    top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    dest = os.path.join(tmp_root, "root")
+    r = subprocess.run(["make", "--no-print-directory", "-C", top, "install", "DESTDIR=" + dest,
+                        "PREFIX=/usr"], capture_output=True, timeout=600)
+    assert r.returncode == 0, r.stderr.decode()
+    usr = os.path.join(dest, "usr")
+    binary = os.path.join(usr, "bin", "mcpbox")
+    assert os.access(binary, os.X_OK)
+    for rel in ("share/mcpbox/profiles/none.json", "share/mcpbox/profiles/Toolathlon.json",
+                "share/mcpbox/runtime/playwright/0.0.68/package.json",
+                "share/man/man1/mcpbox.1", "share/doc/mcpbox/CLI.md"):
+        assert os.path.isfile(os.path.join(usr, rel)), rel
+    with open(os.path.join(usr, "lib/systemd/system/mcpbox.service")) as f:
+        unit = f.read()
+    assert "ExecStart=/usr/bin/mcpbox serve\n" in unit and "@BINDIR@" not in unit
+    assert "Delegate=yes" in unit and "WantedBy=multi-user.target" in unit
+    man = subprocess.run(["man", "-l", os.path.join(usr, "share/man/man1/mcpbox.1")],
+                         capture_output=True, env=dict(os.environ, MANWIDTH="80"))
+    if man.returncode == 0:
+        text = man.stdout.decode()
+        assert "EXIT STATUS" in text and "MCPBOX_API_KEY" in text
+    assert subprocess.run([binary, "--help"], capture_output=True).stdout.count(b"client:") == 10
+    d = Daemon(os.path.join(tmp_root, "var"))
+    saved = conftest.MCPBOX_BIN
+    conftest.MCPBOX_BIN = binary  # Daemon.start runs the installed binary
+    try:
+        d.start()
+        sid = cli_json(d.url, "acquire", "filesystem")["local_sandbox_id"]
+        rc, out, err = cli(d.url, "call", sid, "filesystem", "list_allowed_directories")
+        assert rc == OK and "/data" in out, err
+        assert cli(d.url, "rm", sid)[0] == OK
+    finally:
+        conftest.MCPBOX_BIN = saved
+        d.stop()
+    r = subprocess.run(["make", "--no-print-directory", "-C", top, "uninstall",
+                        "DESTDIR=" + dest, "PREFIX=/usr"], capture_output=True)
+    assert r.returncode == 0 and not os.path.exists(binary)
+    assert not os.path.exists(os.path.join(usr, "share/mcpbox"))
