@@ -522,6 +522,49 @@ def test_logs_reads_the_call_log(fake):
     assert rc == FAIL and "no calls array" in err
 
 
+def test_logs_follow(fake):
+    fake.json("GET", "/local-sandbox/" + SID, sandbox_info(fake.url))
+    calls = [{"seq": 1, "server": "filesystem", "method": "tools/call", "tool": "first"}]
+    fake.routes[("GET", "/local-sandbox/%s/calls" % SID)] = (
+        200, "application/json", lambda: json.dumps({"calls": calls}).encode())
+    env = dict(os.environ, MCPBOX_URL=fake.url, MCPBOX_API_KEY=API_KEY)
+    p = subprocess.Popen([MCPBOX_BIN, "logs", SID, "-f"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    try:
+        assert b"first" in p.stdout.readline()
+        calls.append({"seq": 2, "server": "git", "method": "tools/call", "tool": "second"})
+        assert b"second" in p.stdout.readline()
+        time.sleep(1.5)  # more polls: nothing is printed twice
+        p.send_signal(2)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == OK, err
+    assert b"first" not in out and b"second" not in out, out
+    for bad in SANITIZER_MARKS:
+        assert bad.encode() not in err, err
+
+
+def test_timeout_and_revoked_key(daemon, fake):
+    def slow():
+        time.sleep(4)
+        return b"{}"
+    fake.routes[("GET", "/local-sandbox")] = (200, "application/json", slow)
+    t0 = time.time()
+    rc, out, err = cli(fake.url, "ls", "--timeout", "1")
+    assert rc == UNREACHABLE and "no answer" in err and "--timeout" in err, err
+    assert time.time() - t0 < 4
+    r = subprocess.run([MCPBOX_BIN, "keys", "create", "--data-dir", daemon.data_dir],
+                       capture_output=True, check=True)
+    key = r.stdout.decode().strip()
+    assert cli(daemon.url, "ls", key=key)[0] == OK
+    subprocess.run([MCPBOX_BIN, "keys", "revoke", key[:12], "--data-dir", daemon.data_dir],
+                   capture_output=True, check=True)
+    rc, out, err = cli(daemon.url, "ls", key=key)
+    assert rc == AUTH and "MCPBOX_API_KEY" in err, err
+
+
 # -------------------------------------------------------------- make install
 
 def test_make_install(tmp_root):
