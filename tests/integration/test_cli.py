@@ -224,7 +224,14 @@ def test_errors_name_the_fix(daemon):
     assert rc == USAGE and "which servers" in err, err
     rc, out, err = cli(url, "frobnicate")
     assert rc == USAGE
-    sid = cli_json(url, "acquire", "filesystem")["local_sandbox_id"]
+    sid = cli_json(url, "acquire", "--benchmark", "MCP_Atlas", "filesystem",
+                   "excel")["local_sandbox_id"]
+    # a server the profile does not offer: its state, the reason, and no session
+    rc, out, err = cli(url, "get", sid)
+    assert rc == OK and re.search(r"^excel\s+error\s+-$", out, re.M), out
+    assert "excel: 'excel' is not available in the 'MCP_Atlas' profile" in out, out
+    rc, out, err = cli(url, "tools", sid, "excel")
+    assert rc == FAIL and "is not running ('excel' is not available" in err, err
     rc, out, err = cli(url, "tools", sid, "git")
     assert rc == NOTFOUND and "has no server 'git'" in err and "mcpbox acquire git" in err, err
     # The call log comes with the observe branch: until then the message says so.

@@ -8,22 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "ready", "starting", "error: why" of a server item. */
-static void server_state(const json_t *srv, char *out, size_t cap)
+/* "ready", "starting", "error" (or the status) of a server item. */
+static const char *server_state(const json_t *srv)
 {
     const char *status = mb_cl_str(srv, "status");
-    const json_t *md = json_object_get(srv, "metadata");
-    const json_t *ready = json_object_get(md, "ready");
-    if (!strcmp(status, "error")) {
-        const char *why = mb_cl_str(md, "error");
-        snprintf(out, cap, "error%s%.200s", *why ? ": " : "", why);
-    } else if (json_is_true(ready)) {
-        snprintf(out, cap, "ready");
-    } else if (!strcmp(status, "occupied")) {
-        snprintf(out, cap, "starting");
-    } else {
-        snprintf(out, cap, "%s", *status ? status : "?");
-    }
+    const json_t *ready = json_object_get(json_object_get(srv, "metadata"), "ready");
+    if (!strcmp(status, "error")) return "error";
+    if (json_is_true(ready)) return "ready";
+    if (!strcmp(status, "occupied")) return "starting";
+    return *status ? status : "?";
 }
 
 void mb_cl_print_sandbox(const json_t *info)
@@ -49,14 +42,21 @@ void mb_cl_print_sandbox(const json_t *info)
     mb_cl_table_row(&t, 3, cols);
     size_t i;
     const json_t *srv;
+    mb_buf why = {0};
     json_array_foreach(servers, i, srv) {
-        char state[256];
-        server_state(srv, state, sizeof state);
         const char *url = mb_cl_str(srv, "mcp_server_url");
-        const char *row[] = {mb_cl_str(srv, "server_name"), state, *url ? url : "-"};
+        const char *row[] = {mb_cl_str(srv, "server_name"), server_state(srv), *url ? url : "-"};
         mb_cl_table_row(&t, 3, row);
+        const char *err = mb_cl_str(json_object_get(srv, "metadata"), "error");
+        if (*err) mb_buf_printf(&why, "%s: %s\n", mb_cl_str(srv, "server_name"), err);
     }
     mb_cl_table_print(&t, stdout);
+    if (why.len) {
+        char *clean = mb_cl_clean(why.data, 1);
+        printf("\n%s", clean);
+        free(clean);
+    }
+    mb_buf_free(&why);
 }
 
 /* ------------------------------------------------------------- acquire */
@@ -181,8 +181,7 @@ int mb_cmd_ls(int argc, char **argv)
                 size_t j;
                 const json_t *srv;
                 json_array_foreach(json_object_get(sb, "servers"), j, srv) {
-                    char state[256];
-                    server_state(srv, state, sizeof state);
+                    const char *state = server_state(srv);
                     if (j) mb_buf_putc(&servers, ' ');
                     mb_buf_puts(&servers, mb_cl_str(srv, "server_name"));
                     if (strcmp(state, "ready")) mb_buf_printf(&servers, "(%.20s)", state);
@@ -260,10 +259,9 @@ int mb_cl_server_url(mb_cl *cl, const char *id, const char *server, char **url)
         if (*u) {
             *url = mb_strdup(u);
         } else {
-            char state[256];
-            server_state(srv, state, sizeof state);
+            const char *why = mb_cl_str(json_object_get(srv, "metadata"), "error");
             rc = mb_cl_fail(cl, MB_CL_FAIL, "server %s of sandbox %s is not running (%s)", server,
-                            id, state);
+                            id, *why ? why : server_state(srv));
         }
         break;
     }

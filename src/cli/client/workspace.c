@@ -214,8 +214,10 @@ int mb_cmd_pull(int argc, char **argv)
         rc = extract(&cl, f, dest, &st);
     }
     if (!rc && cl.json) {
-        json_t *o = json_pack("{s:s, s:s, s:I}", "local_sandbox_id", id, "path", dest,
+        char *shown = mb_utf8_repair(dest, strlen(dest), NULL);
+        json_t *o = json_pack("{s:s, s:s, s:I}", "local_sandbox_id", id, "path", shown,
                               "downloaded_bytes", (json_int_t)got);
+        free(shown);
         if (!keep) {
             json_object_set_new(o, "entries", json_integer((json_int_t)st.entries));
             json_object_set_new(o, "bytes", json_integer((json_int_t)st.bytes));
