@@ -164,21 +164,11 @@ def test_push_tarball_and_acquire_quiet(daemon, tmp_root):
     assert rc == NOTFOUND and out.startswith("released " + sid), (out, err)
 
 
-def test_progress_bar_only_on_a_terminal(daemon, tmp_root):
-    url = daemon.url
-    sid = cli_json(url, "acquire", "filesystem")["local_sandbox_id"]
-    src = os.path.join(tmp_root, "big")
-    os.makedirs(src)
-    with open(os.path.join(src, "blob.bin"), "wb") as f:
-        f.write(os.urandom(3 << 20))
-    # not a terminal: quiet
-    rc, out, err = cli(url, "push", sid, src)
-    assert rc == OK and "B/s" not in out + err, (out, err)
-    # a terminal: a bar with bytes/s
+def on_pty(url, *args):
+    """Runs the CLI with stdin, stdout and stderr on a pseudo-terminal; its output."""
     master, slave = pty.openpty()
     env = dict(os.environ, MCPBOX_URL=url, MCPBOX_API_KEY=API_KEY)
-    p = subprocess.Popen([MCPBOX_BIN, "push", sid, src], stdin=slave, stdout=slave,
-                         stderr=slave, env=env)
+    p = subprocess.Popen([MCPBOX_BIN, *args], stdin=slave, stdout=slave, stderr=slave, env=env)
     os.close(slave)
     seen = b""
     deadline = time.time() + 60
@@ -198,8 +188,31 @@ def test_progress_bar_only_on_a_terminal(daemon, tmp_root):
     os.close(master)
     text = seen.decode("utf-8", "replace")
     assert p.returncode == OK, text
-    assert re.search(r"push\s+\[#+\]\s+100%\s+3\.0 MiB / 3\.0 MiB\s+[\d.]+ (B|KiB|MiB|GiB)/s", text), text
+    for bad in SANITIZER_MARKS:
+        assert bad not in text, text
+    return text
+
+
+def test_progress_bar_only_on_a_terminal(daemon, tmp_root):
+    url = daemon.url
+    sid = cli_json(url, "acquire", "filesystem")["local_sandbox_id"]
+    src = os.path.join(tmp_root, "big")
+    os.makedirs(src)
+    with open(os.path.join(src, "blob.bin"), "wb") as f:
+        f.write(os.urandom(3 << 20))
+    # not a terminal: quiet
+    rc, out, err = cli(url, "push", sid, src)
+    assert rc == OK and "B/s" not in out + err, (out, err)
+    # a terminal: a bar with bytes/s
+    text = on_pty(url, "push", sid, src)
+    assert re.search(r"push\s+\[#+\]\s+100%\s+3\.0 MiB / 3\.0 MiB\s+[\d.]+ (B|KiB|MiB|GiB)/s",
+                     text), text
     assert "pushed" in text
+    text = on_pty(url, "pull", sid, os.path.join(tmp_root, "out"))
+    assert re.search(r"pull\s+\[#+\]\s+100%\s+3\.0 MiB / 3\.0 MiB\s+[\d.]+ (B|KiB|MiB|GiB)/s",
+                     text), text
+    rc, out, err = cli(url, "pull", sid, os.path.join(tmp_root, "out2"))
+    assert rc == OK and "B/s" not in out + err, (out, err)
     cli(url, "rm", sid)
 
 
