@@ -11,6 +11,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -606,6 +607,13 @@ def test_make_install(tmp_root):
         unit = f.read()
     assert "ExecStart=/usr/bin/mcpbox serve\n" in unit and "@BINDIR@" not in unit
     assert "Delegate=yes" in unit and "WantedBy=multi-user.target" in unit
+    if shutil.which("systemd-analyze"):  # every key known to systemd, the command there
+        check = os.path.join(tmp_root, "mcpbox.service")
+        with open(check, "w") as f:
+            f.write(unit.replace("ExecStart=/usr/bin/", "ExecStart=%s/" % os.path.dirname(binary)))
+        r = subprocess.run(["systemd-analyze", "verify", check], capture_output=True, timeout=60)
+        complaints = [l for l in r.stderr.decode().splitlines() if "man mcpbox(1)" not in l]
+        assert not complaints, complaints
     man = subprocess.run(["man", "-l", os.path.join(usr, "share/man/man1/mcpbox.1")],
                          capture_output=True, env=dict(os.environ, MANWIDTH="80"))
     if man.returncode == 0:
