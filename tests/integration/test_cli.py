@@ -520,24 +520,33 @@ def test_mcp_sse_and_hostile_streams(fake):
 
 def test_logs_reads_the_call_log(fake):
     fake.json("GET", "/local-sandbox/" + SID, sandbox_info(fake.url))
-    calls = [{"seq": 1, "time": 1795000000.25, "server": "filesystem", "method": "tools/call",
-              "tool": "read_text_file", "duration_ms": 3.5, "error": None,
-              "request_bytes": 40, "response_bytes": 120},
-             {"seq": 2, "time": "2026-11-24T10:00:00.500+00:00", "server": "git",
-              "method": "tools/list", "duration_ms": 1, "error": "server crashed \x1b[2J"},
+    # the observe branch's shape (docs/OBSERVABILITY.md there), and older names
+    calls = [{"seq": 1, "time": "2026-11-24T23:05:45.123456+00:00", "server": "filesystem",
+              "method": "tools/call", "tool": "read_text_file", "arguments_bytes": 40,
+              "result_bytes": 120, "latency_ms": 3.5, "outcome": "ok", "error": None,
+              "request_id": "5d0c"},
+             {"seq": 2, "time": 1795000000.25, "server": "git", "method": "tools/list",
+              "duration_ms": 1, "error": "server crashed \x1b[2J"},
+             {"seq": 3, "server": "filesystem", "method": "tools/call", "tool": "write_file",
+              "latency_ms": 2, "outcome": "tool_error", "error": None},
              {"garbage": True}, 5]
-    fake.json("GET", "/local-sandbox/%s/calls" % SID, {"calls": calls})
+    fake.json("GET", "/local-sandbox/%s/calls" % SID,
+              {"calls": calls, "next": 3, "dropped": 4, "enabled": True})
     rc, out, err = cli(fake.url, "logs", SID)
-    assert rc == OK, err
+    assert rc == OK and "4 older calls were dropped" in err, err
     lines = out.splitlines()
-    assert len(lines) == 3, out
-    assert "filesystem" in lines[0] and "read_text_file" in lines[0] and "3.5 ms" in lines[0] \
-        and lines[0].endswith("ok") and "40>120 B" in lines[0]
-    assert "server crashed ?[2J" in lines[1] and "\x1b" not in out
+    assert len(lines) == 4, out
+    assert lines[0].startswith("23:05:45.123  filesystem") and "read_text_file" in lines[0] \
+        and "3.5 ms" in lines[0] and lines[0].endswith("  ok") and "40>120 B" in lines[0], lines
+    assert lines[1].endswith("error: server crashed ?[2J") and "\x1b" not in out
+    assert lines[2].endswith("  tool_error") and "write_file" in lines[2]
     rc, out, err = cli(fake.url, "logs", SID, "git")
     assert rc == OK and len(out.splitlines()) == 1 and "tools/list" in out
     got = cli_json(fake.url, "logs", SID)
-    assert got["calls"][:2] == calls[:2]
+    assert got["calls"][:3] == calls[:3]
+    fake.json("GET", "/local-sandbox/%s/calls" % SID, {"calls": [], "enabled": False})
+    rc, out, err = cli(fake.url, "logs", SID)
+    assert rc == OK and "--call-log 0" in err and out == "", err
     fake.json("GET", "/local-sandbox/%s/calls" % SID, {"calls": "nope"})
     rc, out, err = cli(fake.url, "logs", SID)
     assert rc == FAIL and "no calls array" in err

@@ -2,13 +2,15 @@
  * logs.c - `mcpbox logs ID [SERVER] [-f]`: the call log of a sandbox (every
  * MCP request through the gateway), from GET /local-sandbox/{id}/calls.
  *
- * Shape read: {"calls": [CALL...]}, oldest first, where a CALL's members
- * are all optional: seq (or id; an increasing integer), time (unix seconds
- * or ISO 8601 text), server, method, tool, duration_ms (or latency_ms),
- * error (text, or null when the call succeeded), request_bytes,
- * response_bytes. The query asks for ?server=S when a server is named and
- * ?after=SEQ when following; calls are filtered and de-duplicated here as
- * well, so a daemon that ignores either still gives the right lines.
+ * Shape read (the observe work's call log, docs/OBSERVABILITY.md there):
+ * {"calls": [CALL...], "next": SEQ, "dropped": N, "enabled": BOOL}, oldest
+ * first, where a CALL's members are all optional: seq (an increasing
+ * integer), time (ISO 8601 text or unix seconds), server, method, tool,
+ * latency_ms (or duration_ms), outcome (ok, tool_error, error, failed),
+ * error (its message, or null), arguments_bytes and result_bytes.
+ * ?after=SEQ asks for newer calls when following, ?server=S for one
+ * server's; calls are filtered and de-duplicated here as well, so a daemon
+ * that ignores either still gives the right lines.
  * The REST API exposes no server stderr; the daemon's log has it.
  */
 #include "cli/cli.h"
@@ -31,7 +33,6 @@ static void on_signal(int sig)
 static json_int_t call_seq(const json_t *c)
 {
     const json_t *v = json_object_get(c, "seq");
-    if (!json_is_integer(v)) v = json_object_get(c, "id");
     return json_is_integer(v) ? json_integer_value(v) : -1;
 }
 
@@ -57,27 +58,36 @@ static void call_time(const json_t *c, char out[32])
     snprintf(out, 32, "-");
 }
 
+/* A size member under its name or its older name, or -1. */
+static long long size_of(const json_t *c, const char *name, const char *alt)
+{
+    const json_t *v = json_object_get(c, name);
+    if (!json_is_integer(v)) v = json_object_get(c, alt);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
 static void print_call(const json_t *c)
 {
     char when[32], dur[32], sizes[64];
     call_time(c, when);
-    const json_t *d = json_object_get(c, "duration_ms");
-    if (!d) d = json_object_get(c, "latency_ms");
+    const json_t *d = json_object_get(c, "latency_ms");
+    if (!d) d = json_object_get(c, "duration_ms");
     if (json_is_number(d)) snprintf(dur, sizeof dur, "%.1f ms", json_number_value(d));
     else snprintf(dur, sizeof dur, "-");
-    const json_t *rq = json_object_get(c, "request_bytes"), *rs = json_object_get(c, "response_bytes");
-    if (json_is_integer(rq) || json_is_integer(rs))
-        snprintf(sizes, sizeof sizes, "%lld>%lld B", (long long)json_integer_value(rq),
-                 (long long)json_integer_value(rs));
+    long long in = size_of(c, "arguments_bytes", "request_bytes");
+    long long out = size_of(c, "result_bytes", "response_bytes");
+    if (in >= 0 || out >= 0)
+        snprintf(sizes, sizeof sizes, "%lld>%lld B", in < 0 ? 0 : in, out < 0 ? 0 : out);
     else
         snprintf(sizes, sizeof sizes, "-");
     const json_t *err = json_object_get(c, "error");
+    const char *outcome = mb_cl_str(c, "outcome");
+    const char *emsg = json_is_string(err) ? json_string_value(err) : "";
+    if (!*outcome) outcome = *emsg || (err && !json_is_null(err)) ? "error" : "ok";
     const char *what = mb_cl_str(c, "tool");
-    char *line = mb_asprintf("%s  %-18s %-16s %-28s %10s  %14s  %s", when, mb_cl_str(c, "server"),
-                             mb_cl_str(c, "method"), *what ? what : "-", dur, sizes,
-                             json_is_string(err) ? json_string_value(err)
-                             : (err && !json_is_null(err) && !json_is_false(err)) ? "error"
-                                                                                   : "ok");
+    char *line = mb_asprintf("%s  %-18s %-16s %-28s %10s  %14s  %s%s%s", when,
+                             mb_cl_str(c, "server"), mb_cl_str(c, "method"), *what ? what : "-",
+                             dur, sizes, outcome, *emsg ? ": " : "", emsg);
     char *clean = mb_cl_clean(line, 0);
     printf("%s\n", clean);
     free(clean);
@@ -140,6 +150,7 @@ int mb_cmd_logs(int argc, char **argv)
     }
     json_int_t last = -1;
     size_t seen_unnumbered = 0;
+    int warned = 0;
     json_t *all = json_array();
     do {
         mb_buf path = {0};
@@ -163,6 +174,17 @@ int mb_cmd_logs(int argc, char **argv)
         }
         if (rc) break;
         const json_t *calls = json_object_get(res, "calls");
+        if (json_is_false(json_object_get(res, "enabled")) && !warned) {
+            mb_cl_fail(&cl, 0, "the daemon at %s keeps no call log (it runs with --call-log 0)",
+                       cl.url);
+            warned = 1;
+        }
+        const json_t *dropped = json_object_get(res, "dropped");
+        if (json_is_integer(dropped) && json_integer_value(dropped) > 0 && !warned && !cl.json) {
+            mb_cl_fail(&cl, 0, "%lld older calls were dropped from the log (--call-log keeps "
+                       "the newest)", (long long)json_integer_value(dropped));
+            warned = 1;
+        }
         if (!json_is_array(calls)) {
             rc = mb_cl_fail(&cl, MB_CL_FAIL, "the call log answer has no calls array");
             json_decref(res);
@@ -172,7 +194,6 @@ int mb_cmd_logs(int argc, char **argv)
         const json_t *c;
         json_array_foreach(calls, i, c) {
             if (!json_is_object(c)) continue;
-            if (server && strcmp(mb_cl_str(c, "server"), server)) continue;
             json_int_t seq = call_seq(c);
             if (seq >= 0) {
                 if (seq <= last) continue;
@@ -180,6 +201,7 @@ int mb_cmd_logs(int argc, char **argv)
             } else if (unnumbered++ < seen_unnumbered) {
                 continue;
             }
+            if (server && strcmp(mb_cl_str(c, "server"), server)) continue;
             if (cl.json && !o.follow) json_array_append(all, (json_t *)c);
             else if (cl.json) {
                 char *line = json_dumps(c, JSON_COMPACT);
