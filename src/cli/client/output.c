@@ -28,7 +28,7 @@ char *mb_cl_clean(const char *s, int keep_nl)
 
 void mb_cl_print_json(const json_t *v)
 {
-    char *text = json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY);
+    char *text = json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
     if (text) {
         fputs(text, stdout);
         fputc('\n', stdout);
