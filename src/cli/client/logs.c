@@ -204,7 +204,7 @@ int mb_cmd_logs(int argc, char **argv)
             if (server && strcmp(mb_cl_str(c, "server"), server)) continue;
             if (cl.json && !o.follow) json_array_append(all, (json_t *)c);
             else if (cl.json) {
-                char *line = json_dumps(c, JSON_COMPACT);
+                char *line = json_dumps(c, JSON_COMPACT | JSON_REAL_PRECISION(15));
                 if (line) printf("%s\n", line);
                 free(line);
             } else print_call(c);
