@@ -11,6 +11,7 @@
 #include "cli/client/client.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,10 +40,38 @@ static void report_skip(void *payload, const char *path, const char *why)
     mb_cl_fail(cl, 0, "left out of the archive: %s (%s)", path, why);
 }
 
-/* The gzip tar of directory dir in a temporary file. */
+/* An unnamed temporary file in directory dir (O_TMPFILE: nothing to clean
+ * up, whatever happens), or from tmpfile() where that is not possible. */
+static FILE *temp_in(const char *dir)
+{
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) return tmpfile();
+    FILE *f = fdopen(fd, "w+b");
+    if (!f) close(fd);
+    return f;
+}
+
+/* A temporary file beside path (in the directory that will hold it: the
+ * same file system, where the extraction stages too, rather than /tmp,
+ * which is often a small tmpfs). */
+static FILE *temp_beside(const char *path)
+{
+    char *copy = mb_strdup(path);
+    size_t n = strlen(copy);
+    while (n > 1 && copy[n - 1] == '/') copy[--n] = '\0';
+    char *slash = strrchr(copy, '/');
+    if (slash == copy) slash[1] = '\0';
+    else if (slash) *slash = '\0';
+    FILE *f = temp_in(slash ? copy : ".");
+    free(copy);
+    return f;
+}
+
+/* The gzip tar of directory dir in a temporary file ($TMPDIR, else /tmp). */
 static int pack(mb_cl *cl, const char *dir, FILE **out, mb_archive_stats *st)
 {
-    FILE *f = tmpfile();
+    const char *tmpdir = getenv("TMPDIR");
+    FILE *f = temp_in(tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!f) return mb_cl_fail(cl, MB_CL_FAIL, "cannot make a temporary file: %s", strerror(errno));
     mb_archive_write_opts o = MB_ARCHIVE_WRITE_OPTS_INIT;
     o.on_skip = report_skip;
@@ -195,7 +224,7 @@ int mb_cmd_pull(int argc, char **argv)
         f = fopen(part, "wbx");
         if (!f && errno == EEXIST && unlink(part) == 0) f = fopen(part, "wbx");
     } else {
-        f = tmpfile();
+        f = temp_beside(dest);
     }
     if (!f) {
         rc = mb_cl_fail(&cl, MB_CL_FAIL, "cannot write %s: %s", part ? part : "a temporary file",
