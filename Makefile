@@ -3,7 +3,7 @@
 # file under src/ is built without touching this file.
 
 CC      ?= cc
-PKGS    := libmicrohttpd jansson sqlite3 libpq libarchive libcrypto libseccomp libcap uuid libpcre2-8 libzip libxml-2.0
+PKGS    := libmicrohttpd jansson sqlite3 libpq libarchive libcrypto libseccomp libcap uuid libpcre2-8 libzip libxml-2.0 libcurl
 CSTD    := -std=gnu17
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -49,7 +49,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN_DIR)/tests/%,$(UNIT_SRCS))
 DATA_DIR ?= ./var
 LISTEN   ?= 127.0.0.1:8080
 
-.PHONY: all deps test-deps run test unit integration bench soak clean asan tsan fuzz fuzz-bins fuzz-replay
+.PHONY: all deps test-deps run test unit integration bench soak clean asan tsan fuzz fuzz-bins fuzz-replay install uninstall
 
 all: build/mcpbox
 
@@ -127,7 +127,7 @@ $(ASAN_DIR)/tests/%: tests/unit/%.c $(ASAN_LIB_OBJS) $(HDRS)
 run:
 	@scripts/install-deps
 	@$(MAKE) --no-print-directory build/mcpbox
-	./build/mcpbox serve --listen $(LISTEN) --data-dir $(DATA_DIR)
+	./build/mcpbox serve --listen $(LISTEN) --data-dir $(DATA_DIR) --first-run-key
 
 test:
 	@scripts/install-deps --test
@@ -155,6 +155,26 @@ build/bench/loadgen: bench/loadgen.c
 
 soak: build/mcpbox $(ASAN_DIR)/mcpbox
 	@tests/run --soak
+
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the binary, the profiles and
+# runtime/ (found beside bin/ as share/mcpbox), the man page, docs/CLI.md and
+# the systemd unit (dist/). Run scripts/install-deps first for what sandboxes run.
+PREFIX ?= /usr/local
+SHARE  := $(DESTDIR)$(PREFIX)/share
+install: build/mcpbox
+	install -D -m 0755 build/mcpbox $(DESTDIR)$(PREFIX)/bin/mcpbox
+	install -d $(SHARE)/mcpbox/profiles $(SHARE)/mcpbox/runtime
+	install -m 0644 profiles/*.json $(SHARE)/mcpbox/profiles/
+	cp -RL runtime/. $(SHARE)/mcpbox/runtime/
+	install -D -m 0644 dist/mcpbox.1 $(SHARE)/man/man1/mcpbox.1
+	install -D -m 0644 docs/CLI.md $(SHARE)/doc/mcpbox/CLI.md
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/mcpbox.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/mcpbox.service
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/mcpbox $(SHARE)/man/man1/mcpbox.1 \
+	    $(DESTDIR)$(PREFIX)/lib/systemd/system/mcpbox.service
+	rm -rf $(SHARE)/mcpbox $(SHARE)/doc/mcpbox
 
 clean:
 	rm -rf build

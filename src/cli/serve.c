@@ -113,6 +113,9 @@ int mb_cmd_serve(int argc, char **argv)
         mb_config_free(&cfg);
         return 1;
     }
+    char first_key[48] = "";
+    if (cfg.first_run_key && mb_cli_first_run_key(core, first_key, &err) < 0)
+        mb_warn("cannot make the first-run API key: %s", err.msg);
     mb_api_mcp_hook hook = {mb_core_gateway(core), mcp_handle, mcp_done, mcp_routed};
     mb_api *api = mb_api_create(core, &hook);
     mb_cluster *cluster = NULL;
@@ -151,6 +154,8 @@ int mb_cmd_serve(int argc, char **argv)
     }
     printf("mcpbox: serving on %s (data dir %s)\n", mb_core_public_url(core), cfg.data_dir);
     fflush(stdout);
+    if (first_key[0]) mb_cli_first_run_print(first_key, mb_core_public_url(core), cfg.data_dir);
+    explicit_bzero(first_key, sizeof first_key);
 
     int sig = 0;
     sigwait(&sigs, &sig);

@@ -28,6 +28,8 @@ static void usage(FILE *f)
         "                            one; repeatable; MCPBOX_POOL='N' or 'P=N;P2=N')\n"
         "  --release-on-exit         release every sandbox on SIGTERM/SIGINT before exiting\n"
         "                            (default: they keep running and are adopted at the next start)\n"
+        "  --first-run-key           when no valid API key exists (and no MCPBOX_API_KEY), make\n"
+        "                            one and print it once (`make run` passes this)\n"
         "  --call-timeout SECONDS    an MCP call unanswered this long fails (default 120)\n"
         "  --start-timeout SECONDS   a server not ready this long after start fails (default 30)\n"
         "  --max-message SIZE        largest JSON-RPC message between a client and a server,\n"
@@ -185,6 +187,7 @@ enum {
     OPT_BODY_RATE, OPT_MAX_SESSIONS, OPT_SESSIONS_SANDBOX, OPT_SESSIONS_KEY, OPT_KEY_SANDBOXES,
     OPT_KEY_ACQUIRING, OPT_KEY_UPLOAD,
     OPT_RELEASE_ON_EXIT,
+    OPT_FIRST_RUN_KEY,
     OPT_EGRESS, OPT_EGRESS_FIXTURE,
     OPT_DRAIN_MAX, OPT_DRAIN_TIMEOUT,
     OPT_DB, OPT_NODE, OPT_NODE_URL, OPT_CAPACITY,
@@ -246,6 +249,7 @@ static int apply(mb_config *cfg, int opt, const char *v)
         break;
     case OPT_POOL: rc = add_pool(cfg, v); break;
     case OPT_RELEASE_ON_EXIT: cfg->release_on_exit = 1; break;
+    case OPT_FIRST_RUN_KEY: cfg->first_run_key = 1; break;
     case OPT_CALL_TIMEOUT:
         if (!(rc = int_opt("--call-timeout", v, 1, 86400, &n))) cfg->call_timeout_s = (int)n;
         break;
@@ -451,6 +455,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
         {"pool", required_argument, NULL, OPT_POOL},
         {"release-on-exit", no_argument, NULL, OPT_RELEASE_ON_EXIT},
+        {"first-run-key", no_argument, NULL, OPT_FIRST_RUN_KEY},
         {"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
         {"start-timeout", required_argument, NULL, OPT_START_TIMEOUT},
         {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},

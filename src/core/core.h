@@ -73,6 +73,7 @@ typedef struct mb_config {
     uint64_t key_max_acquiring;   /* acquires in progress per key owner; default 128 */
     uint64_t key_max_upload;      /* upload bytes in flight per key owner; default 16G */
     int release_on_exit;          /* --release-on-exit: release every sandbox at shutdown */
+    int first_run_key;            /* --first-run-key: make and print a key if none is valid */
     int egress_off;               /* --egress off: only fixture hosts reachable (src/egress) */
     char *egress_fixtures[MB_MAX_ALLOWED]; /* --egress-fixture NAME=IP:PORT */
     size_t n_egress_fixtures;

@@ -34,7 +34,8 @@ static char *self_exe(void)
 }
 
 /* --profiles-dir, else profiles/ in the source tree the binary sits in
- * (build/mcpbox, build/asan/mcpbox), else the installed location. */
+ * (build/mcpbox, build/asan/mcpbox), else share/mcpbox/profiles beside the
+ * bin/ it sits in (`make install PREFIX=...`), else /usr/share/mcpbox. */
 static char *find_profiles_dir(mb_core *core)
 {
     if (core->cfg.profiles_dir) return mb_strdup(core->cfg.profiles_dir);
@@ -43,13 +44,16 @@ static char *find_profiles_dir(mb_core *core)
         char *slash = strrchr(dir, '/');
         if (!slash || slash == dir) break;
         *slash = '\0';
-        char *probe = mb_asprintf("%s/profiles/" MB_PROFILE_DEFAULT ".json", dir);
-        int found = access(probe, R_OK) == 0;
-        free(probe);
-        if (found) {
-            char *p = mb_asprintf("%s/profiles", dir);
-            free(dir);
-            return p;
+        static const char *const under[] = {"profiles", "share/mcpbox/profiles"};
+        for (size_t i = 0; i < 2; i++) {
+            char *probe = mb_asprintf("%s/%s/" MB_PROFILE_DEFAULT ".json", dir, under[i]);
+            int found = access(probe, R_OK) == 0;
+            free(probe);
+            if (found) {
+                char *p = mb_asprintf("%s/%s", dir, under[i]);
+                free(dir);
+                return p;
+            }
         }
     }
     free(dir);
