@@ -66,21 +66,27 @@ void mb_api__calls(mb_api *api, mb_call *call)
 void mb_api__stats(mb_api *api, mb_call *call)
 {
     mb_sandbox_stats st;
+    mb_sandbox_rec rec;
     mb_err err;
-    if (mb_core_sandbox_stats(api->core, call->key.owner, call->args[0], &st, &err) != MB_OK) {
+    if (mb_core_get(api->core, call->key.owner, call->args[0], &rec, &err) != MB_OK ||
+        mb_core_sandbox_stats(api->core, call->key.owner, call->args[0], &st, &err) != MB_OK) {
         mb_http_respond_err(call->req, &err);
         return;
     }
-    mb_http_respond_json(
-        call->req, 200,
-        json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I}", "memory_bytes",
-                  (json_int_t)st.memory_bytes, "memory_peak_bytes",
-                  (json_int_t)st.memory_peak_bytes, "memory_limit_bytes",
-                  (json_int_t)st.memory_limit_bytes, "pids", (json_int_t)st.pids, "pids_max",
-                  (json_int_t)st.pids_max, "cpu_seconds", (double)st.cpu_usage_ns / 1e9,
-                  "oom_kills", (json_int_t)st.oom_kills, "workspace_bytes",
-                  (json_int_t)st.disk_used_bytes, "workspace_limit_bytes",
-                  (json_int_t)st.disk_limit_bytes));
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I}", "memory_bytes",
+                          (json_int_t)st.memory_bytes, "memory_peak_bytes",
+                          (json_int_t)st.memory_peak_bytes, "memory_limit_bytes",
+                          (json_int_t)st.memory_limit_bytes, "pids", (json_int_t)st.pids,
+                          "pids_max", (json_int_t)st.pids_max, "cpu_seconds",
+                          (double)st.cpu_usage_ns / 1e9, "oom_kills", (json_int_t)st.oom_kills,
+                          "workspace_bytes", (json_int_t)st.disk_used_bytes,
+                          "workspace_limit_bytes", (json_int_t)st.disk_limit_bytes);
+    /* The TTL, for a countdown: expires_at is null when it never expires. */
+    json_object_set_new(o, "ttl_seconds",
+                        rec.ttl_seconds > 0 ? json_integer(rec.ttl_seconds) : json_null());
+    json_object_set_new(o, "expires_at", rec.deadline > 0 ? json_real(rec.deadline) : json_null());
+    json_object_set_new(o, "now", json_real(mb_now()));
+    mb_http_respond_json(call->req, 200, o);
 }
 
 void mb_api__blob_calls(mb_api *api, mb_call *call)
