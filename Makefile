@@ -153,6 +153,13 @@ build/bench/loadgen: bench/loadgen.c
 	@echo "  CC      $@"
 	@$(CC) $(CSTD) $(WARN) -O2 -o $@ $< $(shell pkg-config --cflags --libs libcurl)
 
+# What observing one MCP call costs in CPU (bench/p2_observe.py), linked
+# against the release objects.
+build/bench/observe_cost: bench/observe_cost.c $(filter-out $(REL_DIR)/main.o,$(REL_OBJS)) $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(REL_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(filter-out $(REL_DIR)/main.o,$(REL_OBJS)) $(PKG_LIBS)
+
 soak: build/mcpbox $(ASAN_DIR)/mcpbox
 	@tests/run --soak
 

@@ -580,6 +580,10 @@ int64_t mb_gw__now_us(void);
  * message m (tool name, argument bytes, start time, request id). Nothing
  * without an on_call observer. */
 void mb_gw__observe_begin_locked(mb_gw_pending *p, const mb_gw_cmsg *m);
+/* Whether the tools/call result object at s[r.off .. r.off+r.len) has
+ * "isError": true (a big result is checked only at its first and last
+ * member, where MCP SDKs write isError). */
+int mb_gw__result_is_error(const char *s, mb_gw_span r);
 void mb_gw__observe_locked(mb_gw_pending *p, int outcome, size_t result_bytes,
                            const char *error);
 /* pthread_cond_timedwait until a monotonic deadline in ms (INT64_MAX =

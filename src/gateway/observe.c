@@ -30,6 +30,59 @@ static int tool_listed_locked(mb_gw_backend *b, const char *name)
     return 0;
 }
 
+static int json_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* Whether a tools/call result object (text s[r.off .. r.off+r.len)) has
+ * "isError": true. A small result is scanned; a big one (a file's text, a
+ * page) is only looked at where every MCP SDK writes isError, as its first or
+ * its last member, so that observing a call never costs a second pass over
+ * megabytes the gateway already framed. */
+int mb_gw__result_is_error(const char *s, mb_gw_span r)
+{
+    if (!r.len) return 0;
+    if (r.len <= 4096) {
+        static const char *const keys[1] = {"isError"};
+        mb_gw_span v = {0, 0};
+        if (mb_gw__scan(s + r.off, r.len, keys, 1, &v) < 0) return 0;
+        return v.len == 4 && !memcmp(s + r.off + v.off, "true", 4);
+    }
+    const char *b = s + r.off, *e = b + r.len, *q;
+    /* last member: ... ("," | "{") ws "isError" ws ":" ws "true" ws "}" */
+    while (e > b && json_ws(e[-1])) e--;
+    if (e > b && e[-1] == '}') {
+        e--;
+        while (e > b && json_ws(e[-1])) e--;
+        if (e - b >= 4 && !memcmp(e - 4, "true", 4)) {
+            e -= 4;
+            while (e > b && json_ws(e[-1])) e--;
+            if (e > b && e[-1] == ':') {
+                e--;
+                while (e > b && json_ws(e[-1])) e--;
+                if (e - b >= 9 && !memcmp(e - 9, "\"isError\"", 9)) {
+                    e -= 9;
+                    while (e > b && json_ws(e[-1])) e--;
+                    if (e > b && (e[-1] == ',' || e[-1] == '{')) return 1;
+                }
+            }
+        }
+    }
+    /* first member: "{" ws "isError" ws ":" ws "true" ws ("," | "}") */
+    q = b;
+    e = b + r.len;
+    if (q < e && *q == '{') q++;
+    else return 0;
+    while (q < e && json_ws(*q)) q++;
+    if (e - q < 9 || memcmp(q, "\"isError\"", 9)) return 0;
+    q += 9;
+    while (q < e && json_ws(*q)) q++;
+    if (q >= e || *q++ != ':') return 0;
+    while (q < e && json_ws(*q)) q++;
+    if (e - q < 4 || memcmp(q, "true", 4)) return 0;
+    q += 4;
+    while (q < e && json_ws(*q)) q++;
+    return q < e && (*q == ',' || *q == '}');
+}
+
 void mb_gw__observe_begin_locked(mb_gw_pending *p, const mb_gw_cmsg *m)
 {
     mb_gw_backend *b = p->b;

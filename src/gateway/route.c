@@ -201,9 +201,8 @@ static void observe_answer_locked(mb_gw_pending *p, const char *line, const mb_g
         json_decref(msg);
         return;
     }
-    mb_gw_span is_error = member(line, sp[K_RESULT], "isError");
-    int tool_error = is_error.len == 4 && !memcmp(line + is_error.off, "true", 4);
-    mb_gw__observe_locked(p, tool_error ? 1 : 0, sp[K_RESULT].len, NULL);
+    mb_gw__observe_locked(p, mb_gw__result_is_error(line, sp[K_RESULT]) ? 1 : 0, sp[K_RESULT].len,
+                          NULL);
 }
 
 static void server_response(mb_gw_backend *b, uint64_t gen, const char *line, size_t len,

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gateway/gateway_int.h"
 #include "metrics/metrics.h"
 
 static char *render(mb_metrics *m)
@@ -253,6 +254,43 @@ static void test_json_log_records(void **state)
     json_decref(b);
 }
 
+static int is_error_of(const char *result)
+{
+    mb_gw_span r = {0, strlen(result)};
+    return mb_gw__result_is_error(result, r);
+}
+
+/* A big result padded with a long text member before or after. */
+static int big(const char *head, const char *tail)
+{
+    mb_buf b = {0};
+    mb_buf_puts(&b, head);
+    mb_buf_puts(&b, "\"content\":[{\"type\":\"text\",\"text\":\"");
+    for (int i = 0; i < 6000; i++) mb_buf_putc(&b, 'x');
+    mb_buf_puts(&b, "\"}]");
+    mb_buf_puts(&b, tail);
+    int v = is_error_of(b.data);
+    mb_buf_free(&b);
+    return v;
+}
+
+static void test_result_is_error(void **state)
+{
+    assert_true(is_error_of("{\"content\":[],\"isError\":true}"));
+    assert_true(is_error_of("{\"content\":[],\"isError\":true,\"structuredContent\":{}}"));
+    assert_false(is_error_of("{\"content\":[],\"isError\":false}"));
+    assert_false(is_error_of("{\"content\":[{\"isError\":true}]}"));
+    assert_false(is_error_of("{\"content\":[{\"text\":\"\\\"isError\\\":true\"}]}"));
+    assert_true(big("{", ",\"isError\":true}"));
+    assert_true(big("{", " , \"isError\" : true }\n"));
+    assert_true(big("{\"isError\": true, ", "}"));
+    assert_false(big("{", ",\"isError\":false}"));
+    assert_false(big("{", "}"));
+    assert_false(big("{\"a\":{\"isError\":true}, ", "}"));
+    assert_false(big("{", ",\"a\":{\"isError\":true}}"));
+    assert_false(big("{", ",\"a\":\"x\\\"isError\\\":true\"}"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_calllog_ring),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_json_log_records),
+        cmocka_unit_test(test_result_is_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
