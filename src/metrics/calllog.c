@@ -32,8 +32,9 @@ typedef struct entry {
 typedef struct ring {
     struct ring *next;
     char id[40];
-    entry *e;         /* cap entries, allocated on first use */
-    size_t head, len; /* the oldest is e[head] */
+    entry *e;         /* alloc entries: grown (doubling) up to cap as calls come */
+    size_t alloc;
+    size_t head, len; /* the oldest is e[head]; head stays 0 until len == cap */
     uint64_t next_seq;
     uint64_t dropped;
 } ring;
@@ -101,11 +102,15 @@ void mb_calllog_add(mb_calllog *cl, const char *sandbox_id, const mb_call_record
     if (!*pp) {
         ring *n = mb_calloc(1, sizeof *n);
         snprintf(n->id, sizeof n->id, "%s", sandbox_id);
-        n->e = mb_malloc(cl->cap * sizeof *n->e);
         *pp = n;
     }
     ring *g = *pp;
     e.seq = ++g->next_seq;
+    if (g->len == g->alloc && g->alloc < cl->cap) {
+        g->alloc = g->alloc ? g->alloc * 2 : 16;
+        if (g->alloc > cl->cap) g->alloc = cl->cap;
+        g->e = mb_realloc(g->e, g->alloc * sizeof *g->e);
+    }
     if (g->len < cl->cap) {
         g->e[(g->head + g->len) % cl->cap] = e;
         g->len++;

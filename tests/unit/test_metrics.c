@@ -142,6 +142,25 @@ static void test_calllog_ring(void **state)
     assert_int_equal(json_array_size(json_object_get(j, "calls")), 0);
     json_decref(j);
     mb_calllog_free(cl);
+    /* grown in steps up to its cap, then a ring, in order */
+    cl = mb_calllog_new(40);
+    for (int i = 0; i < 100; i++) {
+        mb_call_record r = {.server = "git", .method = "ping"};
+        mb_calllog_add(cl, id, &r);
+        if (i == 20) {
+            j = mb_calllog_json(cl, id, 0, 0);
+            assert_int_equal(json_array_size(json_object_get(j, "calls")), 21);
+            json_decref(j);
+        }
+    }
+    j = mb_calllog_json(cl, id, 0, 0);
+    calls = json_object_get(j, "calls");
+    assert_int_equal(json_array_size(calls), 40);
+    for (size_t i = 0; i < 40; i++)
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(calls, i), "seq")),
+                         61 + (int)i);
+    json_decref(j);
+    mb_calllog_free(cl);
     /* off */
     cl = mb_calllog_new(0);
     mb_call_record r = {.server = "git", .method = "ping"};
