@@ -170,6 +170,32 @@ def test_metrics_parse_and_counters_move_with_bounded_labels(daemon, api):
     assert value(last, "mcpbox_sandbox_memory_bytes", sandbox=sid) == 0  # gone with it
 
 
+def test_server_restarts_are_counted(api):
+    import signal
+    import time
+    from test_daemon_sandboxes import _cmd, sandbox_pids
+    before, _ = scrape(api)
+    sb = acquire(api, ["filesystem"])
+    pids = [p for p in sandbox_pids(sb["local_sandbox_id"]) if "mcp filesystem" in _cmd(p)]
+    assert len(pids) == 1
+    os.kill(pids[0], signal.SIGKILL)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        now, _ = scrape(api)
+        if value(now, "mcpbox_server_restarts_total", server="filesystem") > \
+                value(before, "mcpbox_server_restarts_total", server="filesystem"):
+            break
+        time.sleep(0.3)
+    assert value(now, "mcpbox_server_restarts_total", server="filesystem") == \
+        value(before, "mcpbox_server_restarts_total", server="filesystem") + 1
+    # a reset restarts servers on purpose: not counted
+    assert api.post(f"/local-sandbox/{sb['local_sandbox_id']}/reset").status_code == 200
+    after, _ = scrape(api)
+    assert value(after, "mcpbox_server_restarts_total", server="filesystem") == \
+        value(now, "mcpbox_server_restarts_total", server="filesystem")
+    assert value(after, "mcpbox_operation_duration_seconds_count", op="reset") >= 1
+
+
 def test_other_owners_never_see_a_sandbox_id(daemon, api):
     out = subprocess.run([MCPBOX_BIN, "keys", "create", "--owner", "eve", "--data-dir",
                           daemon.data_dir], capture_output=True, text=True, check=True)
