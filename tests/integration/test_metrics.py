@@ -99,13 +99,6 @@ HOSTILE = ["", "x" * 5000, 'a"b', "a\\b", "new\nline", "\u00e9\u4e2d\U0001F600",
           ["random_%d" % i for i in range(40)]
 
 
-def test_metrics_need_a_key(daemon):
-    with daemon.client(key=None) as anon:
-        assert anon.get("/metrics").status_code == 401
-    with daemon.client(key="wrong") as bad:
-        assert bad.get("/metrics").status_code in (401, 403)
-
-
 def test_metrics_parse_and_counters_move_with_bounded_labels(daemon, api):
     before, fams = scrape(api)
     assert fams["mcpbox_mcp_call_duration_seconds"].type == "histogram"
@@ -169,6 +162,12 @@ def test_metrics_parse_and_counters_move_with_bounded_labels(daemon, api):
         assert value(last, "mcpbox_operation_duration_seconds_count", op=op) >= 1, op
     assert value(last, "mcpbox_sandbox_memory_bytes", sandbox=sid) == 0  # gone with it
 
+    # the text log format is unchanged by default
+    lines = [l for l in daemon.log().splitlines() if l[:4].isdigit()]
+    assert lines and all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (debug|info |warn |"
+                                  r"error) ", l) for l in lines), lines[:5]
+    assert not any(l.startswith("{") for l in daemon.log().splitlines())
+
 
 def test_server_restarts_are_counted(api):
     import signal
@@ -197,6 +196,10 @@ def test_server_restarts_are_counted(api):
 
 
 def test_other_owners_never_see_a_sandbox_id(daemon, api):
+    with daemon.client(key=None) as anon:
+        assert anon.get("/metrics").status_code == 401
+    with daemon.client(key="wrong") as bad:
+        assert bad.get("/metrics").status_code in (401, 403)
     out = subprocess.run([MCPBOX_BIN, "keys", "create", "--owner", "eve", "--data-dir",
                           daemon.data_dir], capture_output=True, text=True, check=True)
     sid = acquire(api, ["git"])["local_sandbox_id"]
@@ -312,11 +315,3 @@ def test_json_logs_tie_rest_gateway_and_sandbox_by_request_id(tmp_root):
                "released" in r["msg"] for r in records)
     gw = [r for r in records if r["msg"].startswith("gateway:") and r.get("sandbox_id") == sid]
     assert gw, "gateway records carry the sandbox id"
-
-
-def test_text_logs_unchanged_by_default(daemon, api):
-    acquire(api, ["git"])
-    lines = [l for l in daemon.log().splitlines() if l[:4].isdigit()]
-    assert lines and all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (debug|info |warn |"
-                                  r"error) ", l) for l in lines), lines[:5]
-    assert not any(l.startswith("{") for l in daemon.log().splitlines())
