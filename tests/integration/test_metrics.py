@@ -279,6 +279,30 @@ def test_call_log_off_and_metrics_off(tmp_root):
         d.stop()
 
 
+def test_pool_figures_match_healthz(tmp_root):
+    import time
+    d = Daemon(os.path.join(tmp_root, "var"), ["--pool", "none=1"]).start()
+    try:
+        with d.client() as api:
+            deadline = time.time() + 120
+            while api.get("/healthz").json()["pool"]["none"]["idle"] < 1:
+                assert time.time() < deadline, api.get("/healthz").json()
+                time.sleep(0.3)
+            series, _ = scrape(api)
+            assert value(series, "mcpbox_pool_target", profile="none") == 1
+            assert value(series, "mcpbox_pool_idle", profile="none") == 1
+            for _ in range(2):
+                acquire(api, ["filesystem"])
+            pool = api.get("/healthz").json()["pool"]["none"]
+            series, _ = scrape(api)
+            assert value(series, "mcpbox_pool_claims_total", profile="none") == pool["claimed"]
+            assert value(series, "mcpbox_pool_misses_total", profile="none") == pool["misses"]
+            assert pool["claimed"] >= 1 and pool["claimed"] + pool["misses"] == 2, pool
+            assert value(series, "mcpbox_sandboxes", status="occupied", profile="none") == 2
+    finally:
+        d.stop()
+
+
 def test_json_logs_tie_rest_gateway_and_sandbox_by_request_id(tmp_root):
     d = Daemon(os.path.join(tmp_root, "var"), ["--log-format", "json"],
                env={"MCPBOX_LOG": "debug"}).start()
