@@ -27,7 +27,7 @@ TSAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -DMB_ASSERTS -fsan
 TSAN_LDFLAGS := -fsanitize=thread
 TSAN_OBJS := $(patsubst src/%.c,$(TSAN_DIR)/%.o,$(SRCS))
 TSAN_LIB_OBJS := $(patsubst src/%.c,$(TSAN_DIR)/%.o,$(LIB_SRCS))
-TSAN_UNITS := test_gateway test_store test_util test_sandbox_lifecycle test_mcp
+TSAN_UNITS := test_gateway test_store test_util test_sandbox_lifecycle test_mcp test_metrics
 TSAN_BINS := $(patsubst %,$(TSAN_DIR)/tests/%,$(TSAN_UNITS))
 
 # libFuzzer targets (fuzz/fuzz_*.c), built with clang into build/fuzz with
@@ -152,6 +152,13 @@ build/bench/loadgen: bench/loadgen.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(CC) $(CSTD) $(WARN) -O2 -o $@ $< $(shell pkg-config --cflags --libs libcurl)
+
+# What observing one MCP call costs in CPU (bench/p2_observe.py), linked
+# against the release objects.
+build/bench/observe_cost: bench/observe_cost.c $(filter-out $(REL_DIR)/main.o,$(REL_OBJS)) $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(REL_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(filter-out $(REL_DIR)/main.o,$(REL_OBJS)) $(PKG_LIBS)
 
 soak: build/mcpbox $(ASAN_DIR)/mcpbox
 	@tests/run --soak

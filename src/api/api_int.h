@@ -85,6 +85,13 @@ void mb_api__svc_upload_url(mb_api *api, mb_call *call);
 void mb_api__svc_initialize(mb_api *api, mb_call *call);
 void mb_api__svc_dump(mb_api *api, mb_call *call);
 void mb_api__healthz(mb_api *api, mb_call *call);
+/* Observability (observe.c, dashboard.c). */
+void mb_api__metrics(mb_api *api, mb_call *call);
+void mb_api__metrics_history(mb_api *api, mb_call *call);
+void mb_api__calls(mb_api *api, mb_call *call);
+void mb_api__stats(mb_api *api, mb_call *call);
+void mb_api__blob_calls(mb_api *api, mb_call *call);
+void mb_api__dashboard(mb_api *api, mb_call *call);
 void mb_api__openapi_doc(mb_api *api, mb_call *call);
 
 /* Validates an acquire body and acquires (sandboxes.c). On failure the

@@ -14,6 +14,12 @@
 /* Signed blob URLs live under /blobs/; the sandbox id is the capability. */
 const mb_route mb_routes[] = {
     {"GET", "/healthz", MB_AUTH_NONE, MB_BODY_NONE, mb_api__healthz, 200, "Health", "Service health"},
+    {"GET", "/", MB_AUTH_NONE, MB_BODY_NONE, mb_api__dashboard, 200, NULL, "The web dashboard (log in with an API key)"},
+    {"GET", "/metrics", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__metrics, 200, NULL, "Prometheus metrics (text exposition format)"},
+    {"GET", "/metrics/history", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__metrics_history, 200, NULL, "Calls and sandboxes minute by minute over the last hour"},
+    {"GET", "/local-sandbox/{}/calls", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__calls, 200, NULL, "The sandbox's MCP call log"},
+    {"GET", "/local-sandbox/{}/stats", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__stats, 200, NULL, "The sandbox's memory, processes, CPU and workspace use"},
+    {"GET", "/blobs/{}/calls.jsonl", MB_AUTH_SIGNED, MB_BODY_NONE, mb_api__blob_calls, 200, NULL, "Signed download of the call log written by a dump with include_calls"},
     {"GET", "/openapi.json", MB_AUTH_NONE, MB_BODY_NONE, mb_api__openapi_doc, 200, NULL, "This document"},
     {"POST", "/local-sandbox", MB_AUTH_BEARER, MB_BODY_BUFFER, mb_api__acquire, 201, "AcquireLocalSandboxResponse", "Acquire a local sandbox"},
     {"GET", "/local-sandbox", MB_AUTH_BEARER, MB_BODY_NONE, mb_api__list, 200, "ListLocalSandboxesResponse", "List the caller's local sandboxes"},
@@ -145,6 +151,7 @@ static void begin_mcp(mb_api *api, mb_http_req *req, const char *server)
     snprintf(r->server, sizeof r->server, "%s", server);
     const char *id = mb_http_query(req, "local_sandbox_id");
     snprintf(r->sandbox_id, sizeof r->sandbox_id, "%s", id ? id : "");
+    if (id && mb_is_uuid(id)) mb_log_context_sandbox(id);
     req->app = r;
     req->app_free = free;
     req->raw = mcp_raw_handle;
@@ -258,6 +265,7 @@ static void on_begin(void *ctx, mb_http_req *req)
 static void on_handle(void *ctx, mb_http_req *req)
 {
     mb_call *call = req->app;
+    if (call->args[0] && mb_is_uuid(call->args[0])) mb_log_context_sandbox(call->args[0]);
     call->route->fn(ctx, call);
 }
 

@@ -60,11 +60,32 @@ void mb_api__initialize(mb_api *api, mb_call *call)
 void mb_api__dump(mb_api *api, mb_call *call)
 {
     mb_err err;
-    if (mb_core_dump(api->core, call->key.owner, call->args[0], &err) != MB_OK) {
+    int include_calls = 0;
+    if (mb_api__query_bool(call, "include_calls", &include_calls) != MB_OK) return;
+    if (mb_core_dump(api->core, call->key.owner, call->args[0], &err) != MB_OK ||
+        (include_calls &&
+         mb_core_dump_calls(api->core, call->key.owner, call->args[0], &err) != MB_OK)) {
         mb_http_respond_err(call->req, &err);
         return;
     }
-    respond_signed(api, call, "download_url", "GET", "dump.tar.gz");
+    if (!include_calls) {
+        respond_signed(api, call, "download_url", "GET", "dump.tar.gz");
+        return;
+    }
+    /* The call log travels beside the archive, never inside /data's tree
+     * (docs/OBSERVABILITY.md). */
+    char *path = mb_asprintf("/blobs/%s/dump.tar.gz", call->args[0]);
+    char *url = mb_core_signed_url(api->core, "GET", path);
+    char *cpath = mb_asprintf("/blobs/%s/calls.jsonl", call->args[0]);
+    char *curl = mb_core_signed_url(api->core, "GET", cpath);
+    mb_http_respond_json(call->req, 200,
+                         json_pack("{s:s,s:s,s:i}", "download_url", url, "calls_url", curl,
+                                   "expires_in_minutes",
+                                   mb_core_config(api->core)->url_ttl_minutes));
+    free(path);
+    free(url);
+    free(cpath);
+    free(curl);
 }
 
 void mb_api__blob_get(mb_api *api, mb_call *call)

@@ -73,6 +73,13 @@ static void usage(FILE *f)
         "                            default http://LISTEN)\n"
         "  --capacity N              sandboxes this node is meant to hold; placement fills\n"
         "                            nodes in proportion (MCPBOX_CAPACITY; default 100)\n"
+        "observability (docs/OBSERVABILITY.md):\n"
+        "  --log-format text|json    log records as text lines or JSON objects, one a line\n"
+        "                            (MCPBOX_LOG_FORMAT; default text)\n"
+        "  --metrics on|off          count calls and operations for GET /metrics\n"
+        "                            (MCPBOX_METRICS; default on)\n"
+        "  --call-log N              MCP calls kept per sandbox for GET\n"
+        "                            /local-sandbox/ID/calls; 0 = off (MCPBOX_CALL_LOG; 256)\n"
         "\n"
         "MCPBOX_API_KEY=KEY adds that API key at start (owner MCPBOX_API_KEY_OWNER or\n"
         "'default'); otherwise manage keys with `mcpbox keys`.\n");
@@ -191,6 +198,7 @@ enum {
     OPT_EGRESS, OPT_EGRESS_FIXTURE,
     OPT_DRAIN_MAX, OPT_DRAIN_TIMEOUT,
     OPT_DB, OPT_NODE, OPT_NODE_URL, OPT_CAPACITY,
+    OPT_METRICS, OPT_CALL_LOG, OPT_LOG_FORMAT,
 };
 
 /* A count that may be 0 (= unlimited) when `zero_ok`. */
@@ -323,6 +331,26 @@ static int apply(mb_config *cfg, int opt, const char *v)
     case OPT_IDLE:
         if (!(rc = int_opt("--idle-timeout", v, 1, 86400, &n))) cfg->idle_timeout_s = (unsigned)n;
         break;
+    case OPT_METRICS:
+        if (strcmp(v, "on") && strcmp(v, "off")) {
+            fprintf(stderr, "mcpbox serve: --metrics wants on or off, got '%s'\n", v);
+            return 2;
+        }
+        cfg->metrics_off = !strcmp(v, "off");
+        break;
+    case OPT_CALL_LOG:
+        if (!(rc = int_opt("--call-log", v, 0, 100000, &n))) cfg->call_log_entries = (int)n;
+        break;
+    case OPT_LOG_FORMAT: {
+        mb_log_format f;
+        if (mb_log_parse_format(v, &f)) {
+            fprintf(stderr, "mcpbox serve: --log-format wants text or json, got '%s'\n", v);
+            return 2;
+        }
+        cfg->log_format = (int)f;
+        mb_log_set_format(f);
+        break;
+    }
     case OPT_EGRESS:
         if (strcmp(v, "on") && strcmp(v, "off")) {
             fprintf(stderr, "mcpbox serve: --egress wants on or off, got '%s'\n", v);
@@ -355,6 +383,13 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
     cfg->header_limit = 32 * 1024;
     cfg->idle_timeout_s = 300;
     cfg->pool_all = -1;
+    cfg->call_log_entries = 256;
+    const char *lf = getenv("MCPBOX_LOG_FORMAT");
+    if (lf && *lf && apply(cfg, OPT_LOG_FORMAT, lf)) return 2;
+    const char *cl = getenv("MCPBOX_CALL_LOG");
+    if (cl && *cl && apply(cfg, OPT_CALL_LOG, cl)) return 2;
+    const char *me = getenv("MCPBOX_METRICS");
+    if (me && *me && apply(cfg, OPT_METRICS, me)) return 2;
     cfg->call_timeout_s = 120;
     cfg->start_timeout_s = 30;
     cfg->max_message_bytes = 64ULL << 20;
@@ -474,6 +509,9 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"key-max-acquiring", required_argument, NULL, OPT_KEY_ACQUIRING},
         {"key-max-upload", required_argument, NULL, OPT_KEY_UPLOAD},
         {"egress", required_argument, NULL, OPT_EGRESS},
+        {"metrics", required_argument, NULL, OPT_METRICS},
+        {"call-log", required_argument, NULL, OPT_CALL_LOG},
+        {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
         {"egress-fixture", required_argument, NULL, OPT_EGRESS_FIXTURE},
         {"db", required_argument, NULL, OPT_DB},
         {"node", required_argument, NULL, OPT_NODE},

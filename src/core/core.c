@@ -89,6 +89,7 @@ int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err)
     }
     if (!rc) rc = mb_secret_load(core->data_dir, core->secret, err);
     if (!rc) rc = add_env_key(core, err);
+    if (!rc) mb_core__observe_open(core);
     if (!rc && !cfg->no_runtime) {
         core->runtime_open = 1;
         rc = mb_core__runtime_open(core, err);
@@ -108,6 +109,7 @@ void mb_core_close(mb_core *core)
     if (!core) return;
     mb_core__stop_reaper(core);
     if (core->runtime_open) mb_core__runtime_close(core);
+    mb_core__observe_close(core);
     mb_store_close(core->store);
     pthread_mutex_destroy(&core->locks_lock);
     mb_core__quota_free(core);
@@ -151,7 +153,18 @@ int mb_core_verify_url(mb_core *core, const char *method, const char *path, cons
     return mb_verify(core->secret, method, path, expires, signature, (int64_t)mb_now(), err);
 }
 
+static int acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *out, mb_err *err);
+
 int mb_core_acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *out, mb_err *err)
+{
+    int64_t t0 = mb_core__op_start();
+    int rc = acquire(core, req, out, err);
+    mb_core__op_done(core, MB_METRICS_ACQUIRE, t0, rc);
+    if (!rc) mb_core__sandboxes_changed(core);
+    return rc;
+}
+
+static int acquire(mb_core *core, const mb_acquire_req *req, mb_sandbox_rec *out, mb_err *err)
 {
     if (!core->runtime_open)
         return mb_err_set(err, MB_EBUSY, "this mcpbox runs without sandboxes (no runtime)");
@@ -247,6 +260,7 @@ int mb_core__lock_rec(mb_core *core, const char *owner, const char *id, mb_sandb
 
 int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
 {
+    int64_t t0 = mb_core__op_start();
     mb_sblock *lock = mb_core__lock(core, id);
     mb_sandbox_rec rec;
     int rc = mb_store_sandbox_get(core->store, id, &rec, err);
@@ -267,6 +281,9 @@ int mb_core__release(mb_core *core, const char *id, int is_ttl, mb_err *err)
             mb_warn("release %s: %s", id, e2.msg);
         free(blobs);
         if (!rc) mb_info("released %s%s", id, is_ttl ? " (TTL expired)" : "");
+        mb_calllog_drop(core->calls, id);
+        mb_core__op_done(core, MB_METRICS_RELEASE, t0, rc);
+        mb_core__sandboxes_changed(core);
     }
     mb_core__unlock(core, lock);
     return rc;

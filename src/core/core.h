@@ -19,6 +19,7 @@
 #ifndef MB_CORE_H
 #define MB_CORE_H
 
+#include "sandbox/sandbox.h"
 #include "store/store.h"
 #include <jansson.h>
 #include "util/util.h"
@@ -87,6 +88,9 @@ typedef struct mb_config {
                                      default http://LISTEN */
     int64_t capacity;             /* --capacity: sandboxes this node is meant to hold
                                      (placement's denominator); default 100 */
+    int metrics_off;              /* --metrics off: no counting for GET /metrics */
+    int call_log_entries;         /* --call-log N: calls kept per sandbox; 0 = off */
+    int log_format;               /* --log-format: an mb_log_format */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;
@@ -224,6 +228,29 @@ struct mb_gateway *mb_core_gateway(mb_core *core);
  * server is not running in that sandbox. */
 int mb_core_server_state(mb_core *core, const char *sandbox_id, const char *server,
                          json_t **meta, int *ready);
+
+/* ---- observability (observe.c; docs/OBSERVABILITY.md) ---- */
+
+/* Appends the Prometheus text exposition of everything: the registry's
+ * counters and histograms, the sandboxes by status and profile, the warm
+ * pool, and per-sandbox memory, pids, CPU and workspace bytes of the
+ * sandboxes of `owner` only (a sandbox id is a capability: other owners'
+ * ids are never shown). */
+void mb_core_metrics(mb_core *core, const char *owner, mb_buf *out);
+/* The last hour minute by minute (mb_metrics_history), {} when metrics are off. */
+json_t *mb_core_metrics_history(mb_core *core);
+/* The call log of a live sandbox of this owner (mb_calllog_json), or
+ * MB_ENOTFOUND. */
+int mb_core_calls(mb_core *core, const char *owner, const char *id, uint64_t after,
+                  size_t limit, json_t **out, mb_err *err);
+/* Writes DIR/blobs/ID/calls.jsonl (the call log as JSON Lines) beside the
+ * dump, for GET /local-sandbox/ID/dump?include_calls=true. */
+int mb_core_dump_calls(mb_core *core, const char *owner, const char *id, mb_err *err);
+/* Opens it for reading (MB_ENOTFOUND if never written). */
+int mb_core_open_calls(mb_core *core, const char *id, int *fd, uint64_t *size, mb_err *err);
+/* Memory, pids, CPU and disk of a live sandbox of this owner. */
+int mb_core_sandbox_stats(mb_core *core, const char *owner, const char *id,
+                          mb_sandbox_stats *out, mb_err *err);
 
 /* ---- what is hosted (hosted.c) ---- */
 

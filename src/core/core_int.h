@@ -10,6 +10,7 @@
 #include "egress/egress.h"
 #include "gateway/gateway.h"
 #include "profile/profile.h"
+#include "metrics/metrics.h"
 #include "sandbox/sandbox.h"
 
 #include <pthread.h>
@@ -40,6 +41,8 @@ struct mb_core {
     char *public_url;                /* without a trailing slash */
     char *data_dir;                  /* absolute; cfg.data_dir points here */
     int runtime_open;
+    mb_metrics *metrics;             /* NULL with --metrics off (observe.c) */
+    mb_calllog *calls;               /* every sandbox's MCP calls (observe.c) */
 
     /* Operations on one sandbox (initialize, dump, reset, release, upload
      * commit) are serialised by that sandbox's own lock (locks.c). */
@@ -193,6 +196,19 @@ int mb_core__seed(mb_core *core, const mb_sandbox_rec *rec, mb_err *err);
 void mb_core__clean_leftovers(mb_core *core, const char *id, int at_start);
 /* Extracts an archive file into /data (transfer.c). */
 int mb_core__extract(mb_core *core, const mb_sandbox_rec *rec, const char *archive, mb_err *err);
+
+/* observe.c: metrics and the call log. open makes them (at core open),
+ * close frees them (after the gateway is gone). op_start/op_done time one
+ * life-cycle operation; sandboxes_changed samples the live count after an
+ * acquire or release. */
+void mb_core__observe_open(mb_core *core);
+void mb_core__observe_close(mb_core *core);
+int64_t mb_core__op_start(void);
+void mb_core__op_done(mb_core *core, mb_metrics_op op, int64_t started, int rc);
+void mb_core__sandboxes_changed(mb_core *core);
+/* The gateway's observers (gwhooks.c sets them when observe is on). */
+void mb_core__on_call(void *ctx, const mb_gateway_call *c);
+void mb_core__on_restart(void *ctx, const char *sandbox_id, const char *server);
 
 /* egress.c: the proxy sockets of servers with an "egress" allow-list. */
 int mb_core__egress_open(mb_core *core, mb_err *err);

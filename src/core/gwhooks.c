@@ -149,6 +149,8 @@ int mb_core__gateway_open(mb_core *core, mb_err *err)
         .tenant_of = sandbox_owner,
         .allowed_origins = origins,
         .allowed_hosts = hosts,
+        .on_call = core->metrics || mb_calllog_enabled(core->calls) ? mb_core__on_call : NULL,
+        .on_restart = core->metrics ? mb_core__on_restart : NULL,
     };
     return mb_gateway_create(&go, &core->gw, err);
 }

@@ -66,6 +66,7 @@ int mb_core_upload_commit(mb_core *core, const char *id, const char *tmp_path, u
         b.created_at = mb_now();
         rc = mb_store_blob_put(core->store, &b, err);
     }
+    if (!rc) mb_metrics_bytes_add(core->metrics, MB_METRICS_UPLOAD_BYTES, size);
     if (!rc) {
         rec.has_upload = 1;
         rec.updated_at = mb_now();
@@ -101,7 +102,17 @@ int mb_core__extract(mb_core *core, const mb_sandbox_rec *rec, const char *archi
     return rc;
 }
 
+static int initialize(mb_core *core, const char *owner, const char *id, mb_err *err);
+
 int mb_core_initialize(mb_core *core, const char *owner, const char *id, mb_err *err)
+{
+    int64_t t0 = mb_core__op_start();
+    int rc = initialize(core, owner, id, err);
+    mb_core__op_done(core, MB_METRICS_INITIALIZE, t0, rc);
+    return rc;
+}
+
+static int initialize(mb_core *core, const char *owner, const char *id, mb_err *err)
 {
     mb_sandbox_rec rec;
     mb_sblock *lock;
@@ -160,7 +171,17 @@ static void dump_bounds(mb_core *core, const char *id, mb_archive_write_opts *wo
         wo->deadline_ms = mb_mono_ms() + (int64_t)core->cfg.dump_timeout_s * 1000;
 }
 
+static int dump(mb_core *core, const char *owner, const char *id, mb_err *err);
+
 int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
+{
+    int64_t t0 = mb_core__op_start();
+    int rc = dump(core, owner, id, err);
+    mb_core__op_done(core, MB_METRICS_DUMP, t0, rc);
+    return rc;
+}
+
+static int dump(mb_core *core, const char *owner, const char *id, mb_err *err)
 {
     mb_sandbox_rec rec;
     mb_sblock *lock;
@@ -198,6 +219,7 @@ int mb_core_dump(mb_core *core, const char *owner, const char *id, mb_err *err)
         struct stat st;
         if (stat(final, &st) == 0) b.size = (uint64_t)st.st_size;
         rc = mb_store_blob_put(core->store, &b, err);
+        if (!rc) mb_metrics_bytes_add(core->metrics, MB_METRICS_DUMP_BYTES, b.size);
     }
     if (rc) unlink(tmp);
     free(dir);
@@ -224,6 +246,7 @@ int mb_core_open_dump(mb_core *core, const char *id, int *fd, uint64_t *size, mb
 
 int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err)
 {
+    int64_t t0 = mb_core__op_start();
     mb_sandbox_rec rec;
     mb_sblock *lock;
     int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
@@ -235,6 +258,7 @@ int mb_core_reset(mb_core *core, const char *owner, const char *id, mb_err *err)
         rc = mb_store_sandbox_update(core->store, &rec, err);
     }
     if (!rc) mb_info("reset %s", id);
+    mb_core__op_done(core, MB_METRICS_RESET, t0, rc);
     mb_core__unlock(core, lock);
     return rc;
 }

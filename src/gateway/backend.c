@@ -269,9 +269,14 @@ static int start_locked(mb_gw_backend *b, mb_err *err)
     mb_assert_held(&b->lock);
     mb_gateway *gw = b->gw;
     uint64_t gen = ++b->gen;
+    int after_crash = b->state == MB_GW_CRASHED;
     b->state = MB_GW_STARTING;
     b->want_running = 1;
-    if (b->spawned_ms) b->restarts++;
+    if (b->spawned_ms) {
+        b->restarts++;
+        if (after_crash && gw->opts.on_restart)
+            gw->opts.on_restart(gw->opts.ctx, b->sandbox_id, b->server);
+    }
     char **argv = mb_strv_dup((const char *const *)b->argv);
     char **envp = mb_strv_dup((const char *const *)b->envp);
     char *cwd = b->cwd ? mb_strdup(b->cwd) : NULL;

@@ -64,6 +64,25 @@ typedef struct mb_backend_proc {
     int64_t handle; /* e.g. a pid; meaningful only to the callbacks */
 } mb_backend_proc;
 
+/* One client request the gateway forwarded and saw answered, for the
+ * on_call observer (docs/OBSERVABILITY.md). Strings are borrowed for the
+ * call; tool and error may be NULL. */
+typedef struct mb_gateway_call {
+    const char *sandbox_id, *server;
+    const char *method;       /* as the client sent it */
+    const char *tool;         /* tools/call: params.name as sent, else NULL */
+    int tool_listed;          /* the server's tools/list names that tool */
+    size_t arg_bytes;         /* JSON text of params.arguments (tools/call) or params */
+    size_t result_bytes;      /* JSON text of the result or error */
+    double started;           /* wall clock when the request arrived */
+    int64_t micros;           /* from the request to its answer */
+    int outcome;              /* 0 ok, 1 a tool result with isError, 2 a JSON-RPC error
+                                 from the server, 3 answered by the gateway (timeout,
+                                 crash, cancellation, shutdown) */
+    const char *error;        /* the error's message (outcomes 2, 3) */
+    const char *request_id;   /* the HTTP request's id (mb_log_request_id), or "" */
+} mb_gateway_call;
+
 typedef struct mb_gateway_opts {
     /* Starts the process for (sandbox_id, server): inside the sandbox in the
      * daemon, plain fork/exec (mb_gateway_spawn_local) in tests and in
@@ -122,6 +141,14 @@ typedef struct mb_gateway_opts {
      * "*". NULL = localhost, 127.0.0.1, [::1]. Callers add their listen host
      * and public host. */
     const char *const *allowed_hosts;
+    /* Observers (optional). on_call: every forwarded client request once it
+     * is answered (by its server or by the gateway). on_restart: a server
+     * process is started again after it died, hung or failed to start. Both
+     * are called under a backend's lock, on whichever thread saw the event:
+     * they must be quick, must not block on anything but leaf locks, and
+     * must not call into the gateway. */
+    void (*on_call)(void *ctx, const mb_gateway_call *call);
+    void (*on_restart)(void *ctx, const char *sandbox_id, const char *server);
 } mb_gateway_opts;
 
 /* ----------------------------------------------------------- lifecycle */

@@ -321,6 +321,16 @@ struct mb_gw_pending {
     mb_gw_link s_link; /* CALL: s->calls; SREQ: s->sreqs */
     mb_gw_link b_link; /* CALL: b->calls (oldest first); SREQ: b->sreqs */
     mb_gw_link x_link; /* CALL: x->calls */
+    /* CALL, when the gateway has an on_call observer (route.c) */
+    struct mb_gw_observed {
+        int on;
+        char tool[132];    /* tools/call: params.name as sent (cut), else "" */
+        int tool_listed;
+        size_t arg_bytes;
+        int64_t started_us;
+        double started;
+        char request_id[64];
+    } obs;
 };
 
 /* How many sessions in the table belong to one sandbox or one tenant
@@ -562,6 +572,20 @@ int64_t mb_gw__expire_locked(mb_gw_backend *b, mb_gw_stream *x, int64_t now);
 /* ------------------------------------------------- gateway.c: utilities */
 
 static inline int64_t mb_gw__now(void) { return mb_mono_ms(); }
+/* Monotonic microseconds (call latencies). */
+int64_t mb_gw__now_us(void);
+/* Reports a CALL pending's answer to opts.on_call (if any and if the call
+ * was observed): outcome as in mb_gateway_call, result_bytes, error. */
+/* Notes what the observer will want of a CALL pending made for client
+ * message m (tool name, argument bytes, start time, request id). Nothing
+ * without an on_call observer. */
+void mb_gw__observe_begin_locked(mb_gw_pending *p, const mb_gw_cmsg *m);
+/* Whether the tools/call result object at s[r.off .. r.off+r.len) has
+ * "isError": true (a big result is checked only at its first and last
+ * member, where MCP SDKs write isError). */
+int mb_gw__result_is_error(const char *s, mb_gw_span r);
+void mb_gw__observe_locked(mb_gw_pending *p, int outcome, size_t result_bytes,
+                           const char *error);
 /* pthread_cond_timedwait until a monotonic deadline in ms (INT64_MAX =
  * forever). */
 void mb_gw__cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, int64_t deadline_ms);

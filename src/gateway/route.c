@@ -190,6 +190,21 @@ static void drop_line(mb_gw_backend *b, const char *why, const char *line, size_
                  b->server, why, len);
 }
 
+/* The observer's view of a server's answer to a client request. */
+static void observe_answer_locked(mb_gw_pending *p, const char *line, const mb_gw_span *sp)
+{
+    mb_assert_held(&p->b->lock);
+    if (sp[K_ERROR].len) {
+        json_t *msg = mb_gw__span_json(line, member(line, sp[K_ERROR], "message"));
+        mb_gw__observe_locked(p, 2, sp[K_ERROR].len,
+                              json_is_string(msg) ? json_string_value(msg) : "(no message)");
+        json_decref(msg);
+        return;
+    }
+    mb_gw__observe_locked(p, mb_gw__result_is_error(line, sp[K_RESULT]) ? 1 : 0, sp[K_RESULT].len,
+                          NULL);
+}
+
 static void server_response(mb_gw_backend *b, uint64_t gen, const char *line, size_t len,
                             const mb_gw_span *sp)
 {
@@ -216,6 +231,7 @@ static void server_response(mb_gw_backend *b, uint64_t gen, const char *line, si
         mb_gw__pending_free_locked(p);
         mb_gw__backend_probe_answered_locked(b);
     } else {
+        if (p->obs.on) observe_answer_locked(p, line, sp);
         if (p->x) {
             size_t n;
             char *t = mb_gw__splice(line, len, sp[K_ID], p->orig_id, strlen(p->orig_id), &n);
@@ -599,6 +615,7 @@ static int client_request(mb_gw_stream *x, const mb_gw_cmsg *m, const char *meth
     mb_gw__list_push(&b->calls, &p->b_link);
     mb_gw__list_push(&x->calls, &p->x_link);
     x->outstanding++;
+    mb_gw__observe_begin_locked(p, m);
     size_t n;
     char *t = upstream_request(m, p->id, token != NULL, &n);
     mb_err e;

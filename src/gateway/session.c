@@ -493,6 +493,7 @@ void mb_gw__pending_fail_locked(mb_gw_pending *p, int code, int cancel, const ch
         mb_gw__backend_probe_locked(b);
     }
     char *t = mb_gw__error_text(p->orig_id, code, "%s", msg);
+    mb_gw__observe_locked(p, 3, strlen(t), msg);
     mb_gw__pending_answer_locked(p, t, strlen(t));
     free(t);
     mb_gw__pending_free_locked(p);

@@ -83,6 +83,10 @@ struct mb_http_req {
     int responded;            /* a response was queued */
     void *raw_state;
     int64_t started_ms;
+    char request_id[40];      /* the client's X-Request-Id when it is 1..36 of
+                                 [A-Za-z0-9._:-], else 16 random hex digits;
+                                 sent back in X-Request-Id, carried by the
+                                 thread's log records (mb_log_context_set) */
     uint64_t drain_limit;     /* body bytes read and dropped after a refusal
                                  before closing; begin() may raise it from
                                  the server's default (mb_http_opts) */
@@ -161,5 +165,9 @@ enum MHD_Result mb_http_queue_response(struct MHD_Connection *conn, unsigned sta
 void mb_http_respond_fd(mb_http_req *req, unsigned status, int fd, uint64_t size,
                         const char *content_type, const char *filename);
 void mb_http_respond_empty(mb_http_req *req, unsigned status);
+/* A body of `len` bytes (copied) with that Content-Type, and extra headers
+ * (name, value, ..., NULL; may be NULL). */
+void mb_http_respond_bytes(mb_http_req *req, unsigned status, const char *content_type,
+                           const void *data, size_t len, const char *const *headers);
 
 #endif /* MB_HTTP_H */

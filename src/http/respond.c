@@ -57,6 +57,8 @@ enum MHD_Result mb_http_queue_response(struct MHD_Connection *conn, unsigned sta
         return MHD_YES;
     }
     hc->req->responded = 1;
+    if (hc->req->request_id[0])
+        MHD_add_response_header(resp, "X-Request-Id", hc->req->request_id);
     return queue_now_or_held(hc->req, status, resp);
 }
 
@@ -68,6 +70,7 @@ static void queue(mb_http_req *req, unsigned status, struct MHD_Response *resp)
         return;
     }
     req->responded = 1;
+    if (req->request_id[0]) MHD_add_response_header(resp, "X-Request-Id", req->request_id);
     queue_now_or_held(req, status, resp);
     mb_debug("http: %s %s -> %u (%lld ms)", req->method, req->path, status,
              (long long)(mb_mono_ms() - req->started_ms));
@@ -184,5 +187,16 @@ void mb_http_respond_fd(mb_http_req *req, unsigned status, int fd, uint64_t size
 void mb_http_respond_empty(mb_http_req *req, unsigned status)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+    queue(req, status, resp);
+}
+
+void mb_http_respond_bytes(mb_http_req *req, unsigned status, const char *content_type,
+                           const void *data, size_t len, const char *const *headers)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
+        MHD_add_response_header(resp, headers[i], headers[i + 1]);
     queue(req, status, resp);
 }

@@ -131,6 +131,25 @@ static enum MHD_Result drain(mb_http_server *srv, mb_http_req *req, size_t *uplo
     return ret;
 }
 
+/* The client's id when it is short and plain, else a fresh one. */
+static void set_request_id(mb_http_req *req, const char *given)
+{
+    size_t n = given ? strlen(given) : 0;
+    int ok = n > 0 && n < sizeof req->request_id && n <= 36;
+    for (size_t i = 0; ok && i < n; i++) {
+        char c = given[i];
+        ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+             c == '.' || c == '_' || c == ':' || c == '-';
+    }
+    if (ok) {
+        memcpy(req->request_id, given, n + 1);
+        return;
+    }
+    unsigned char r[8];
+    if (mb_random_bytes(r, sizeof r, NULL) != MB_OK) memset(r, 0, sizeof r);
+    mb_hex(r, sizeof r, req->request_id);
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version,
                                  const char *upload_data, size_t *upload_data_size,
@@ -147,6 +166,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         req->path = url;
         req->body_fd = -1;
         req->started_ms = mb_mono_ms();
+        set_request_id(req, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Request-Id"));
+        mb_log_context_set(req->request_id, NULL);
         req->drain_limit = srv->opts.drain_bytes;
         req->hc = mb_http__conn(conn);
         if (req->hc) req->hc->req = req;
@@ -234,6 +255,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (req->raw && req->raw_done) req->raw_done(req->raw_ctx, req->raw_state);
     req_free(req);
     *con_cls = NULL;
+    mb_log_context_set(NULL, NULL);
 }
 
 static void on_log(void *cls, const char *fmt, va_list ap)

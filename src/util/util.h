@@ -97,6 +97,22 @@ void mb_log_set_level(mb_log_level level);
 void mb_log(mb_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Record format (process-wide, like the level): MB_LOG_TEXT is the line
+ * above; MB_LOG_JSON is one JSON object per line, {"ts","level","msg"} plus
+ * "request_id" and "sandbox_id" when known (docs/OBSERVABILITY.md). The
+ * format is also read from MCPBOX_LOG_FORMAT (text|json) by mb_log_init. */
+typedef enum mb_log_format { MB_LOG_TEXT = 0, MB_LOG_JSON = 1 } mb_log_format;
+void mb_log_set_format(mb_log_format format);
+/* 0 and *out set for "text" or "json", else -1. */
+int mb_log_parse_format(const char *name, mb_log_format *out);
+/* The calling thread's context, carried by every JSON record it writes until
+ * changed: the request being served (an HTTP request id) and the sandbox it
+ * is about. NULL or "" clears a field. Copied (bounded, repaired). */
+void mb_log_context_set(const char *request_id, const char *sandbox_id);
+void mb_log_context_sandbox(const char *sandbox_id);
+/* The calling thread's request id, or "" (valid until the next set). */
+const char *mb_log_request_id(void);
+
 #define mb_debug(...) mb_log(MB_LOG_DEBUG, __VA_ARGS__)
 #define mb_info(...) mb_log(MB_LOG_INFO, __VA_ARGS__)
 #define mb_warn(...) mb_log(MB_LOG_WARN, __VA_ARGS__)

@@ -15,13 +15,14 @@ ROW = re.compile(r"^\| (P\d\w*\.[\w.]+) \| (.+?) \| (.+?) \| (.+?) \| (.+?) \| (
 
 
 def test_bench_smoke(tmp_path):
-    subprocess.run(["make", "-s", "--no-print-directory", "build/bench/loadgen", "build/mcpbox"],
+    subprocess.run(["make", "-s", "--no-print-directory", "build/bench/loadgen", "build/mcpbox",
+                    "build/bench/observe_cost"],
                    cwd=ROOT, check=True, timeout=300)
     doc = tmp_path / "PERFORMANCE.md"
     doc.write_text("# Performance\n\nprose kept\n")
     out = tmp_path / "results.json"
     r = subprocess.run([os.path.join(ROOT, "bench", "run"), "--smoke", "--no-setup",
-                        "--only", "P0,P2,P4,P7,P7W,P8,P9", "--doc", str(doc), "--json", str(out),
+                        "--only", "P0,P2,P2O,P4,P7,P7W,P8,P9", "--doc", str(doc), "--json", str(out),
                         "--workdir", str(tmp_path / "work")],
                        capture_output=True, text=True, timeout=420)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
@@ -40,7 +41,8 @@ def test_bench_smoke(tmp_path):
             "P4.put_init", "P4.dump_get", "P4.upload_rss",
             "P7.xlsx_write", "P7.xlsx_read", "P7.xlsx_rss", "P7.pdf_read", "P7.pdf_rss",
             "P7W.docx_read", "P7W.docx_write", "P7W.docx_rss",
-            "P9.create", "P9.create_fs", "P9.warm", "P9.release", "P9.idle"}
+            "P9.create", "P9.create_fs", "P9.warm", "P9.release", "P9.idle",
+            "P2O.trivial.c1", "P2O.trivial.c8", "P2O.read.c1", "P2O.read.c8", "P2O.cpu"}
     p8 = {"P8.fs." + t for t in ("read_text_file", "read_multiple_files", "write_file",
                                  "edit_file", "list_directory_with_sizes", "directory_tree",
                                  "search_files", "get_file_info", "list_allowed_directories")}
