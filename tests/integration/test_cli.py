@@ -197,7 +197,7 @@ def test_errors_name_the_fix(daemon):
     rc, out, err = cli(url, "acquire", "no_such_server")
     assert rc == REFUSED and "server_names.0" in err, err
     rc, out, err = cli(url, "acquire")
-    assert rc == USAGE and "which servers" in err, err
+    assert rc == USAGE and "acquire wants server names" in err, err
     rc, out, err = cli(url, "frobnicate")
     assert rc == USAGE
     sid = cli_json(url, "acquire", "--benchmark", "MCP_Atlas", "filesystem",

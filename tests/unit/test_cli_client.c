@@ -87,36 +87,43 @@ static void test_names(void **state)
     assert_false(mb_cl_valid_name(long_name));
 }
 
+static const mb_cl_cmd ls_cmd = {"ls", "usage\n", NULL, NULL, NULL, 0, 1, "at most one thing"};
+
 static void test_options(void **state)
 {
     setenv("MCPBOX_URL", "http://example.test:9/", 1);
     setenv("MCPBOX_API_KEY", "env-key", 1);
     mb_cl cl;
-    mb_cl_init(&cl, "ls");
-    assert_string_equal(cl.url, "http://example.test:9/");
-    assert_string_equal(cl.key, "env-key");
-    char *argv[] = {"ls", "--key", "flag-key", "--json", "--timeout", "5", "extra", NULL};
-    assert_int_equal(mb_cl_getopt(&cl, 7, argv, "usage\n", NULL, NULL, NULL, NULL), -1);
+    char *none[] = {"ls", NULL};
+    assert_int_equal(mb_cl_start(&cl, &ls_cmd, 1, none, NULL), -1);
     assert_string_equal(cl.url, "http://example.test:9"); /* trailing slash dropped */
+    assert_string_equal(cl.key, "env-key");
+    assert_int_equal(cl.timeout_s, 600);
+    mb_cl_free(&cl);
+
+    char *argv[] = {"ls", "--key", "flag-key", "--json", "extra", "--timeout", "5", NULL};
+    assert_int_equal(mb_cl_start(&cl, &ls_cmd, 7, argv, NULL), -1);
     assert_string_equal(cl.key, "flag-key");
     assert_true(cl.json);
     assert_false(cl.progress); /* --json: never a bar */
     assert_int_equal(cl.timeout_s, 5);
-    assert_string_equal(argv[optind], "extra");
+    assert_string_equal(argv[optind], "extra"); /* options after operands too */
     mb_cl_free(&cl);
 
-    mb_cl_init(&cl, "ls");
     char *bad[] = {"ls", "--timeout", "-1", NULL};
-    assert_int_equal(mb_cl_getopt(&cl, 3, bad, "usage\n", NULL, NULL, NULL, NULL), MB_CL_USAGE);
+    assert_int_equal(mb_cl_start(&cl, &ls_cmd, 3, bad, NULL), MB_CL_USAGE);
     mb_cl_free(&cl);
-    mb_cl_init(&cl, "ls");
     char *ftp[] = {"ls", "--url", "ftp://x", NULL};
-    assert_int_equal(mb_cl_getopt(&cl, 3, ftp, "usage\n", NULL, NULL, NULL, NULL), MB_CL_USAGE);
+    assert_int_equal(mb_cl_start(&cl, &ls_cmd, 3, ftp, NULL), MB_CL_USAGE);
     mb_cl_free(&cl);
-    mb_cl_init(&cl, "ls");
     char *unknown[] = {"ls", "--frob", NULL};
-    assert_int_equal(mb_cl_getopt(&cl, 2, unknown, "usage\n", NULL, NULL, NULL, NULL),
-                     MB_CL_USAGE);
+    assert_int_equal(mb_cl_start(&cl, &ls_cmd, 2, unknown, NULL), MB_CL_USAGE);
+    mb_cl_free(&cl);
+    char *two[] = {"ls", "a", "b", NULL};
+    assert_int_equal(mb_cl_start(&cl, &ls_cmd, 3, two, NULL), MB_CL_USAGE);
+    mb_cl_free(&cl);
+    char *help[] = {"ls", "--help", NULL};
+    assert_int_equal(mb_cl_start(&cl, &ls_cmd, 2, help, NULL), MB_CL_OK);
     mb_cl_free(&cl);
     unsetenv("MCPBOX_URL");
     unsetenv("MCPBOX_API_KEY");

@@ -19,7 +19,8 @@ const char mb_cl_common_help[] =
     "  --json          machine-readable output on stdout\n"
     "  --timeout SECS  give up on a request after SECS (default 600; 0 = never)\n";
 
-void mb_cl_init(mb_cl *cl, const char *cmd)
+/* Defaults from MCPBOX_URL / MCPBOX_API_KEY. */
+static void cl_init(mb_cl *cl, const char *cmd)
 {
     memset(cl, 0, sizeof *cl);
     cl->cmd = cmd;
@@ -92,37 +93,43 @@ int mb_cl_fail(const mb_cl *cl, int code, const char *fmt, ...)
     return code;
 }
 
-int mb_cl_getopt(mb_cl *cl, int argc, char **argv, const char *usage, const char *shortopts,
-                 const struct option *extra, int (*on_opt)(void *ctx, int c, const char *arg),
-                 void *ctx)
+int mb_cl_start(mb_cl *cl, const mb_cl_cmd *cmd, int argc, char **argv, void *ctx)
 {
+    cl_init(cl, cmd->name);
     static const struct option common[] = {MB_CL_COMMON_OPTS};
     size_t ne = 0, nc = sizeof common / sizeof *common;
-    while (extra && extra[ne].name) ne++;
+    while (cmd->extra && cmd->extra[ne].name) ne++;
     struct option *all = mb_calloc(ne + nc + 1, sizeof *all);
     memcpy(all, common, sizeof common);
-    if (ne) memcpy(all + nc, extra, ne * sizeof *extra);
+    if (ne) memcpy(all + nc, cmd->extra, ne * sizeof *cmd->extra);
     int rc = -1, c;
     optind = 1;
     opterr = 0;
-    while (rc < 0 && (c = getopt_long(argc, argv, shortopts ? shortopts : "", all, NULL)) != -1) {
+    while (rc < 0 &&
+           (c = getopt_long(argc, argv, cmd->shortopts ? cmd->shortopts : "", all, NULL)) != -1) {
         int r = mb_cl_option(cl, c, optarg);
         if (r == 1) {
-            printf("%s\noptions every client command takes:\n%s", usage, mb_cl_common_help);
+            printf("%s\noptions every client command takes:\n%s", cmd->usage, mb_cl_common_help);
             rc = MB_CL_OK;
         } else if (r == 0) {
             continue;
-        } else if (c != '?' && c != ':' && on_opt && on_opt(ctx, c, optarg) == 0) {
+        } else if (c != '?' && c != ':' && cmd->on_opt && cmd->on_opt(ctx, c, optarg) == 0) {
             continue;
         } else {
             if (c == '?' || c == ':')
                 fprintf(stderr, "mcpbox %s: %s option '%s'\n", cl->cmd,
                         c == ':' ? "missing a value for" : "unknown", argv[optind - 1]);
-            fprintf(stderr, "%s(`mcpbox %s --help` for the options)\n", usage, cl->cmd);
             rc = MB_CL_USAGE;
         }
     }
     free(all);
+    int n = argc - optind;
+    if (rc < 0 && (n < cmd->min_args || (cmd->max_args >= 0 && n > cmd->max_args))) {
+        mb_cl_fail(cl, MB_CL_USAGE, "%s wants %s", cmd->name, cmd->args_hint);
+        rc = MB_CL_USAGE;
+    }
+    if (rc == MB_CL_USAGE)
+        fprintf(stderr, "%s(`mcpbox %s --help` for the options)\n", cmd->usage, cmd->name);
     if (rc < 0) {
         int r = mb_cl_ready(cl);
         if (r) rc = r;

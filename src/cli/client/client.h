@@ -63,8 +63,7 @@ enum { MB_CL_OPT_URL = 1000, MB_CL_OPT_KEY, MB_CL_OPT_JSON, MB_CL_OPT_TIMEOUT, M
 /* The text describing the common options, for usage messages. */
 extern const char mb_cl_common_help[];
 
-/* Sets defaults from MCPBOX_URL / MCPBOX_API_KEY. */
-void mb_cl_init(mb_cl *cl, const char *cmd);
+/* Frees what mb_cl_start set up. */
 void mb_cl_free(mb_cl *cl);
 /* Handles a common option: 0 handled, 1 --help given, -1 not one (or a bad
  * value, reported). */
@@ -72,13 +71,24 @@ int mb_cl_option(mb_cl *cl, int c, const char *arg);
 /* Finishes option parsing: URL normalised, progress decided. 0 or an exit. */
 int mb_cl_ready(mb_cl *cl);
 
-/* Parses argv: the common options, plus `extra` (may be NULL; zero-ended)
- * handed to on_opt (returns 0 if fine, else the usage is printed). Returns
- * -1 to go on (optind at the operands), or the exit status: 0 after --help,
- * MB_CL_USAGE after a bad option. `usage` is the command's synopsis. */
-int mb_cl_getopt(mb_cl *cl, int argc, char **argv, const char *usage, const char *shortopts,
-                 const struct option *extra, int (*on_opt)(void *ctx, int c, const char *arg),
-                 void *ctx);
+/* What a client command takes: its options beyond the common ones (extra,
+ * zero-ended, handed to on_opt, which returns 0 if fine) and how many
+ * operands follow them (max_args -1: any number; args_hint names them for
+ * the usage error, e.g. "one sandbox id"). */
+typedef struct mb_cl_cmd {
+    const char *name;
+    const char *usage;
+    const char *shortopts;
+    const struct option *extra;
+    int (*on_opt)(void *ctx, int c, const char *arg);
+    int min_args, max_args;
+    const char *args_hint;
+} mb_cl_cmd;
+
+/* Initialises cl (mb_cl_init) and parses argv for cmd. Returns -1 to go on
+ * (optind at the operands), or the exit status: 0 after --help, MB_CL_USAGE
+ * after a bad option or operand count (printed). Call mb_cl_free either way. */
+int mb_cl_start(mb_cl *cl, const mb_cl_cmd *cmd, int argc, char **argv, void *ctx);
 
 /* Prints "mcpbox CMD: MESSAGE\n" to stderr, text made safe, and returns code. */
 int mb_cl_fail(const mb_cl *cl, int code, const char *fmt, ...)

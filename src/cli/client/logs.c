@@ -117,16 +117,13 @@ int mb_cmd_logs(int argc, char **argv)
         {"follow", no_argument, NULL, 'f'},
         {NULL, 0, NULL, 0},
     };
+    static const mb_cl_cmd cmd = {"logs", usage, "f", extra, logs_opt, 1, 2,
+                                  "a sandbox id and optionally a server"};
     mb_cl cl;
-    mb_cl_init(&cl, "logs");
     logs_opts o = {0};
-    int rc = mb_cl_getopt(&cl, argc, argv, usage, "f", extra, logs_opt, &o);
+    int rc = mb_cl_start(&cl, &cmd, argc, argv, &o);
     if (rc >= 0) goto out;
     int n = argc - optind;
-    if (n < 1 || n > 2) {
-        rc = mb_cl_fail(&cl, MB_CL_USAGE, "logs wants a sandbox id and optionally a server");
-        goto out;
-    }
     const char *server = n == 2 ? argv[optind + 1] : NULL;
     if (server && !mb_cl_valid_name(server)) {
         rc = mb_cl_fail(&cl, MB_CL_USAGE, "'%s' is not a server name", server);

@@ -94,18 +94,13 @@ int mb_cmd_acquire(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0},
     };
+    static const mb_cl_cmd cmd = {"acquire", usage, "q", extra, acquire_opt, 1, -1,
+                                  "server names (e.g. filesystem git) or ALL"};
     mb_cl cl;
-    mb_cl_init(&cl, "acquire");
     acquire_opts o = {0};
-    int rc = mb_cl_getopt(&cl, argc, argv, usage, "q", extra, acquire_opt, &o);
+    int rc = mb_cl_start(&cl, &cmd, argc, argv, &o);
     if (rc >= 0) goto out;
     rc = MB_CL_OK;
-    if (optind >= argc) {
-        fprintf(stderr, "mcpbox acquire: which servers? name them (e.g. filesystem git) or "
-                        "say ALL\n%s", usage);
-        rc = MB_CL_USAGE;
-        goto out;
-    }
     json_t *body = json_object();
     if (argc - optind == 1 && !strcmp(argv[optind], "ALL")) {
         json_object_set_new(body, "server_names", json_string("ALL"));
@@ -153,15 +148,11 @@ int mb_cmd_ls(int argc, char **argv)
 {
     static const char usage[] = "usage: mcpbox ls [--json]\n"
                                 "Lists the sandboxes of the key's owner.\n";
+    static const mb_cl_cmd cmd = {"ls", usage, NULL, NULL, NULL, 0, 0,
+                                  "no operands (`mcpbox get ID` shows one sandbox)"};
     mb_cl cl;
-    mb_cl_init(&cl, "ls");
-    int rc = mb_cl_getopt(&cl, argc, argv, usage, NULL, NULL, NULL, NULL);
+    int rc = mb_cl_start(&cl, &cmd, argc, argv, NULL);
     if (rc >= 0) goto out;
-    rc = MB_CL_OK;
-    if (optind < argc) {
-        rc = mb_cl_fail(&cl, MB_CL_USAGE, "ls takes no operands (`mcpbox get ID` shows one)");
-        goto out;
-    }
     json_t *res = NULL;
     rc = mb_cl_api(&cl, "GET", "/local-sandbox", NULL, NULL, &res);
     if (!rc) {
@@ -211,14 +202,10 @@ int mb_cmd_get(int argc, char **argv)
 {
     static const char usage[] = "usage: mcpbox get ID [--json]\n"
                                 "Shows one sandbox and its servers (ID: the id or its start).\n";
+    static const mb_cl_cmd cmd = {"get", usage, NULL, NULL, NULL, 1, 1, "one sandbox id"};
     mb_cl cl;
-    mb_cl_init(&cl, "get");
-    int rc = mb_cl_getopt(&cl, argc, argv, usage, NULL, NULL, NULL, NULL);
+    int rc = mb_cl_start(&cl, &cmd, argc, argv, NULL);
     if (rc >= 0) goto out;
-    if (argc - optind != 1) {
-        rc = mb_cl_fail(&cl, MB_CL_USAGE, "get wants one sandbox id");
-        goto out;
-    }
     char *id = NULL;
     rc = mb_cl_resolve_id(&cl, argv[optind], &id);
     json_t *res = NULL;
@@ -276,19 +263,14 @@ int mb_cl_server_url(mb_cl *cl, const char *id, const char *server, char **url)
 
 /* -------------------------------------------------------------- rm, reset */
 
-/* DELETE or POST .../reset for each id operand; the worst status wins. */
-static int each_id(int argc, char **argv, const char *cmd, const char *usage, int is_reset)
+/* DELETE or POST .../reset for each id operand; the first failure's status
+ * is returned. */
+static int each_id(int argc, char **argv, const mb_cl_cmd *cmd, int is_reset)
 {
     mb_cl cl;
-    mb_cl_init(&cl, cmd);
-    int rc = mb_cl_getopt(&cl, argc, argv, usage, NULL, NULL, NULL, NULL);
+    int rc = mb_cl_start(&cl, cmd, argc, argv, NULL);
     if (rc >= 0) goto out;
     rc = MB_CL_OK;
-    if (optind >= argc || (is_reset && argc - optind != 1)) {
-        rc = mb_cl_fail(&cl, MB_CL_USAGE, "%s wants %s", cmd,
-                        is_reset ? "one sandbox id" : "one or more sandbox ids");
-        goto out;
-    }
     json_t *all = json_array();
     for (int i = optind; i < argc; i++) {
         char *id = NULL;
@@ -324,15 +306,18 @@ out:
 
 int mb_cmd_rm(int argc, char **argv)
 {
-    return each_id(argc, argv, "rm",
-                   "usage: mcpbox rm ID...\nReleases sandboxes (their servers and /data go).\n",
-                   0);
+    static const mb_cl_cmd cmd = {
+        "rm", "usage: mcpbox rm ID...\nReleases sandboxes (their servers and /data go).\n",
+        NULL, NULL, NULL, 1, -1, "one or more sandbox ids"};
+    return each_id(argc, argv, &cmd, 0);
 }
 
 int mb_cmd_reset(int argc, char **argv)
 {
-    return each_id(argc, argv, "reset",
-                   "usage: mcpbox reset ID\nPuts /data back as the last push (or the seed) left "
-                   "it and restarts the servers.\n",
-                   1);
+    static const mb_cl_cmd cmd = {
+        "reset",
+        "usage: mcpbox reset ID\nPuts /data back as the last push (or the seed) left it and "
+        "restarts the servers.\n",
+        NULL, NULL, NULL, 1, 1, "one sandbox id"};
+    return each_id(argc, argv, &cmd, 1);
 }

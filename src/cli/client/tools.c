@@ -41,14 +41,11 @@ int mb_cmd_tools(int argc, char **argv)
 {
     static const char usage[] = "usage: mcpbox tools ID SERVER [--json]\n"
                                 "Lists the tools of one server of a sandbox (tools/list).\n";
+    static const mb_cl_cmd cmd = {"tools", usage, NULL, NULL, NULL, 2, 2,
+                                  "a sandbox id and a server name"};
     mb_cl cl;
-    mb_cl_init(&cl, "tools");
-    int rc = mb_cl_getopt(&cl, argc, argv, usage, NULL, NULL, NULL, NULL);
+    int rc = mb_cl_start(&cl, &cmd, argc, argv, NULL);
     if (rc >= 0) goto out;
-    if (argc - optind != 2) {
-        rc = mb_cl_fail(&cl, MB_CL_USAGE, "tools wants a sandbox id and a server name");
-        goto out;
-    }
     char *id = NULL;
     mb_cl_mcp *m = NULL;
     json_t *all = json_array();
@@ -136,16 +133,13 @@ int mb_cmd_call(int argc, char **argv)
         "usage: mcpbox call ID SERVER TOOL ['{\"arg\": value, ...}'] [--json]\n"
         "Calls one tool (tools/call) and prints its result; exit status 7 when the tool\n"
         "reports an error (isError). The arguments are a JSON object; '-' reads it from stdin.\n";
+    static const mb_cl_cmd cmd = {"call", usage, NULL, NULL, NULL, 3, 4,
+                                  "a sandbox id, a server, a tool and optionally its JSON "
+                                  "arguments"};
     mb_cl cl;
-    mb_cl_init(&cl, "call");
-    int rc = mb_cl_getopt(&cl, argc, argv, usage, NULL, NULL, NULL, NULL);
+    int rc = mb_cl_start(&cl, &cmd, argc, argv, NULL);
     if (rc >= 0) goto out;
     int n = argc - optind;
-    if (n < 3 || n > 4) {
-        rc = mb_cl_fail(&cl, MB_CL_USAGE, "call wants a sandbox id, a server, a tool and "
-                        "optionally its JSON arguments");
-        goto out;
-    }
     const char *tool = argv[optind + 2];
     json_t *args = NULL;
     json_error_t je;

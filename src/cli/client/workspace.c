@@ -22,15 +22,10 @@ static int is_tarball_name(const char *s)
     return mb_str_has_suffix(s, ".tar.gz") || mb_str_has_suffix(s, ".tgz");
 }
 
-/* Parses "ID [PATH]" after the options; the id is resolved. */
-static int id_and_path(mb_cl *cl, int argc, char **argv, int path_needed, char **id,
-                       const char **path)
+/* The id operand (resolved) and the optional path after it. */
+static int id_and_path(mb_cl *cl, int argc, char **argv, char **id, const char **path)
 {
-    int n = argc - optind;
-    if (n < 1 + path_needed || n > 2)
-        return mb_cl_fail(cl, MB_CL_USAGE, "%s wants a sandbox id and %s", cl->cmd,
-                          path_needed ? "a directory or .tar.gz" : "at most one destination");
-    *path = n == 2 ? argv[optind + 1] : NULL;
+    *path = argc - optind == 2 ? argv[optind + 1] : NULL;
     return mb_cl_resolve_id(cl, argv[optind], id);
 }
 
@@ -91,9 +86,10 @@ int mb_cmd_push(int argc, char **argv)
         "usage: mcpbox push ID DIR|FILE.tar.gz\n"
         "Loads a directory (packed here) or a gzip tar into the sandbox's /data and\n"
         "initializes it: files are added to what /data holds; `mcpbox reset` returns here.\n";
+    static const mb_cl_cmd cmd = {"push", usage, NULL, NULL, NULL, 2, 2,
+                                  "a sandbox id and a directory or .tar.gz"};
     mb_cl cl;
-    mb_cl_init(&cl, "push");
-    int rc = mb_cl_getopt(&cl, argc, argv, usage, NULL, NULL, NULL, NULL);
+    int rc = mb_cl_start(&cl, &cmd, argc, argv, NULL);
     if (rc >= 0) goto out;
     char *id = NULL;
     const char *src = NULL;
@@ -101,7 +97,7 @@ int mb_cmd_push(int argc, char **argv)
     json_t *urls = NULL, *init = NULL;
     mb_archive_stats st = {0};
     int packed = 0;
-    rc = id_and_path(&cl, argc, argv, 1, &id, &src);
+    rc = id_and_path(&cl, argc, argv, &id, &src);
     if (rc) goto done;
     struct stat sb;
     if (stat(src, &sb) != 0) {
@@ -195,15 +191,16 @@ int mb_cmd_pull(int argc, char **argv)
         "usage: mcpbox pull ID [DIR|FILE.tar.gz|-]\n"
         "Dumps the sandbox's /data and extracts it into DIR (made if missing; default ./ID),\n"
         "or keeps the gzip tar as FILE.tar.gz, or writes it to stdout (-).\n";
+    static const mb_cl_cmd cmd = {"pull", usage, NULL, NULL, NULL, 1, 2,
+                                  "a sandbox id and at most one destination"};
     mb_cl cl;
-    mb_cl_init(&cl, "pull");
-    int rc = mb_cl_getopt(&cl, argc, argv, usage, NULL, NULL, NULL, NULL);
+    int rc = mb_cl_start(&cl, &cmd, argc, argv, NULL);
     if (rc >= 0) goto out;
     char *id = NULL, *part = NULL;
     const char *dest = NULL;
     json_t *dump = NULL;
     FILE *f = NULL;
-    rc = id_and_path(&cl, argc, argv, 0, &id, &dest);
+    rc = id_and_path(&cl, argc, argv, &id, &dest);
     if (rc) goto done;
     if (!dest) dest = id;
     int to_stdout = !strcmp(dest, "-"), keep = to_stdout || is_tarball_name(dest);
