@@ -79,7 +79,7 @@ class Row:
         self.alt_name = alt_name
         self.ratio = ratio        # float (>1: mcpbox better) or text or None
         self.errors = errors
-        self.cmd = cmd or "bench/run --only %s" % rid.split(".")[0][:2]
+        self.cmd = cmd or "bench/run --only %s" % rid.split(".")[0]
         self.note = note
         self.data = {}
 

@@ -235,7 +235,8 @@ def run(ctx):
               "%d runs; target p50 <= 5 ms" % n_acq, "%s (the POST alone: %s)" % (
                   B.fmt_lat(ours["warm"], thr=False), B.fmt_lat(ours["warm_post"], thr=False)),
               errors=0)
-    r.note = "the pool starts its next sandbox (and browser) right after the claim, on the same cores"
+    r.note = ("the pool starts its next sandbox (Node and Chromium) 50 ms after the claim that "
+              "emptied it, on the same cores")
     r.data = {"mcpbox": ours["warm"], "post": ours["warm_post"]}
     rows.append(r)
     r = B.Row("P11.browse", "browser_navigate + browser_snapshot of a local 100-row page, %d pairs "
