@@ -446,9 +446,7 @@ def test_hostile_files_give_clear_errors(pp, root):
 
 def test_unfinished_tools_say_so(pp):
     pp("create_presentation")
-    text = pp("add_chart", {"slide_index": 0, "chart_type": "pie", "left": 1, "top": 1, "width": 1,
-                            "height": 1, "categories": ["a"], "series_names": ["s"],
-                            "series_values": [[1]], "presentation_id": "presentation_1"}, error=True)
+    text = pp("manage_fonts", {"operation": "analyze", "font_path": "x.ttf"}, error=True)
     assert "not implemented by mcpbox" in text
 
 

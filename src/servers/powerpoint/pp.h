@@ -193,6 +193,9 @@ int pp_t_add_shape(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_list_slide_templates(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_get_template_info(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_apply_professional_design(mb_mcp_call *, json_t *, mb_mcp_result *);
+/* tools_chart.c */
+int pp_t_add_chart(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_update_chart_data(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_image.c */
 int pp_t_manage_image(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_links.c */

@@ -45,6 +45,8 @@ static const struct {
     {"format_table_cell", pp_t_format_table_cell},
     {"add_connector", pp_t_add_connector},
     {"add_shape", pp_t_add_shape},
+    {"add_chart", pp_t_add_chart},
+    {"update_chart_data", pp_t_update_chart_data},
     {"manage_hyperlinks", pp_t_manage_hyperlinks},
     {"manage_image", pp_t_manage_image},
     {"list_slide_templates", pp_t_list_slide_templates},
