@@ -162,6 +162,25 @@ int pp_valid_rgb(json_t *c);
 void pp_set_ll(xmlNodePtr n, const char *attr, long long v);
 void pp_set_id_name(xmlNodePtr cnvpr, long id, const char *base);
 
+/* Shapes the tools and the templates add (positions in inches from the
+ * numbers left/top/width/height of `pos`), appended to the slide's tree:
+ * python-pptx's add_textbox (empty), add_shape through upstream's
+ * add_shape_direct name map (NULL with *why for an unknown name),
+ * add_table (empty cells; returns the a:tbl), add_picture (width/height
+ * optional: native size or scaled; 0, or -1 with *why), add_chart with a
+ * CategoryChartData and format_chart's options in `fmt` (0, or -1 with *why:
+ * python-pptx's message). */
+xmlNodePtr pp_textbox_new(pp_pres *p, const char *slide, json_t *pos);
+xmlNodePtr pp_autoshape_new(pp_pres *p, const char *slide, const char *type, json_t *pos, char **why);
+xmlNodePtr pp_table_new(pp_pres *p, const char *slide, long long rows, long long cols, long long x, long long y,
+                        long long cx, long long cy);
+int pp_picture_add(pp_pres *p, const char *slide, const unsigned char *bytes, size_t len,
+                   const char *filename, json_t *pos, char **why);
+int pp_chart_add(pp_pres *p, const char *slide, const char *type, json_t *pos, json_t *categories,
+                 json_t *names, json_t *values, json_t *fmt, char **why);
+/* a:srgbClr val=RRGGBB under parent from [r, g, b]. */
+void pp_srgb(xmlNodePtr parent, json_t *rgb);
+
 /* tools_pres.c */
 int pp_t_create_presentation(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_create_presentation_from_template(mb_mcp_call *, json_t *, mb_mcp_result *);

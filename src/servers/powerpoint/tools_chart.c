@@ -540,6 +540,30 @@ static void chart_frame(pp_pres *p, const char *slide, const char *rid, json_t *
     pp_touch(p, slide);
 }
 
+int pp_chart_add(pp_pres *p, const char *slide, const char *type, json_t *pos, json_t *cats, json_t *names,
+                 json_t *values, json_t *fmt, char **why)
+{
+    const struct chart_type *t = &TYPES[0]; /* chart_type_map.get(..., COLUMN_CLUSTERED) */
+    for (size_t i = 0; i < sizeof TYPES / sizeof TYPES[0]; i++)
+        if (!strcasecmp(TYPES[i].name, type)) t = &TYPES[i];
+    chart_data d = {0};
+    d.ncats = json_array_size(cats);
+    d.cats = mb_calloc(d.ncats + 1, sizeof *d.cats);
+    for (size_t i = 0; i < d.ncats; i++) d.cats[i] = json_string_value(json_array_get(cats, i));
+    for (size_t i = 0; i < json_array_size(names) && i < json_array_size(values); i++)
+        cd_add(&d, json_string_value(json_array_get(names, i)), json_array_get(values, i));
+    char *part = add_chart_part(p, t, &d, fmt, why);
+    cd_free(&d);
+    if (!part) return -1;
+    char *target = mb_ooxml_relative(slide, part), *rid = NULL;
+    mb_err err = {0};
+    int rc = mb_ooxml_rel_add(p->pkg, slide, PP_REL "chart", target, &rid, &err);
+    if (rc) *why = mb_strdup(err.msg);
+    else chart_frame(p, slide, rid, pos);
+    free(rid), free(target), free(part);
+    return rc ? -1 : 0;
+}
+
 static size_t total_points(json_t *values)
 {
     size_t n = 0;
@@ -587,29 +611,12 @@ int pp_t_add_chart(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     }
     if (total_points(values) > MAX_POINTS)
         return mb_mcp_fail(res, "add_chart: more than %u data points (mcpbox's limit)", MAX_POINTS);
-    chart_data d = {0};
-    d.ncats = json_array_size(cats);
-    d.cats = mb_calloc(d.ncats + 1, sizeof *d.cats);
-    for (size_t i = 0; i < d.ncats; i++) d.cats[i] = json_string_value(json_array_get(cats, i));
-    for (size_t i = 0; i < json_array_size(names); i++)
-        cd_add(&d, json_string_value(json_array_get(names, i)), json_array_get(values, i));
     char *why = NULL;
-    char *part = add_chart_part(p, t, &d, args, &why);
-    cd_free(&d);
-    if (!part) {
+    if (pp_chart_add(p, slide, t->name, args, cats, names, values, args, &why)) {
         pp_errorf(res, "Failed to add chart: %s", why);
         free(why);
         return 0;
     }
-    char *target = mb_ooxml_relative(slide, part), *rid = NULL;
-    mb_err err = {0};
-    if (mb_ooxml_rel_add(p->pkg, slide, PP_REL "chart", target, &rid, &err)) {
-        pp_errorf(res, "Failed to add chart: %s", err.msg);
-        free(target), free(part);
-        return 0;
-    }
-    chart_frame(p, slide, rid, args);
-    free(rid), free(target), free(part);
     xmlNodePtr *sh = NULL;
     size_t n = pp_shapes(pp_sptree(pp_part_xml(p, slide)), &sh);
     free(sh);
@@ -617,7 +624,7 @@ int pp_t_add_chart(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
                             (long long)json_integer_value(json_object_get(args, "slide_index")));
     pp_answer(res, json_pack("{s:s,s:I,s:s,s:I,s:I}", "message", msg, "shape_index", (json_int_t)n - 1,
                              "chart_type", type, "series_count", (json_int_t)json_array_size(names),
-                             "categories_count", (json_int_t)d.ncats));
+                             "categories_count", (json_int_t)json_array_size(cats)));
     free(msg);
     return 0;
 }

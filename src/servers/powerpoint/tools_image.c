@@ -50,9 +50,8 @@ static int rel_to_fn(const mb_ooxml_rel *rel, void *payload)
     return 1;
 }
 
-/* slide.shapes.add_picture: 0 with the new pic appended, or -1 with *why. */
-static int add_picture(pp_pres *p, const char *slide, const unsigned char *bytes, size_t len,
-                       const char *filename, json_t *args, char **why)
+int pp_picture_add(pp_pres *p, const char *slide, const unsigned char *bytes, size_t len,
+                   const char *filename, json_t *args, char **why)
 {
     mb_ooxml_image m;
     if (mb_ooxml_image_info(bytes, len, &m)) {
@@ -206,7 +205,7 @@ int pp_t_manage_image(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             pp_errorf(res, "Failed to process base64 image: %s", bwhy);
             return 0;
         }
-        int rc = add_picture(p, slide, bytes, len, "image.png", args, &why);
+        int rc = pp_picture_add(p, slide, bytes, len, "image.png", args, &why);
         free(bytes);
         if (rc) {
             pp_errorf(res, "Failed to process base64 image: %s", why);
@@ -234,7 +233,7 @@ int pp_t_manage_image(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         return 0;
     }
     const char *base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
-    int rc = add_picture(p, slide, (const unsigned char *)data, len, base, args, &why);
+    int rc = pp_picture_add(p, slide, (const unsigned char *)data, len, base, args, &why);
     free(data);
     if (rc) {
         pp_errorf(res, "Failed to add image: %s", why);
