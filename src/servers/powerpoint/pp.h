@@ -181,7 +181,32 @@ int pp_chart_add(pp_pres *p, const char *slide, const char *type, json_t *pos, j
 /* a:srgbClr val=RRGGBB under parent from [r, g, b]. */
 void pp_srgb(xmlNodePtr parent, json_t *rgb);
 
+/* png.c: an 8-bit RGB PNG of w*h pixels (caller frees *out); upstream's
+ * 1920x1080 gradient ("horizontal", "vertical", anything else diagonal). */
+int pp_png_rgb(const unsigned char *rgb, unsigned w, unsigned h, char **out, size_t *len);
+int pp_gradient_png(const int start[3], const int end[3], const char *direction, char **out, size_t *len);
+
+/* layout.c: upstream's template engine (template_utils.py). */
+json_t *pp_templates(void); /* slide_layout_templates.json, new reference */
+size_t pp_py_len(const char *s); /* len() of a UTF-8 str */
+/* TextSizeCalculator.calculate_optimal_font_size / wrap_text_intelligently */
+int pp_optimal_font_size(const char *text, double cw, double ch, int min_size, int max_size);
+char *pp_wrap_text(const char *text, double max_width, double font_size);
+/* paragraph.line_spacing = x on every paragraph of a txBody */
+void pp_line_spacing(xmlNodePtr txbody, double spacing);
+/* set_slide_gradient_background / create_professional_gradient_background:
+ * a 10in x 7.5in gradient picture at 0,0 (errors swallowed, as upstream's). */
+void pp_gradient_background(pp_pres *p, const char *slide, const int start[3], const int end[3],
+                            const char *direction);
+void pp_professional_gradient(pp_pres *p, const char *slide, const char *scheme, const char *style,
+                              const char *direction);
+/* apply_slide_template on a slide: upstream's result dict (success, ...). */
+json_t *pp_apply_template(pp_pres *p, const char *slide, json_t *template_id, const char *scheme,
+                          json_t *content, json_t *images);
+
 /* tools_pres.c */
+/* pres.core_properties.title = title */
+void pp_core_set_title(pp_pres *p, const char *title);
 int pp_t_create_presentation(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_create_presentation_from_template(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_open_presentation(mb_mcp_call *, json_t *, mb_mcp_result *);
@@ -215,6 +240,12 @@ int pp_t_apply_professional_design(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_chart.c */
 int pp_t_add_chart(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_update_chart_data(mb_mcp_call *, json_t *, mb_mcp_result *);
+/* tools_layout.c */
+int pp_t_apply_slide_template(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_create_slide_from_template(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_create_presentation_from_templates(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_auto_generate_presentation(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_optimize_slide_text(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_image.c */
 int pp_t_manage_image(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_links.c */

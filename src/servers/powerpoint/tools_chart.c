@@ -507,7 +507,7 @@ static char *add_chart_part(pp_pres *p, const struct chart_type *t, const chart_
     xmlSetNsProp(ed, xmlSearchNsByHref(doc, root, (const xmlChar *)PP_NS_R), (const xmlChar *)"id",
                  (const xmlChar *)rid);
     xmlSetProp(xmlAddChild(ed, c_new(root, "autoUpdate")), (const xmlChar *)"val", (const xmlChar *)"0");
-    format_chart(doc, args);
+    if (args) format_chart(doc, args);
     mb_ooxml_touch(p->pkg, part);
     free(rid), free(target), free(emb);
     return part;
