@@ -699,5 +699,6 @@ def test_professional_design_schemes(pp):
     assert d["color_types"] == ["primary", "secondary", "accent1", "accent2", "light", "text"]
     assert pp("apply_professional_design", {"operation": "theme"})["error"].startswith("No presentation")
     pp("create_presentation")
-    assert "not implemented" in pp("apply_professional_design", {"operation": "theme",
-                                                                 "presentation_id": "presentation_1"}, error=True)
+    assert pp("apply_professional_design", {"operation": "theme", "presentation_id": "presentation_1"}) == {
+        "message": "Applied modern_blue theme to presentation", "color_scheme": "modern_blue",
+        "applied_to_existing": True}

@@ -240,6 +240,12 @@ int pp_t_apply_professional_design(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_chart.c */
 int pp_t_add_chart(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_update_chart_data(mb_mcp_call *, json_t *, mb_mcp_result *);
+/* tools_validate.c: manage_text "validate" on a shape of a slide */
+int pp_text_validate(pp_pres *p, const char *slide, xmlNodePtr shape, json_t *args, mb_mcp_result *res);
+/* tools_design.c */
+int pp_t_apply_picture_effects(mb_mcp_call *, json_t *, mb_mcp_result *);
+/* apply_professional_design's professional_slide / theme / enhance */
+int pp_professional_op(mb_mcp_call *call, json_t *args, mb_mcp_result *res, const char *op);
 /* tools_layout.c */
 int pp_t_apply_slide_template(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_create_slide_from_template(mb_mcp_call *, json_t *, mb_mcp_result *);

@@ -51,6 +51,7 @@ static const struct {
     {"create_presentation_from_templates", pp_t_create_presentation_from_templates},
     {"auto_generate_presentation", pp_t_auto_generate_presentation},
     {"optimize_slide_text", pp_t_optimize_slide_text},
+    {"apply_picture_effects", pp_t_apply_picture_effects},
     {"update_chart_data", pp_t_update_chart_data},
     {"manage_hyperlinks", pp_t_manage_hyperlinks},
     {"manage_image", pp_t_manage_image},

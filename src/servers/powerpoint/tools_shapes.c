@@ -357,8 +357,11 @@ int pp_t_manage_text(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             return 0;
         }
         if (!strcmp(op, "format_runs")) return format_runs(p, slide, args, res);
-        return mb_mcp_fail(res, "manage_text operation 'validate' is not implemented by mcpbox's powerpoint "
-                                "server (only 'add', 'format' and 'format_runs')");
+        sh = NULL;
+        pp_shapes(pp_sptree(pp_part_xml(p, slide)), &sh);
+        int rc = pp_text_validate(p, slide, sh[json_integer_value(si)], args, res);
+        free(sh);
+        return rc;
     }
     pp_errorf(res, "Invalid operation: %s. Must be 'add', 'format', 'validate', or 'format_runs'", op);
     return 0;

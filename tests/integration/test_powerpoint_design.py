@@ -1,0 +1,135 @@
+"""`mcpbox mcp powerpoint`: apply_picture_effects, apply_professional_design's
+presentation operations and manage_text "validate" (2.0.6's
+professional_tools.py, design_utils.py, validation_utils.py), with upstream's
+texts; the written XML read back with zipfile + ElementTree."""
+import zipfile
+import xml.etree.ElementTree as ET
+
+from test_server_powerpoint import Checked, pp, root, slide_parts  # noqa: F401
+
+A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
+
+
+def deck(pp, layout=6):
+    pp("create_presentation")
+    pp("switch_presentation", {"presentation_id": "presentation_1"})
+    pp("add_slide", {"layout_index": layout})
+
+
+def shapes(z, part):
+    tree = ET.fromstring(z.read(part)).find(P + "cSld/" + P + "spTree")
+    return [e for e in tree if e.tag in {P + t for t in ("sp", "grpSp", "graphicFrame", "cxnSp", "pic")}]
+
+
+def test_apply_picture_effects(pp, root):
+    assert pp("apply_picture_effects", {"slide_index": 0, "shape_index": 0, "effects": {}}) == {
+        "error": "No presentation is currently loaded or the specified ID is invalid"}
+    deck(pp)
+    pp("add_shape", {"slide_index": 0, "shape_type": "oval", "left": 1, "top": 1, "width": 2, "height": 2})
+    pp("add_shape", {"slide_index": 0, "shape_type": "oval", "left": 1, "top": 1, "width": 2, "height": 2})
+    pp("add_table", {"slide_index": 0, "rows": 1, "cols": 1, "left": 1, "top": 4, "width": 2, "height": 1})
+    assert pp("apply_picture_effects", {"slide_index": 0, "shape_index": 3, "effects": {}}) == {
+        "error": "Invalid shape index: 3. Available shapes: 0-2"}
+    assert pp("apply_picture_effects", {"slide_index": 2, "shape_index": 0, "effects": {}}) == {
+        "error": "Invalid slide index: 2. Available slides: 0-0"}
+    d = pp("apply_picture_effects", {"slide_index": 0, "shape_index": 0, "effects": {
+        "shadow": {"blur_radius": 5}, "sparkle": {}, "rotation": {"rotation": 390.5}, "glow": {},
+        "filter": {"filter_type": "sepia"}}})
+    assert d == {"message": "Applied 4 effects to shape 0 on slide 0",
+                 "applied_effects": ["shadow", "rotation", "glow", "filter"],
+                 "warnings": ["Unknown effect type: sparkle"]}
+    # a rotation value Python cannot round fails inside upstream's own try: still "applied"
+    d = pp("apply_picture_effects", {"slide_index": 0, "shape_index": 1, "effects": {"rotation": {"rotation": "x"}}})
+    assert d == {"message": "Applied 1 effects to shape 1 on slide 0", "applied_effects": ["rotation"]}
+    d = pp("apply_picture_effects", {"slide_index": 0, "shape_index": 2, "effects": {"rotation": {"rotation": -30}}})
+    assert d["applied_effects"] == ["rotation"]
+    text = pp("apply_picture_effects", {"slide_index": 0, "shape_index": 0, "effects": {"shadow": 3}}, error=True)
+    assert "effects.shadow" in text and "valid dictionary" in text
+    pp("save_presentation", {"file_path": "e.pptx"})
+    z = zipfile.ZipFile(str(root / "e.pptx"))
+    s0, s1, s2 = shapes(z, slide_parts(z)[0])
+    # 390.5 degrees: int(round(390.5 * 60000)) % 21600000; shadow/glow/filter write nothing
+    assert s0.find(P + "spPr/" + A + "xfrm").get("rot") == str(int(round(390.5 * 60000)) % 21600000)
+    assert s0.find(P + "spPr/" + A + "effectLst") is None
+    assert s1.find(P + "spPr/" + A + "xfrm").get("rot") is None
+    assert s2.find(P + "xfrm").get("rot") is None  # a graphic frame fails inside upstream's try
+
+
+def test_professional_design_operations(pp, root):
+    deck(pp)
+    d = pp("apply_professional_design", {"operation": "professional_slide", "slide_type": "title_content",
+                                         "title": "Results", "content": ["Up 10%", "Costs down"],
+                                         "color_scheme": "warm_red"})
+    assert d == {"message": "Added professional title_content slide", "slide_index": 1,
+                 "color_scheme": "warm_red", "slide_type": "title_content"}
+    d = pp("apply_professional_design", {"operation": "professional_slide", "slide_type": "blank",
+                                         "title": "ignored", "content": ["x"]})
+    assert d["slide_index"] == 2
+    assert pp("apply_professional_design", {"operation": "professional_slide", "slide_index": 9}) == {
+        "error": "Invalid slide index: 9. Available slides: 0-2"}
+    assert pp("apply_professional_design", {"operation": "enhance"}) == {
+        "error": "slide_index is required for enhance operation"}
+    assert pp("apply_professional_design", {"operation": "enhance", "slide_index": 5}) == {
+        "error": "Invalid slide index: 5. Available slides: 0-2"}
+    d = pp("apply_professional_design", {"operation": "enhance", "slide_index": 1})
+    assert d == {"message": "Enhanced slide 1 with modern_blue scheme", "slide_index": 1,
+                 "color_scheme": "modern_blue", "enhancements_applied": ["title", "shapes"]}
+    d = pp("apply_professional_design", {"operation": "enhance", "slide_index": 0, "enhance_shapes": False})
+    assert d["enhancements_applied"] == []  # the blank slide has no title
+    assert pp("apply_professional_design", {"operation": "theme", "apply_to_existing": False}) == {
+        "message": "Applied modern_blue theme to presentation", "color_scheme": "modern_blue",
+        "applied_to_existing": False}
+    assert pp("apply_professional_design", {"operation": "slide"}) == {
+        "error": "Invalid operation: slide. Must be 'slide', 'theme', 'enhance', or 'get_schemes'"}
+    pp("save_presentation", {"file_path": "p.pptx"})
+    z = zipfile.ZipFile(str(root / "p.pptx"))
+    texts = [["".join(t.text or "" for t in s.iter(A + "t"))] for s in shapes(z, slide_parts(z)[1])]
+    assert texts == [["Results"], ["\u2022 Up 10%\u2022 Costs down"]]
+    paras = [["".join(t.text or "" for t in p.iter(A + "t")) for p in s.iter(A + "p")]
+             for s in shapes(z, slide_parts(z)[1])]
+    assert paras[1] == ["\u2022 Up 10%", "\u2022 Costs down"]
+    assert shapes(z, slide_parts(z)[2]) == []
+
+
+def test_manage_text_validate(pp, root):
+    deck(pp)
+    pp("manage_text", {"slide_index": 0, "operation": "add", "text": "short", "left": 1, "top": 1,
+                       "width": 4, "height": 1})
+    long = "x" * 120
+    pp("manage_text", {"slide_index": 0, "operation": "add", "text": long, "left": 1, "top": 3,
+                       "width": 2, "height": 1})
+    pp("manage_text", {"slide_index": 0, "operation": "add", "text": "a\n\n\n\nb", "left": 5, "top": 3,
+                       "width": 1, "height": 1})
+    assert pp("manage_text", {"slide_index": 0, "operation": "validate"}) == {
+        "error": "Invalid shape index for validation: None. Available shapes: 0-2"}
+    d = pp("manage_text", {"slide_index": 0, "operation": "validate", "shape_index": 0})
+    assert d == {"fits": True, "estimated_overflow": False, "suggested_font_size": 12,
+                 "suggested_dimensions": None, "warnings": [], "needs_optimization": False}
+    # 120 chars at 0.6 x 12pt against 2in = 144pt: overflow, and a line over 100
+    d = pp("manage_text", {"slide_index": 0, "operation": "validate", "shape_index": 1, "validation_only": True})
+    est = 120 * (12 * 0.6)
+    sugg = max(int((144.0 / 120) * 0.8), 8)
+    assert d == {"fits": False, "estimated_overflow": True, "suggested_font_size": sugg,
+                 "suggested_dimensions": {"width": est * 1.2, "height": 72.0},
+                 "warnings": ["Text may overflow. Consider font size %d or increase width to %.1f points"
+                              % (sugg, est * 1.2),
+                              "Very long lines detected. Consider adding line breaks."],
+                 "needs_optimization": True}
+    # given text instead of the shape's, font size 20
+    d = pp("manage_text", {"slide_index": 0, "operation": "validate", "shape_index": 0, "text": "abc",
+                           "font_size": 20})
+    assert d["fits"] is True and d["suggested_font_size"] == 20
+    # without validation_only the slide is fixed: every overflowing shape gets the size
+    d = pp("manage_text", {"slide_index": 0, "operation": "validate", "shape_index": 1, "min_font_size": 9})
+    assert d["fits"] is False
+    assert d["validation_passed"] is False
+    assert d["issues_found"] == ["Shape 1: Text may not fit properly"]
+    assert d["fixes_applied"] == ["Shape 1: Adjusted font size to 9pt"]
+    assert d["warnings"] == ["Shape 2: Contains 3 empty paragraphs"]  # replaced by the fix's warnings
+    assert (d["shapes_processed"], d["text_shapes_optimized"]) == (3, 1)
+    assert d["summary"] == "Found 1 issues, applied 1 fixes"
+    pp("save_presentation", {"file_path": "v.pptx"})
+    z = zipfile.ZipFile(str(root / "v.pptx"))
+    sp = shapes(z, slide_parts(z)[0])[1]
+    assert {r.find(A + "rPr").get("sz") for r in sp.iter(A + "r")} == {"900"}
