@@ -133,3 +133,76 @@ def test_manage_text_validate(pp, root):
     z = zipfile.ZipFile(str(root / "v.pptx"))
     sp = shapes(z, slide_parts(z)[0])[1]
     assert {r.find(A + "rPr").get("sz") for r in sp.iter(A + "r")} == {"900"}
+
+
+# ------------------------------------------------------------------ fonts
+
+import os  # noqa: E402
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+
+DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+
+
+def upstream_analysis(path):
+    """analyze_font_file's fields computed with fontTools, as upstream does"""
+    from fontTools.ttLib import TTFont
+    font = TTFont(path)
+    family = style = ""
+    for record in font["name"].names:
+        if record.nameID == 1:
+            family = str(record)
+        elif record.nameID == 2:
+            style = str(record)
+    return {"file_path": path, "font_family": family, "font_style": style,
+            "num_glyphs": len(font.getGlyphSet().keys()), "file_size": os.path.getsize(path),
+            "analysis_success": True}
+
+
+@pytest.mark.skipif(not os.path.exists(DEJAVU), reason="fonts-dejavu-core is not installed")
+def test_manage_fonts(pp, root):
+    pytest.importorskip("fontTools")
+    from fontTools.ttLib import TTFont
+    shutil.copy(DEJAVU, str(root / "f.ttf"))
+    expected = dict(upstream_analysis(str(root / "f.ttf")), file_path="f.ttf")
+    assert pp("manage_fonts", {"operation": "analyze", "font_path": "f.ttf"}) == expected
+    (root / "bad.ttf").write_bytes(b"\x00" * 40)
+    assert pp("manage_fonts", {"operation": "analyze", "font_path": "bad.ttf"}) == {
+        "file_path": "bad.ttf", "analysis_success": False,
+        "error": "Not a TrueType or OpenType font (bad sfntVersion)"}
+    (root / "tiny.ttf").write_bytes(b"OT")
+    assert pp("manage_fonts", {"operation": "analyze", "font_path": "tiny.ttf"})["error"] == \
+        "Not a TrueType or OpenType font (not enough data)"
+    assert pp("manage_fonts", {"operation": "analyze", "font_path": "none.ttf"}) == {
+        "file_path": "none.ttf", "analysis_success": False,
+        "error": "[Errno 2] No such file or directory: 'none.ttf'"}
+    d = pp("manage_fonts", {"operation": "recommend", "font_path": "f.ttf"})
+    assert d["presentation_type"] == "business" and d["font_analysis"]["font_family"] == "DejaVu Sans"
+    assert d["recommendations"] == {
+        "suitable_for": ["titles", "body_text", "captions"],
+        "recommended_sizes": {"title": "24-36pt", "subtitle": "16-20pt", "body": "12-16pt"},
+        "usage_tips": ["Use for professional presentations", "Good for readability at distance",
+                       "Works well with business themes"], "compatibility": "good"}
+    d = pp("manage_fonts", {"operation": "recommend", "font_path": "f.ttf", "presentation_type": "creative"})
+    assert d["recommendations"] == {"suitable_for": [], "recommended_sizes": {}, "usage_tips": [],
+                                    "compatibility": "good"}
+    # optimize: subset to the text's characters; fontTools reads the result
+    d = pp("manage_fonts", {"operation": "optimize", "font_path": "f.ttf", "output_path": "small.ttf",
+                            "text_content": "Hello"})
+    assert d == {"message": "Optimized font: f.ttf", "original_path": "f.ttf", "optimized_path": "small.ttf"}
+    small = TTFont(str(root / "small.ttf"))
+    assert set(small.getBestCmap()) == {ord(c) for c in "Helo"}
+    assert os.path.getsize(str(root / "small.ttf")) < os.path.getsize(str(root / "f.ttf")) / 10
+    d = pp("manage_fonts", {"operation": "optimize", "font_path": "f.ttf"})
+    assert d["optimized_path"].startswith("/tmp/tmp") and d["optimized_path"].endswith(".ttf")
+    assert TTFont(d["optimized_path"])["maxp"].numGlyphs == TTFont(str(root / "f.ttf"))["maxp"].numGlyphs
+    os.unlink(d["optimized_path"])
+    assert pp("manage_fonts", {"operation": "optimize", "font_path": "bad.ttf"}) == {
+        "error": "Failed to optimize font: Font optimization failed: Not a TrueType or OpenType font "
+                 "(bad sfntVersion)"}
+    assert pp("manage_fonts", {"operation": "optimize", "font_path": "f.ttf", "output_path": "no/dir/x.ttf"}) == {
+        "error": "Failed to optimize font: Font optimization failed: [Errno 2] No such file or directory: "
+                 "'no/dir/x.ttf'"}
+    assert pp("manage_fonts", {"operation": "shrink", "font_path": "f.ttf"}) == {
+        "error": "Invalid operation: shrink. Must be 'analyze', 'optimize', or 'recommend'"}

@@ -444,12 +444,6 @@ def test_hostile_files_give_clear_errors(pp, root):
     assert pp("list_presentations")["total_presentations"] == 0
 
 
-def test_unfinished_tools_say_so(pp):
-    pp("create_presentation")
-    text = pp("manage_fonts", {"operation": "analyze", "font_path": "x.ttf"}, error=True)
-    assert "not implemented by mcpbox" in text
-
-
 def test_connector_table_cell_masters_transitions(pp, root):
     pp("create_presentation")
     pid = {"presentation_id": "presentation_1"}

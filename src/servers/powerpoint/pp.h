@@ -246,6 +246,8 @@ int pp_text_validate(pp_pres *p, const char *slide, xmlNodePtr shape, json_t *ar
 int pp_t_apply_picture_effects(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* apply_professional_design's professional_slide / theme / enhance */
 int pp_professional_op(mb_mcp_call *call, json_t *args, mb_mcp_result *res, const char *op);
+/* tools_fonts.c */
+int pp_t_manage_fonts(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_layout.c */
 int pp_t_apply_slide_template(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_create_slide_from_template(mb_mcp_call *, json_t *, mb_mcp_result *);

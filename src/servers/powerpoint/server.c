@@ -52,6 +52,7 @@ static const struct {
     {"auto_generate_presentation", pp_t_auto_generate_presentation},
     {"optimize_slide_text", pp_t_optimize_slide_text},
     {"apply_picture_effects", pp_t_apply_picture_effects},
+    {"manage_fonts", pp_t_manage_fonts},
     {"update_chart_data", pp_t_update_chart_data},
     {"manage_hyperlinks", pp_t_manage_hyperlinks},
     {"manage_image", pp_t_manage_image},
