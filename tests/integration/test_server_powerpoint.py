@@ -635,8 +635,6 @@ def test_manage_image_add(pp, root):
     assert pp("manage_image", {"slide_index": 0, "operation": "add", "source_type": "base64",
                                "image_source": "abc", **pid}) == {
         "error": "Failed to process base64 image: Incorrect padding"}
-    assert "not implemented" in pp("manage_image", {"slide_index": 0, "operation": "enhance",
-                                                     "image_source": "a.png", **pid}, error=True)
     info = pp("get_slide_info", {"slide_index": 0, **pid})
     assert [s["shape_type"] for s in info["shapes"]] == ["PICTURE (13)"] * 3
     # native size: pixels at the PNG's DPI; width given: height keeps the aspect ratio

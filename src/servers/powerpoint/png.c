@@ -34,12 +34,19 @@ static void chunk(mb_buf *b, const char *type, const unsigned char *data, size_t
 
 int pp_png_rgb(const unsigned char *rgb, unsigned w, unsigned h, char **out, size_t *len)
 {
-    size_t row = (size_t)w * 3 + 1, raw_n = row * h;
+    return pp_png_write(rgb, w, h, 3, out, len);
+}
+
+int pp_png_write(const unsigned char *rgb, unsigned w, unsigned h, unsigned ch, char **out, size_t *len)
+{
+    static const unsigned char CT[5] = {0, 0, 4, 2, 6}; /* grey, grey+alpha, RGB, RGBA */
+    if (ch < 1 || ch > 4) return -1;
+    size_t row = (size_t)w * ch + 1, raw_n = row * h;
     unsigned char *raw = malloc(raw_n);
     if (!raw) return -1;
     for (unsigned y = 0; y < h; y++) {
         raw[y * row] = 0; /* filter: none */
-        memcpy(raw + y * row + 1, rgb + (size_t)y * w * 3, (size_t)w * 3);
+        memcpy(raw + y * row + 1, rgb + (size_t)y * w * ch, (size_t)w * ch);
     }
     uLongf zn = compressBound((uLong)raw_n);
     unsigned char *z = malloc(zn);
@@ -53,7 +60,7 @@ int pp_png_rgb(const unsigned char *rgb, unsigned w, unsigned h, char **out, siz
     unsigned char ihdr[13];
     be32(ihdr, w);
     be32(ihdr + 4, h);
-    ihdr[8] = 8, ihdr[9] = 2, ihdr[10] = 0, ihdr[11] = 0, ihdr[12] = 0; /* 8-bit RGB */
+    ihdr[8] = 8, ihdr[9] = CT[ch], ihdr[10] = 0, ihdr[11] = 0, ihdr[12] = 0; /* 8 bits per sample */
     chunk(&b, "IHDR", ihdr, sizeof ihdr);
     chunk(&b, "IDAT", z, zn);
     chunk(&b, "IEND", NULL, 0);

@@ -184,6 +184,10 @@ void pp_srgb(xmlNodePtr parent, json_t *rgb);
 /* png.c: an 8-bit RGB PNG of w*h pixels (caller frees *out); upstream's
  * 1920x1080 gradient ("horizontal", "vertical", anything else diagonal). */
 int pp_png_rgb(const unsigned char *rgb, unsigned w, unsigned h, char **out, size_t *len);
+/* the same for 1-4 channels of 8 bits (L, LA, RGB, RGBA) */
+int pp_png_write(const unsigned char *px, unsigned w, unsigned h, unsigned ch, char **out, size_t *len);
+/* enhance.c: manage_image "enhance" after upstream's path checks */
+int pp_image_enhance(json_t *args, mb_mcp_result *res);
 int pp_gradient_png(const int start[3], const int end[3], const char *direction, char **out, size_t *len);
 
 /* layout.c: upstream's template engine (template_utils.py). */

@@ -3,7 +3,7 @@
  * utils/content_utils.py add_image): python-pptx's add_picture with one
  * image part per distinct image (SHA-1) named ppt/media/imageN.ext, the
  * picture sized from the image's pixels and DPI unless width/height are
- * given. "enhance" (Pillow filters) is not implemented.
+ * given. "enhance" is in enhance.c.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -189,8 +189,12 @@ int pp_t_manage_image(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             pp_errorf(res, "Enhancement operation requires file path, not base64 data");
             return 0;
         }
-        return mb_mcp_fail(res, "manage_image operation 'enhance' (Pillow filters) is not implemented by "
-                                "mcpbox's powerpoint server");
+        struct stat est;
+        if (stat(src, &est)) { /* os.path.exists */
+            pp_errorf(res, "Image file not found: %s", src);
+            return 0;
+        }
+        return pp_image_enhance(args, res);
     }
     if (strcmp(op, "add")) {
         pp_errorf(res, "Invalid operation: %s. Must be 'add' or 'enhance'", op);
