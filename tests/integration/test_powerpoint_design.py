@@ -206,3 +206,67 @@ def test_manage_fonts(pp, root):
                  "'no/dir/x.ttf'"}
     assert pp("manage_fonts", {"operation": "shrink", "font_path": "f.ttf"}) == {
         "error": "Invalid operation: shrink. Must be 'analyze', 'optimize', or 'recommend'"}
+
+
+# ------------------------------------------------------------ hostile input
+
+import random  # noqa: E402
+import struct  # noqa: E402
+import zlib  # noqa: E402
+
+
+def sfnt(tables):
+    """an sfnt with the given tables (tag -> bytes), offsets as the directory says"""
+    n = len(tables)
+    head = struct.pack(">IHHHH", 0x00010000, n, 16, 0, 0)
+    off = 12 + 16 * n
+    dirs, body = b"", b""
+    for tag, data in tables.items():
+        dirs += struct.pack(">4sIII", tag.encode(), 0, off + len(body), len(data))
+        body += data + b"\0" * (-len(data) % 4)
+    return head + dirs + body
+
+
+def test_hostile_inputs_of_the_new_tools(pp, root):
+    rnd = random.Random(11)
+    # fonts: random tables, lying offsets and counts, a WOFF whose table does not inflate
+    for i in range(30):
+        tables = {"name": bytes(rnd.randrange(256) for _ in range(rnd.randrange(0, 80))),
+                  "maxp": bytes(rnd.randrange(256) for _ in range(rnd.randrange(0, 10)))}
+        if i % 3 == 0:
+            tables["name"] = struct.pack(">HHH", 0, 5000, 6) + tables["name"]
+        (root / ("r%d.ttf" % i)).write_bytes(sfnt(tables))
+        d = pp("manage_fonts", {"operation": "analyze", "font_path": "r%d.ttf" % i})
+        assert d["file_path"] == "r%d.ttf" % i and isinstance(d["analysis_success"], bool)
+        pp("manage_fonts", {"operation": "optimize", "font_path": "r%d.ttf" % i, "text_content": "abc",
+                            "output_path": "o%d.ttf" % i})
+    woff = b"wOFF" + struct.pack(">IIHHIHHIIIII", 0x00010000, 200, 1, 0, 100, 1, 0, 0, 0, 0, 0, 0)
+    woff += struct.pack(">4sIIII", b"name", 64, 20, 1000000, 0) + b"\x78\x9c" + b"\xff" * 18
+    (root / "w.woff").write_bytes(woff)
+    d = pp("manage_fonts", {"operation": "analyze", "font_path": "w.woff"})
+    assert d["analysis_success"] is False
+    # an image that declares 60000 x 60000 pixels
+    ihdr = struct.pack(">IIBBBBB", 60000, 60000, 8, 2, 0, 0, 0)
+    idat = zlib.compress(b"\0" * 64)
+    png = (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
+           + struct.pack(">I", len(idat)) + b"IDAT" + idat + struct.pack(">I", zlib.crc32(b"IDAT" + idat)))
+    (root / "huge.png").write_bytes(png)
+    deck(pp)
+    d = pp("manage_image", {"slide_index": 0, "operation": "enhance", "image_source": "huge.png"})
+    assert d == {"error": "Failed to enhance image: image too large for mcpbox's enhance (16 Mpixels)"}
+    # charts over the point cap are refused before anything is built
+    text = pp("add_chart", {"slide_index": 0, "chart_type": "line", "left": 1, "top": 1, "width": 1,
+                            "height": 1, "categories": ["c"] * 2000, "series_names": ["s"] * 600,
+                            "series_values": [[1] * 2000] * 600}, error=True)
+    assert "data points" in text
+    # template sequences with odd members: no id, an object id, non-object content
+    d = pp("create_presentation_from_templates", {"template_sequence": [
+        {"template_id": {"x": 1}}, {"template_id": 7}, {"template_id": "title_slide", "content": "oops"},
+        {"template_id": "title_slide", "content": {"title": 5}}]})
+    res = d["creation_result"]["slides_created"]
+    assert res[0]["error"] == "Failed to apply enhanced template: unhashable type: 'dict'"
+    assert res[1]["error"] == "Template '7' not found"
+    assert res[2]["success"] is True
+    assert res[3]["elements_created"][0] == {"type": "text", "role": "title",
+                                             "error": "'int' object has no attribute 'split'"}
+    assert d["warning"] == "Presentation created with some errors"

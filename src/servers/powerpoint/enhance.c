@@ -31,7 +31,7 @@
 #include "servers/powerpoint/pp.h"
 
 #define MAX_IMAGE_FILE (64u << 20)
-#define MAX_PIXELS (64u << 20)
+#define MAX_PIXELS (16u << 20)
 
 typedef struct img {
     unsigned w, h, ch; /* ch: 1 L, 2 LA, 3 RGB, 4 RGBA */
@@ -79,7 +79,7 @@ static int decode_png(const unsigned char *d, size_t n, img *im, char **why)
     unsigned w = png_get_image_width(png, info), h = png_get_image_height(png, info);
     int depth = png_get_bit_depth(png, info), ct = png_get_color_type(png, info);
     if ((uint64_t)w * h > MAX_PIXELS) {
-        *why = mb_strdup("image too large for mcpbox's enhance (64 Mpixels)");
+        *why = mb_strdup("image too large for mcpbox's enhance (16 Mpixels)");
         png_error(png, "size");
     }
     if (ct == PNG_COLOR_TYPE_PALETTE) im->bad = "palette";
@@ -140,7 +140,7 @@ static int decode_jpeg(const unsigned char *d, size_t n, img *im, char **why)
     c.out_color_space = c.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_start_decompress(&c);
     if ((uint64_t)c.output_width * c.output_height > MAX_PIXELS) {
-        *why = mb_strdup("image too large for mcpbox's enhance (64 Mpixels)");
+        *why = mb_strdup("image too large for mcpbox's enhance (16 Mpixels)");
         longjmp(e.jb, 1);
     }
     im->w = c.output_width, im->h = c.output_height, im->ch = (unsigned)c.output_components;

@@ -375,7 +375,7 @@ static int text_element(pp_pres *p, const char *slide, json_t *data, json_t *el,
         *why = mb_strdup("'position'");
         return -1;
     }
-    if (custom && !json_is_string(custom) && truthy(custom) && truthy(json_object_get(st, "auto_wrap"))) {
+    if (custom && !json_is_string(custom) && truthy(custom)) { /* wrap or text_frame.text: str methods */
         *why = mb_asprintf("'%s' object has no attribute 'split'", mb_py_type_name(custom));
         return -1;
     }
