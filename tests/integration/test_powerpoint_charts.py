@@ -290,3 +290,18 @@ def test_libreoffice_round_trip(pp, root, soffice, tmp_path):
     assert len(sers) == 1 and sers[0].find(C + "tx//" + C + "v").text == "Fresh"
     assert [v.text for v in sers[0].find(C + "cat").iter(C + "v")] == ["W", "X"]
     assert workbook(z, part)[1][:3] == [[None, "Fresh"], ["W", 1], ["X", 2]]
+
+
+def test_update_chart_values_iterate_as_python(pp, root):
+    deck(pp)
+    pp("add_chart", chart_args("bar"))
+    d = pp("update_chart_data", {"slide_index": 0, "shape_index": 0, "categories": ["a", "b"],
+                                 "series_data": [{"name": "s", "values": "7\u00e9"},
+                                                 {"name": "k", "values": {"1": 0, "2": 0}}]})
+    assert d["series_count"] == 2
+    pp("save_presentation", {"file_path": "i.pptx"})
+    z = zipfile.ZipFile(str(root / "i.pptx"))
+    part, cs, _ = chart_of(z, slide_parts(z)[0], 0)
+    sers = cs.findall(".//" + C + "ser")
+    assert [v.text for v in sers[0].find(C + "val").iter(C + "v")] == ["7", "\u00e9"]
+    assert [v.text for v in sers[1].find(C + "val").iter(C + "v")] == ["1", "2"]

@@ -957,13 +957,29 @@ int pp_t_update_chart_data(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             pp_errorf(res, "Each series must have 'name' and 'values' keys");
             return 0;
         }
-        if (!json_is_array(vals)) { /* for value in values */
+        json_t *iter = NULL; /* for value in values: a str gives its characters, a dict its keys */
+        if (json_is_string(vals)) {
+            iter = json_array();
+            const char *c = json_string_value(vals), *e = c + json_string_length(vals);
+            while (c < e) {
+                size_t n = 1;
+                while (c + n < e && ((unsigned char)c[n] & 0xC0) == 0x80) n++;
+                json_array_append_new(iter, json_stringn(c, n));
+                c += n;
+            }
+        } else if (json_is_object(vals)) {
+            iter = json_array();
+            const char *k;
+            json_t *x;
+            json_object_foreach(vals, k, x) json_array_append_new(iter, json_string(k));
+        } else if (!json_is_array(vals)) {
             cd_free(&d), free(part);
-            if (json_is_string(vals) || json_is_object(vals))
-                return mb_mcp_fail(res, "update_chart_data: series 'values' must be a list (mcpbox does not "
-                                        "iterate a %s as Python would)", mb_py_type_name(vals));
             pp_errorf(res, "Failed to update chart data: '%s' object is not iterable", mb_py_type_name(vals));
             return 0;
+        }
+        if (iter) {
+            json_object_set_new(sd, "values", iter); /* owned by args from here on */
+            vals = iter;
         }
         if (!json_is_string(name) && !json_is_null(name)) { /* saxutils.escape(name) */
             cd_free(&d), free(part);
