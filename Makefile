@@ -3,7 +3,7 @@
 # file under src/ is built without touching this file.
 
 CC      ?= cc
-PKGS    := libmicrohttpd jansson sqlite3 libpq libarchive libcrypto libseccomp libcap uuid libpcre2-8 libzip libxml-2.0 libcurl
+PKGS    := libmicrohttpd jansson sqlite3 libpq libarchive libcrypto libseccomp libcap uuid libpcre2-8 libzip libxml-2.0 libcurl zlib harfbuzz-subset libpng libjpeg
 CSTD    := -std=gnu17
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

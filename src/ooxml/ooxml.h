@@ -109,6 +109,9 @@ int mb_ooxml_from_file(const mb_ooxml *pkg);
 int mb_ooxml_save(mb_ooxml *pkg, mb_err *err);
 /* Writes the package to `path` (temp file + rename), mode 0644 & ~umask. */
 int mb_ooxml_save_as(mb_ooxml *pkg, const char *path, mb_err *err);
+/* The package as the bytes of a new zip (an embedded workbook, ...);
+ * *data is NUL-terminated, caller frees. */
+int mb_ooxml_save_mem(mb_ooxml *pkg, char **data, size_t *len, mb_err *err);
 
 /* Parses XML text the way parts are parsed (no network, DOCTYPE refused).
  * `what` names the text in error messages. Caller frees the document. */

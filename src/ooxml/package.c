@@ -441,14 +441,11 @@ int mb_ooxml_save(mb_ooxml *pkg, mb_err *err)
     return MB_OK;
 }
 
-int mb_ooxml_save_as(mb_ooxml *pkg, const char *path, mb_err *err)
+/* Every live part into a fresh archive, [Content_Types].xml first as Office
+ * writes it. */
+static int stage_all(zip_t *za, mb_ooxml *pkg, mb_err *err)
 {
-    int ze = 0;
-    char why[128];
-    zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &ze);
-    if (!za) return mb_err_set(err, MB_EIO, "cannot create %s: %s", path, zip_why(ze, why, sizeof why));
     int rc = MB_OK;
-    /* [Content_Types].xml first, as Office writes it */
     mb_ooxml_part *ct = mb_ooxml__find(pkg, MB_OOXML_CT_PART);
     if (ct) rc = stage_part(za, pkg, ct, 1, err);
     for (size_t i = 0; !rc && i < pkg->n; i++) {
@@ -456,6 +453,59 @@ int mb_ooxml_save_as(mb_ooxml *pkg, const char *path, mb_err *err)
         if (p->removed || p == ct) continue;
         rc = stage_part(za, pkg, p, 1, err);
     }
+    return rc;
+}
+
+int mb_ooxml_save_mem(mb_ooxml *pkg, char **data, size_t *len, mb_err *err)
+{
+    *data = NULL;
+    *len = 0;
+    zip_error_t ze;
+    zip_error_init(&ze);
+    zip_source_t *src = zip_source_buffer_create(NULL, 0, 0, &ze);
+    zip_t *za = src ? zip_open_from_source(src, ZIP_TRUNCATE, &ze) : NULL;
+    if (!za) {
+        int rc = mb_err_set(err, MB_ENOMEM, "cannot create an in-memory package: %s", zip_error_strerror(&ze));
+        zip_error_fini(&ze);
+        if (src) zip_source_free(src);
+        return rc;
+    }
+    zip_error_fini(&ze);
+    zip_source_keep(src); /* read back after zip_close */
+    int rc = stage_all(za, pkg, err);
+    if (!rc && zip_close(za) != 0) rc = mb_err_set(err, MB_EIO, "cannot write the package: %s", zip_strerror(za));
+    if (rc) {
+        zip_discard(za);
+        zip_source_free(src);
+        return rc;
+    }
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_source_stat(src, &st) != 0 || !(st.valid & ZIP_STAT_SIZE) || zip_source_open(src) != 0) {
+        zip_source_free(src);
+        return mb_err_set(err, MB_EIO, "cannot read the in-memory package");
+    }
+    char *buf = mb_malloc(st.size + 1);
+    zip_int64_t got = zip_source_read(src, buf, st.size);
+    zip_source_close(src);
+    zip_source_free(src);
+    if (got < 0 || (zip_uint64_t)got != st.size) {
+        free(buf);
+        return mb_err_set(err, MB_EIO, "cannot read the in-memory package");
+    }
+    buf[st.size] = 0;
+    *data = buf;
+    *len = (size_t)st.size;
+    return MB_OK;
+}
+
+int mb_ooxml_save_as(mb_ooxml *pkg, const char *path, mb_err *err)
+{
+    int ze = 0;
+    char why[128];
+    zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &ze);
+    if (!za) return mb_err_set(err, MB_EIO, "cannot create %s: %s", path, zip_why(ze, why, sizeof why));
+    int rc = stage_all(za, pkg, err);
     if (rc) {
         zip_discard(za);
         return rc;

@@ -280,6 +280,41 @@ static void test_ooxml_opc_helpers(void **state)
     mb_ooxml_free(pkg);
 }
 
+/* mb_ooxml_save_mem: the same package as bytes, which open back with every
+ * part (written to a file here only to reopen them). */
+static void test_ooxml_save_mem(void **state)
+{
+    (void)state;
+    char *p = make_package("mem-src.zip");
+    mb_ooxml *pkg = NULL;
+    mb_err err = {0};
+    assert_int_equal(mb_ooxml_open(p, NULL, &pkg, NULL, &err), 0);
+    mb_ooxml_put(pkg, "extra.txt", "hello", 5);
+    char *data = NULL;
+    size_t len = 0;
+    assert_int_equal(mb_ooxml_save_mem(pkg, &data, &len, &err), 0);
+    assert_true(len > 100);
+    assert_memory_equal(data, "PK\x03\x04", 4);
+    mb_ooxml_free(pkg);
+    char *q = path_of("mem-copy.zip");
+    assert_int_equal(mb_write_file_atomic(q, data, len, 0644, &err), 0);
+    free(data);
+    assert_int_equal(mb_ooxml_open(q, NULL, &pkg, NULL, &err), 0);
+    assert_int_equal(mb_ooxml_count(pkg), 5);
+    assert_string_equal(mb_ooxml_name(pkg, 0), "[Content_Types].xml");
+    char *got = NULL;
+    size_t gl = 0;
+    assert_int_equal(mb_ooxml_read(pkg, "extra.txt", &got, &gl, &err), 0);
+    assert_int_equal(gl, 5);
+    assert_memory_equal(got, "hello", 5);
+    free(got);
+    assert_int_equal(mb_ooxml_read(pkg, "a/big.xml", &got, &gl, &err), 0);
+    assert_non_null(strstr(got, "<row r=\"4999\"><c>34993</c></row>"));
+    free(got);
+    mb_ooxml_free(pkg);
+    free(p), free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_ooxml_zip_bomb_refused),
         cmocka_unit_test(test_ooxml_entity_bomb_refused),
         cmocka_unit_test(test_ooxml_opc_helpers),
+        cmocka_unit_test(test_ooxml_save_mem),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

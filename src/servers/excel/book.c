@@ -823,7 +823,8 @@ static void invalidate_results(xl_book *b)
     free(cc.target);
 }
 
-int xl_book_save(xl_book *b, char **why)
+/* Hands changed sheets, workbook and styles to the package. */
+static void flush(xl_book *b)
 {
     if (b->stale) invalidate_results(b);
     for (size_t i = 0; i < b->nsheets; i++) {
@@ -834,6 +835,20 @@ int xl_book_save(xl_book *b, char **why)
     }
     if (b->wb_dirty) mb_ooxml_touch(b->pkg, b->wb_part);
     if (b->styles && b->styles_dirty) mb_ooxml_touch(b->pkg, b->styles_part);
+}
+
+int xl_book_bytes(xl_book *b, char **data, size_t *len, char **why)
+{
+    flush(b);
+    mb_err err = {0};
+    int rc = mb_ooxml_save_mem(b->pkg, data, len, &err);
+    if (rc) *why = mb_strdup(err.msg);
+    return rc;
+}
+
+int xl_book_save(xl_book *b, char **why)
+{
+    flush(b);
     mb_err err = {0};
     /* a package opened from a file is saved in place; a new one is written */
     int rc = mb_ooxml_from_file(b->pkg) ? mb_ooxml_save(b->pkg, &err)

@@ -124,6 +124,9 @@ xl_book *xl_book_new(const char *path, const char *sheet);
  * (which Excel rebuilds) goes. Worksheets without cached formula results are
  * left byte for byte. */
 int xl_book_save(xl_book *b, char **why);
+/* The workbook as .xlsx bytes (an embedded chart workbook); the path is
+ * not written. *data caller frees. */
+int xl_book_bytes(xl_book *b, char **data, size_t *len, char **why);
 void xl_book_free(xl_book *b);
 
 /* The sheet called `name` (exact match, as openpyxl's wb[name]) or NULL. */

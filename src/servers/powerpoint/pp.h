@@ -162,7 +162,55 @@ int pp_valid_rgb(json_t *c);
 void pp_set_ll(xmlNodePtr n, const char *attr, long long v);
 void pp_set_id_name(xmlNodePtr cnvpr, long id, const char *base);
 
+/* Shapes the tools and the templates add (positions in inches from the
+ * numbers left/top/width/height of `pos`), appended to the slide's tree:
+ * python-pptx's add_textbox (empty), add_shape through upstream's
+ * add_shape_direct name map (NULL with *why for an unknown name),
+ * add_table (empty cells; returns the a:tbl), add_picture (width/height
+ * optional: native size or scaled; 0, or -1 with *why), add_chart with a
+ * CategoryChartData and format_chart's options in `fmt` (0, or -1 with *why:
+ * python-pptx's message). */
+xmlNodePtr pp_textbox_new(pp_pres *p, const char *slide, json_t *pos);
+xmlNodePtr pp_autoshape_new(pp_pres *p, const char *slide, const char *type, json_t *pos, char **why);
+xmlNodePtr pp_table_new(pp_pres *p, const char *slide, long long rows, long long cols, long long x, long long y,
+                        long long cx, long long cy);
+int pp_picture_add(pp_pres *p, const char *slide, const unsigned char *bytes, size_t len,
+                   const char *filename, json_t *pos, char **why);
+int pp_chart_add(pp_pres *p, const char *slide, const char *type, json_t *pos, json_t *categories,
+                 json_t *names, json_t *values, json_t *fmt, char **why);
+/* a:srgbClr val=RRGGBB under parent from [r, g, b]. */
+void pp_srgb(xmlNodePtr parent, json_t *rgb);
+
+/* png.c: an 8-bit RGB PNG of w*h pixels (caller frees *out); upstream's
+ * 1920x1080 gradient ("horizontal", "vertical", anything else diagonal). */
+int pp_png_rgb(const unsigned char *rgb, unsigned w, unsigned h, char **out, size_t *len);
+/* the same for 1-4 channels of 8 bits (L, LA, RGB, RGBA) */
+int pp_png_write(const unsigned char *px, unsigned w, unsigned h, unsigned ch, char **out, size_t *len);
+/* enhance.c: manage_image "enhance" after upstream's path checks */
+int pp_image_enhance(json_t *args, mb_mcp_result *res);
+int pp_gradient_png(const int start[3], const int end[3], const char *direction, char **out, size_t *len);
+
+/* layout.c: upstream's template engine (template_utils.py). */
+json_t *pp_templates(void); /* slide_layout_templates.json, new reference */
+size_t pp_py_len(const char *s); /* len() of a UTF-8 str */
+/* TextSizeCalculator.calculate_optimal_font_size / wrap_text_intelligently */
+int pp_optimal_font_size(const char *text, double cw, double ch, int min_size, int max_size);
+char *pp_wrap_text(const char *text, double max_width, double font_size);
+/* paragraph.line_spacing = x on every paragraph of a txBody */
+void pp_line_spacing(xmlNodePtr txbody, double spacing);
+/* set_slide_gradient_background / create_professional_gradient_background:
+ * a 10in x 7.5in gradient picture at 0,0 (errors swallowed, as upstream's). */
+void pp_gradient_background(pp_pres *p, const char *slide, const int start[3], const int end[3],
+                            const char *direction);
+void pp_professional_gradient(pp_pres *p, const char *slide, const char *scheme, const char *style,
+                              const char *direction);
+/* apply_slide_template on a slide: upstream's result dict (success, ...). */
+json_t *pp_apply_template(pp_pres *p, const char *slide, json_t *template_id, const char *scheme,
+                          json_t *content, json_t *images);
+
 /* tools_pres.c */
+/* pres.core_properties.title = title */
+void pp_core_set_title(pp_pres *p, const char *title);
 int pp_t_create_presentation(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_create_presentation_from_template(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_open_presentation(mb_mcp_call *, json_t *, mb_mcp_result *);
@@ -193,6 +241,23 @@ int pp_t_add_shape(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_list_slide_templates(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_get_template_info(mb_mcp_call *, json_t *, mb_mcp_result *);
 int pp_t_apply_professional_design(mb_mcp_call *, json_t *, mb_mcp_result *);
+/* tools_chart.c */
+int pp_t_add_chart(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_update_chart_data(mb_mcp_call *, json_t *, mb_mcp_result *);
+/* tools_validate.c: manage_text "validate" on a shape of a slide */
+int pp_text_validate(pp_pres *p, const char *slide, xmlNodePtr shape, json_t *args, mb_mcp_result *res);
+/* tools_design.c */
+int pp_t_apply_picture_effects(mb_mcp_call *, json_t *, mb_mcp_result *);
+/* apply_professional_design's professional_slide / theme / enhance */
+int pp_professional_op(mb_mcp_call *call, json_t *args, mb_mcp_result *res, const char *op);
+/* tools_fonts.c */
+int pp_t_manage_fonts(mb_mcp_call *, json_t *, mb_mcp_result *);
+/* tools_layout.c */
+int pp_t_apply_slide_template(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_create_slide_from_template(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_create_presentation_from_templates(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_auto_generate_presentation(mb_mcp_call *, json_t *, mb_mcp_result *);
+int pp_t_optimize_slide_text(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_image.c */
 int pp_t_manage_image(mb_mcp_call *, json_t *, mb_mcp_result *);
 /* tools_links.c */

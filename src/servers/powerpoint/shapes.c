@@ -394,13 +394,16 @@ static void max_id(xmlNodePtr n, long *max)
 {
     for (xmlNodePtr c = n->children; c; c = c->next) {
         if (c->type != XML_ELEMENT_NODE) continue;
-        xmlAttrPtr a = xmlHasProp(c, (const xmlChar *)"id");
-        if (a && !a->ns && a->children && a->children->content) {
-            char *end;
-            long x = strtol((const char *)a->children->content, &end, 10);
-            if (!*end && x > *max) *max = x;
+        for (xmlAttrPtr a = c->properties; a; a = a->next) { /* unqualified @id only */
+            if (a->ns || a->name[0] != 'i' || a->name[1] != 'd' || a->name[2]) continue;
+            if (a->children && a->children->content) {
+                char *end;
+                long x = strtol((const char *)a->children->content, &end, 10);
+                if (!*end && x > *max) *max = x;
+            }
+            break;
         }
-        max_id(c, max);
+        if (c->children) max_id(c, max);
     }
 }
 

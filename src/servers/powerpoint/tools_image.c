@@ -3,7 +3,7 @@
  * utils/content_utils.py add_image): python-pptx's add_picture with one
  * image part per distinct image (SHA-1) named ppt/media/imageN.ext, the
  * picture sized from the image's pixels and DPI unless width/height are
- * given. "enhance" (Pillow filters) is not implemented.
+ * given. "enhance" is in enhance.c.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -50,9 +50,8 @@ static int rel_to_fn(const mb_ooxml_rel *rel, void *payload)
     return 1;
 }
 
-/* slide.shapes.add_picture: 0 with the new pic appended, or -1 with *why. */
-static int add_picture(pp_pres *p, const char *slide, const unsigned char *bytes, size_t len,
-                       const char *filename, json_t *args, char **why)
+int pp_picture_add(pp_pres *p, const char *slide, const unsigned char *bytes, size_t len,
+                   const char *filename, json_t *args, char **why)
 {
     mb_ooxml_image m;
     if (mb_ooxml_image_info(bytes, len, &m)) {
@@ -190,8 +189,12 @@ int pp_t_manage_image(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             pp_errorf(res, "Enhancement operation requires file path, not base64 data");
             return 0;
         }
-        return mb_mcp_fail(res, "manage_image operation 'enhance' (Pillow filters) is not implemented by "
-                                "mcpbox's powerpoint server");
+        struct stat est;
+        if (stat(src, &est)) { /* os.path.exists */
+            pp_errorf(res, "Image file not found: %s", src);
+            return 0;
+        }
+        return pp_image_enhance(args, res);
     }
     if (strcmp(op, "add")) {
         pp_errorf(res, "Invalid operation: %s. Must be 'add' or 'enhance'", op);
@@ -206,7 +209,7 @@ int pp_t_manage_image(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             pp_errorf(res, "Failed to process base64 image: %s", bwhy);
             return 0;
         }
-        int rc = add_picture(p, slide, bytes, len, "image.png", args, &why);
+        int rc = pp_picture_add(p, slide, bytes, len, "image.png", args, &why);
         free(bytes);
         if (rc) {
             pp_errorf(res, "Failed to process base64 image: %s", why);
@@ -234,7 +237,7 @@ int pp_t_manage_image(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         return 0;
     }
     const char *base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
-    int rc = add_picture(p, slide, (const unsigned char *)data, len, base, args, &why);
+    int rc = pp_picture_add(p, slide, (const unsigned char *)data, len, base, args, &why);
     free(data);
     if (rc) {
         pp_errorf(res, "Failed to add image: %s", why);

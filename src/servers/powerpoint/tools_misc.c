@@ -426,7 +426,7 @@ static const struct {
     {"triangle", "roundRect", "Rounded Rectangle"}, /* 5 */
 };
 
-static void srgb(xmlNodePtr parent, json_t *rgb)
+void pp_srgb(xmlNodePtr parent, json_t *rgb)
 {
     char hex[8];
     snprintf(hex, sizeof hex, "%02X%02X%02X", (int)json_integer_value(json_array_get(rgb, 0)),
@@ -434,27 +434,17 @@ static void srgb(xmlNodePtr parent, json_t *rgb)
     xmlSetProp(pp_new(parent, PP_NS_A, "srgbClr"), (const xmlChar *)"val", (const xmlChar *)hex);
 }
 
-int pp_t_add_shape(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
+xmlNodePtr pp_autoshape_new(pp_pres *p, const char *slide, const char *type, json_t *pos, char **why)
 {
-    pp_pres *p = pp_target(call, args, res, NULL);
-    const char *slide = p ? pp_target_slide(p, args, res) : NULL;
-    if (!slide) return 0;
-    const char *type = json_string_value(json_object_get(args, "shape_type"));
     size_t k = sizeof SHAPES / sizeof SHAPES[0], hit = k;
     for (size_t i = 0; i < k; i++)
         if (!strcasecmp(type, SHAPES[i].name)) hit = i;
     if (hit == k) {
         mb_buf names = {0};
         for (size_t i = 0; i < k; i++) mb_buf_printf(&names, "%s%s", i ? ", " : "", SHAPES[i].name);
-        pp_errorf(res, "Unsupported shape type: '%s'. Available shape types: %s", type, names.data);
+        *why = mb_asprintf("Unsupported shape type: '%s'. Available shape types: %s", type, names.data);
         mb_buf_free(&names);
-        return 0;
-    }
-    static const char *const RGBS[] = {"fill_color", "line_color", "font_color", NULL};
-    for (int i = 0; RGBS[i]; i++) {
-        json_t *c = json_object_get(args, RGBS[i]);
-        if (json_array_size(c) && !pp_valid_rgb(c)) /* RGBColor(*c) raises */
-            return mb_mcp_fail(res, "add_shape: %s must be [R, G, B] with values 0-255", RGBS[i]);
+        return NULL;
     }
     xmlNodePtr tree = pp_sptree(pp_part_xml(p, slide));
     long id = pp_next_shape_id(tree);
@@ -469,11 +459,11 @@ int pp_t_add_shape(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     xmlNodePtr sppr = pp_new(sp, PP_NS_P, "spPr");
     xmlNodePtr xf = pp_new(sppr, PP_NS_A, "xfrm");
     xmlNodePtr off = pp_new(xf, PP_NS_A, "off");
-    pp_set_ll(off, "x", pp_inches(json_number_value(json_object_get(args, "left"))));
-    pp_set_ll(off, "y", pp_inches(json_number_value(json_object_get(args, "top"))));
+    pp_set_ll(off, "x", pp_inches(json_number_value(json_object_get(pos, "left"))));
+    pp_set_ll(off, "y", pp_inches(json_number_value(json_object_get(pos, "top"))));
     xmlNodePtr ext = pp_new(xf, PP_NS_A, "ext");
-    pp_set_ll(ext, "cx", pp_inches(json_number_value(json_object_get(args, "width"))));
-    pp_set_ll(ext, "cy", pp_inches(json_number_value(json_object_get(args, "height"))));
+    pp_set_ll(ext, "cx", pp_inches(json_number_value(json_object_get(pos, "width"))));
+    pp_set_ll(ext, "cy", pp_inches(json_number_value(json_object_get(pos, "height"))));
     xmlNodePtr geom = pp_new(sppr, PP_NS_A, "prstGeom");
     xmlSetProp(geom, (const xmlChar *)"prst", (const xmlChar *)SHAPES[hit].prst);
     pp_new(geom, PP_NS_A, "avLst");
@@ -493,12 +483,43 @@ int pp_t_add_shape(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     xmlSetProp(bp, (const xmlChar *)"anchor", (const xmlChar *)"ctr");
     pp_new(tx, PP_NS_A, "lstStyle");
     xmlSetProp(pp_new(pp_new(tx, PP_NS_A, "p"), PP_NS_A, "pPr"), (const xmlChar *)"algn", (const xmlChar *)"ctr");
+    pp_touch(p, slide);
+    return sp;
+}
+
+int pp_t_add_shape(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
+{
+    pp_pres *p = pp_target(call, args, res, NULL);
+    const char *slide = p ? pp_target_slide(p, args, res) : NULL;
+    if (!slide) return 0;
+    const char *type = json_string_value(json_object_get(args, "shape_type"));
+    static const char *const RGBS[] = {"fill_color", "line_color", "font_color", NULL};
+    char *why = NULL;
+    xmlNodePtr sp = NULL;
+    size_t k = sizeof SHAPES / sizeof SHAPES[0], hit = k;
+    for (size_t i = 0; i < k; i++)
+        if (!strcasecmp(type, SHAPES[i].name)) hit = i;
+    if (hit != k)
+        for (int i = 0; RGBS[i]; i++) {
+            json_t *c = json_object_get(args, RGBS[i]);
+            if (json_array_size(c) && !pp_valid_rgb(c)) /* RGBColor(*c) raises */
+                return mb_mcp_fail(res, "add_shape: %s must be [R, G, B] with values 0-255", RGBS[i]);
+        }
+    if (!(sp = pp_autoshape_new(p, slide, type, args, &why))) {
+        pp_errorf(res, "%s", why);
+        free(why);
+        return 0;
+    }
+    xmlNodePtr tree = sp->parent;
+    xmlNodePtr sppr = pp_child(sp, PP_NS_P, "spPr");
+    xmlNodePtr tx = pp_child(sp, PP_NS_P, "txBody");
+    xmlNodePtr bp = pp_child(tx, PP_NS_A, "bodyPr");
     /* format_shape: fill, line colour, line width */
     json_t *fill = json_object_get(args, "fill_color"), *lc = json_object_get(args, "line_color");
     json_t *lw = json_object_get(args, "line_width");
-    if (json_array_size(fill)) srgb(pp_new(sppr, PP_NS_A, "solidFill"), fill);
+    if (json_array_size(fill)) pp_srgb(pp_new(sppr, PP_NS_A, "solidFill"), fill);
     xmlNodePtr ln = NULL;
-    if (json_array_size(lc)) srgb(pp_new(ln = pp_new(sppr, PP_NS_A, "ln"), PP_NS_A, "solidFill"), lc);
+    if (json_array_size(lc)) pp_srgb(pp_new(ln = pp_new(sppr, PP_NS_A, "ln"), PP_NS_A, "solidFill"), lc);
     if (json_is_number(lw)) {
         if (!ln) ln = pp_new(sppr, PP_NS_A, "ln");
         pp_set_ll(ln, "w", (long long)(json_number_value(lw) * 12700));

@@ -278,6 +278,17 @@ static xmlDocPtr core_doc(pp_pres *p, char **part_out)
     return doc;
 }
 
+void pp_core_set_title(pp_pres *p, const char *title)
+{
+    char *part = NULL;
+    xmlDocPtr doc = core_doc(p, &part);
+    if (doc) {
+        core_set(xmlDocGetRootElement(doc), NS_DC, "dc", "title", title);
+        mb_ooxml_touch(p->pkg, part);
+    }
+    free(part);
+}
+
 static json_t *core_text(xmlNodePtr root, const char *ns, const char *local)
 {
     xmlNodePtr c = root ? core_child(root, ns, local) : NULL;

@@ -165,7 +165,7 @@ static int truthy(json_t *v)
     return 1;
 }
 
-static int add_textbox(pp_pres *p, const char *slide, json_t *args, mb_mcp_result *res)
+xmlNodePtr pp_textbox_new(pp_pres *p, const char *slide, json_t *pos)
 {
     xmlNodePtr tree = pp_sptree(pp_part_xml(p, slide));
     long id = pp_next_shape_id(tree);
@@ -175,10 +175,10 @@ static int add_textbox(pp_pres *p, const char *slide, json_t *args, mb_mcp_resul
     xmlSetProp(pp_new(nv, PP_NS_P, "cNvSpPr"), (const xmlChar *)"txBox", (const xmlChar *)"1");
     pp_new(nv, PP_NS_P, "nvPr");
     xmlNodePtr sppr = pp_new(sp, PP_NS_P, "spPr");
-    add_xfrm(sppr, PP_NS_A, pp_inches(json_number_value(json_object_get(args, "left"))),
-             pp_inches(json_number_value(json_object_get(args, "top"))),
-             pp_inches(json_number_value(json_object_get(args, "width"))),
-             pp_inches(json_number_value(json_object_get(args, "height"))));
+    add_xfrm(sppr, PP_NS_A, pp_inches(json_number_value(json_object_get(pos, "left"))),
+             pp_inches(json_number_value(json_object_get(pos, "top"))),
+             pp_inches(json_number_value(json_object_get(pos, "width"))),
+             pp_inches(json_number_value(json_object_get(pos, "height"))));
     xmlNodePtr geom = pp_new(sppr, PP_NS_A, "prstGeom");
     xmlSetProp(geom, (const xmlChar *)"prst", (const xmlChar *)"rect");
     pp_new(geom, PP_NS_A, "avLst");
@@ -189,6 +189,14 @@ static int add_textbox(pp_pres *p, const char *slide, json_t *args, mb_mcp_resul
     pp_new(bp, PP_NS_A, "spAutoFit");
     pp_new(tx, PP_NS_A, "lstStyle");
     pp_new(tx, PP_NS_A, "p");
+    pp_touch(p, slide);
+    return sp;
+}
+
+static int add_textbox(pp_pres *p, const char *slide, json_t *args, mb_mcp_result *res)
+{
+    xmlNodePtr tree = pp_sptree(pp_part_xml(p, slide));
+    xmlNodePtr tx = pp_child(pp_textbox_new(p, slide, args), PP_NS_P, "txBody");
     const char *text = json_string_value(json_object_get(args, "text"));
     pp_set_text(tx, text);
     static const char *const FMT[] = {"font_size", "font_name", "bold", "italic", "underline", "color",
@@ -349,8 +357,11 @@ int pp_t_manage_text(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             return 0;
         }
         if (!strcmp(op, "format_runs")) return format_runs(p, slide, args, res);
-        return mb_mcp_fail(res, "manage_text operation 'validate' is not implemented by mcpbox's powerpoint "
-                                "server (only 'add', 'format' and 'format_runs')");
+        sh = NULL;
+        pp_shapes(pp_sptree(pp_part_xml(p, slide)), &sh);
+        int rc = pp_text_validate(p, slide, sh[json_integer_value(si)], args, res);
+        free(sh);
+        return rc;
     }
     pp_errorf(res, "Invalid operation: %s. Must be 'add', 'format', 'validate', or 'format_runs'", op);
     return 0;
@@ -434,37 +445,17 @@ int pp_t_add_table(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         }
     }
     xmlNodePtr tree = pp_sptree(pp_part_xml(p, slide));
-    long id = pp_next_shape_id(tree);
     long long cx = pp_inches(width), cy = pp_inches(height);
-    xmlNodePtr gf = pp_new(tree, PP_NS_P, "graphicFrame");
-    xmlNodePtr nv = pp_new(gf, PP_NS_P, "nvGraphicFramePr");
-    pp_set_id_name(pp_new(nv, PP_NS_P, "cNvPr"), id, "Table");
-    xmlNodePtr locks = pp_new(pp_new(nv, PP_NS_P, "cNvGraphicFramePr"), PP_NS_A, "graphicFrameLocks");
-    xmlSetProp(locks, (const xmlChar *)"noGrp", (const xmlChar *)"1");
-    pp_new(nv, PP_NS_P, "nvPr");
-    add_xfrm(gf, PP_NS_P, pp_inches(left), pp_inches(top), cx, cy);
-    xmlNodePtr gd = pp_new(pp_new(gf, PP_NS_A, "graphic"), PP_NS_A, "graphicData");
-    xmlSetProp(gd, (const xmlChar *)"uri", (const xmlChar *)"http://schemas.openxmlformats.org/drawingml/2006/table");
-    xmlNodePtr tbl = pp_new(gd, PP_NS_A, "tbl");
-    xmlNodePtr tblpr = pp_new(tbl, PP_NS_A, "tblPr");
-    xmlSetProp(tblpr, (const xmlChar *)"firstRow", (const xmlChar *)"1");
-    xmlSetProp(tblpr, (const xmlChar *)"bandRow", (const xmlChar *)"1");
-    xmlNodeAddContent(pp_new(tblpr, PP_NS_A, "tableStyleId"),
-                      (const xmlChar *)"{5C22544A-7EE6-4342-B048-85BDC9FD1C3A}");
-    xmlNodePtr grid = pp_new(tbl, PP_NS_A, "tblGrid");
-    for (json_int_t c = 0; c < cols; c++) pp_set_ll(pp_new(grid, PP_NS_A, "gridCol"), "w", cx / cols);
+    xmlNodePtr tbl = pp_table_new(p, slide, rows, cols, pp_inches(left), pp_inches(top), cx, cy);
     int header = json_is_true(json_object_get(args, "header_row"));
     json_t *hbg = json_object_get(args, "header_bg_color"), *bbg = json_object_get(args, "body_bg_color");
-    for (json_int_t r = 0; r < rows; r++) {
-        xmlNodePtr tr = pp_new(tbl, PP_NS_A, "tr");
-        pp_set_ll(tr, "h", cy / rows);
-        for (json_int_t c = 0; c < cols; c++) {
-            xmlNodePtr tc = pp_new(tr, PP_NS_A, "tc");
-            xmlNodePtr tx = pp_new(tc, PP_NS_A, "txBody");
-            pp_new(tx, PP_NS_A, "bodyPr");
-            pp_new(tx, PP_NS_A, "lstStyle");
-            pp_new(tx, PP_NS_A, "p");
-            pp_new(tc, PP_NS_A, "tcPr");
+    json_int_t r = 0;
+    for (xmlNodePtr tr = tbl->children; tr; tr = tr->next) {
+        if (!pp_is(tr, PP_NS_A, "tr")) continue;
+        json_int_t c = 0;
+        for (xmlNodePtr tc = tr->children; tc; tc = tc->next) {
+            if (!pp_is(tc, PP_NS_A, "tc")) continue;
+            xmlNodePtr tx = pp_child(tc, PP_NS_A, "txBody");
             json_t *cell = json_array_get(json_array_get(data, (size_t)r), (size_t)c);
             if (json_array_size(data) && cell) {
                 char *s = json_is_string(cell) ? mb_strdup(json_string_value(cell))
@@ -482,7 +473,9 @@ int pp_t_add_table(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             json_decref(fa);
             json_t *bg = is_header ? hbg : bbg;
             if (json_array_size(bg)) pp_cell_fill(tc, bg);
+            c++;
         }
+        r++;
     }
     pp_touch(p, slide);
     xmlNodePtr *sh = NULL;
@@ -498,4 +491,42 @@ int pp_t_add_table(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     json_object_set_new(d, "cols", json_integer(cols));
     pp_answer(res, d);
     return 0;
+}
+
+xmlNodePtr pp_table_new(pp_pres *p, const char *slide, long long rows, long long cols, long long x, long long y,
+                        long long cx, long long cy)
+{
+    xmlNodePtr tree = pp_sptree(pp_part_xml(p, slide));
+    long id = pp_next_shape_id(tree);
+    xmlNodePtr gf = pp_new(tree, PP_NS_P, "graphicFrame");
+    xmlNodePtr nv = pp_new(gf, PP_NS_P, "nvGraphicFramePr");
+    pp_set_id_name(pp_new(nv, PP_NS_P, "cNvPr"), id, "Table");
+    xmlNodePtr locks = pp_new(pp_new(nv, PP_NS_P, "cNvGraphicFramePr"), PP_NS_A, "graphicFrameLocks");
+    xmlSetProp(locks, (const xmlChar *)"noGrp", (const xmlChar *)"1");
+    pp_new(nv, PP_NS_P, "nvPr");
+    add_xfrm(gf, PP_NS_P, x, y, cx, cy);
+    xmlNodePtr gd = pp_new(pp_new(gf, PP_NS_A, "graphic"), PP_NS_A, "graphicData");
+    xmlSetProp(gd, (const xmlChar *)"uri", (const xmlChar *)"http://schemas.openxmlformats.org/drawingml/2006/table");
+    xmlNodePtr tbl = pp_new(gd, PP_NS_A, "tbl");
+    xmlNodePtr tblpr = pp_new(tbl, PP_NS_A, "tblPr");
+    xmlSetProp(tblpr, (const xmlChar *)"firstRow", (const xmlChar *)"1");
+    xmlSetProp(tblpr, (const xmlChar *)"bandRow", (const xmlChar *)"1");
+    xmlNodeAddContent(pp_new(tblpr, PP_NS_A, "tableStyleId"),
+                      (const xmlChar *)"{5C22544A-7EE6-4342-B048-85BDC9FD1C3A}");
+    xmlNodePtr grid = pp_new(tbl, PP_NS_A, "tblGrid");
+    for (long long c = 0; c < cols; c++) pp_set_ll(pp_new(grid, PP_NS_A, "gridCol"), "w", cx / cols);
+    for (long long r = 0; r < rows; r++) {
+        xmlNodePtr tr = pp_new(tbl, PP_NS_A, "tr");
+        pp_set_ll(tr, "h", cy / rows);
+        for (long long c = 0; c < cols; c++) {
+            xmlNodePtr tc = pp_new(tr, PP_NS_A, "tc");
+            xmlNodePtr tx = pp_new(tc, PP_NS_A, "txBody");
+            pp_new(tx, PP_NS_A, "bodyPr");
+            pp_new(tx, PP_NS_A, "lstStyle");
+            pp_new(tx, PP_NS_A, "p");
+            pp_new(tc, PP_NS_A, "tcPr");
+        }
+    }
+    pp_touch(p, slide);
+    return tbl;
 }

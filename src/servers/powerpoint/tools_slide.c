@@ -320,10 +320,6 @@ int pp_t_add_slide(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
     }
     const char *bg = json_string_value(json_object_get(args, "background_type"));
     json_t *colors = json_object_get(args, "background_colors");
-    if (bg && (!strcmp(bg, "professional_gradient") ||
-               (!strcmp(bg, "gradient") && json_array_size(colors) >= 2)))
-        return mb_mcp_fail(res, "add_slide: background_type '%s' is not implemented by mcpbox's "
-                                "powerpoint server; call add_slide without background_type", bg);
     const char *slide = NULL;
     char *why = NULL;
     if (pp_add_slide(p, (size_t)li, &slide, &why)) {
@@ -341,6 +337,21 @@ int pp_t_add_slide(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
             pp_set_text(pp_sp_txbody(t), title);
             pp_touch(p, slide);
         }
+    }
+    /* set_slide_gradient_background / create_professional_gradient_background */
+    const char *dir = json_string_value(json_object_get(args, "gradient_direction"));
+    if (bg && !strcmp(bg, "gradient") && json_array_size(colors) >= 2) {
+        json_t *a = json_array_get(colors, 0), *b = json_array_get(colors, 1);
+        if (json_array_size(a) >= 3 && json_array_size(b) >= 3) { /* else Python's IndexError, swallowed */
+            int s0[3], s1[3];
+            for (size_t k = 0; k < 3; k++) {
+                s0[k] = (int)json_integer_value(json_array_get(a, k));
+                s1[k] = (int)json_integer_value(json_array_get(b, k));
+            }
+            pp_gradient_background(p, slide, s0, s1, dir);
+        }
+    } else if (bg && !strcmp(bg, "professional_gradient")) {
+        pp_professional_gradient(p, slide, json_string_value(json_object_get(args, "color_scheme")), "subtle", dir);
     }
     json_t *d = json_object();
     char *msg = mb_asprintf("Added slide %zu with layout %lld", p->nslides - 1, (long long)li);

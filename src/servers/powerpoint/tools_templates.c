@@ -123,8 +123,8 @@ int pp_t_get_template_info(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 
 extern const char PP_COLOR_SCHEMES_JSON[];
 
-/* apply_professional_design: only "get_schemes" (design_utils.get_color_schemes)
- * is native; the styling operations are not implemented. */
+/* apply_professional_design: "get_schemes" (design_utils.get_color_schemes)
+ * here, the operations on a presentation in tools_design.c. */
 int pp_t_apply_professional_design(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
 {
     const char *op = json_string_value(json_object_get(args, "operation"));
@@ -144,7 +144,5 @@ int pp_t_apply_professional_design(mb_mcp_call *call, json_t *args, mb_mcp_resul
         pp_answer(res, d);
         return 0;
     }
-    if (!pp_target(call, args, res, NULL)) return 0;
-    return mb_mcp_fail(res, "apply_professional_design operation '%s' is not implemented by mcpbox's "
-                            "powerpoint server (only 'get_schemes')", op);
+    return pp_professional_op(call, args, res, op);
 }
