@@ -8,6 +8,7 @@
 #include "core/core.h"
 #include "gateway/gateway.h"
 #include "http/http.h"
+#include "mail/mail.h"
 
 #include <pthread.h>
 #include <sys/resource.h>
@@ -95,6 +96,13 @@ int mb_cmd_serve(int argc, char **argv)
         mb_config_free(&cfg);
         return 1;
     }
+    mb_mail *mail = NULL; /* poste_email_toolathlon's mail system (src/mail) */
+    if (!cfg.no_mail && mb_mail_start_for_serve(core, &cfg, &mail, &err) != MB_OK) {
+        fprintf(stderr, "mcpbox serve: %s\n", err.msg);
+        mb_core_close(core);
+        mb_config_free(&cfg);
+        return 1;
+    }
     mb_api_mcp_hook hook = {mb_core_gateway(core), mcp_handle, mcp_done, mcp_routed};
     mb_api *api = mb_api_create(core, &hook);
     mb_http_app app = mb_api_http_app(api);
@@ -119,6 +127,7 @@ int mb_cmd_serve(int argc, char **argv)
         fprintf(stderr, "mcpbox serve: %s\n", err.msg);
         mb_api_destroy(api);
         mb_core_close(core);
+        mb_mail_free(mail);
         mb_config_free(&cfg);
         return 1;
     }
@@ -138,6 +147,7 @@ int mb_cmd_serve(int argc, char **argv)
         mb_info("released %zu sandbox%s before exiting (--release-on-exit)", n, n == 1 ? "" : "es");
     }
     mb_core_close(core);
+    mb_mail_free(mail);
     mb_config_free(&cfg);
     return 0;
 }

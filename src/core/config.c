@@ -62,6 +62,11 @@ static void usage(FILE *f)
         "                            the daemon's proxy (MCPBOX_EGRESS; default on)\n"
         "  --egress-fixture NAME=IP:PORT  serve host NAME from IP:PORT to sandboxes (test sites;\n"
         "                            repeatable; MCPBOX_EGRESS_FIXTURES='N=IP:P;N2=IP:P')\n"
+        "mail (poste_email_toolathlon; docs/servers/poste_email_toolathlon.md):\n"
+        "  --no-mail                 no Dovecot, no SMTP front: that server cannot be acquired\n"
+        "  --mail-users FILE         users of every mail domain (Toolathlon users_data.json shape)\n"
+        "  --mail-imap ADDR:PORT     Dovecot's IMAP for the host (default 127.0.0.1:1143)\n"
+        "  --mail-smtp ADDR:PORT     the SMTP front for the host (default 127.0.0.1:1587)\n"
         "\n"
         "MCPBOX_API_KEY=KEY adds that API key at start (owner MCPBOX_API_KEY_OWNER or\n"
         "'default'); otherwise manage keys with `mcpbox keys`.\n");
@@ -176,7 +181,7 @@ enum {
     OPT_BODY_RATE, OPT_MAX_SESSIONS, OPT_SESSIONS_SANDBOX, OPT_SESSIONS_KEY, OPT_KEY_SANDBOXES,
     OPT_KEY_ACQUIRING, OPT_KEY_UPLOAD,
     OPT_RELEASE_ON_EXIT,
-    OPT_EGRESS, OPT_EGRESS_FIXTURE,
+    OPT_EGRESS, OPT_EGRESS_FIXTURE, OPT_NO_MAIL, OPT_MAIL_USERS, OPT_MAIL_IMAP, OPT_MAIL_SMTP,
     OPT_DRAIN_MAX, OPT_DRAIN_TIMEOUT,
 };
 
@@ -316,6 +321,10 @@ static int apply(mb_config *cfg, int opt, const char *v)
         }
         cfg->egress_fixtures[cfg->n_egress_fixtures++] = mb_strdup(v);
         break;
+    case OPT_NO_MAIL: cfg->no_mail = 1; break;
+    case OPT_MAIL_USERS: free(cfg->mail_users); cfg->mail_users = mb_strdup(v); break;
+    case OPT_MAIL_IMAP: free(cfg->mail_imap); cfg->mail_imap = mb_strdup(v); break;
+    case OPT_MAIL_SMTP: free(cfg->mail_smtp); cfg->mail_smtp = mb_strdup(v); break;
     }
     return rc;
 }
@@ -448,6 +457,10 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"key-max-upload", required_argument, NULL, OPT_KEY_UPLOAD},
         {"egress", required_argument, NULL, OPT_EGRESS},
         {"egress-fixture", required_argument, NULL, OPT_EGRESS_FIXTURE},
+        {"no-mail", no_argument, NULL, OPT_NO_MAIL},
+        {"mail-users", required_argument, NULL, OPT_MAIL_USERS},
+        {"mail-imap", required_argument, NULL, OPT_MAIL_IMAP},
+        {"mail-smtp", required_argument, NULL, OPT_MAIL_SMTP},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -491,5 +504,8 @@ void mb_config_free(mb_config *cfg)
     for (size_t i = 0; i < cfg->n_egress_fixtures; i++) free(cfg->egress_fixtures[i]);
     free(cfg->env_api_key);
     free(cfg->env_api_key_owner);
+    free(cfg->mail_users);
+    free(cfg->mail_imap);
+    free(cfg->mail_smtp);
     memset(cfg, 0, sizeof *cfg);
 }

@@ -1,0 +1,220 @@
+"""The node's mail system (src/mail): Dovecot supervised by `mcpbox serve`, a
+domain per sandbox, the IMAP proxy and SMTP front of each sandbox's sockets, the
+host ports the graders use, release leaving nothing behind."""
+import base64
+import email.utils
+import imaplib
+import json
+import os
+import smtplib
+import time
+
+import pytest
+
+from mailutil import MailDaemon, UnixIMAP, dovecot_processes, needs_dovecot, smtp_unix
+
+pytestmark = needs_dovecot
+
+PW = {"amoss1": "ada_pw1", "bhart2": "ben_pw2", "cquill3": "cleo_pw3"}
+
+
+@pytest.fixture
+def mail(tmp_root):
+    d = MailDaemon(tmp_root).start()
+    yield d
+    d.stop()
+
+
+def acquire(api, email=None, servers=("poste_email_toolathlon",)):
+    body = {"server_names": list(servers), "benchmark": "Toolathlon"}
+    if email:
+        body["test_account_email"] = email
+    return api.post("/local-sandbox", json=body)
+
+
+def send(port, frm, to, subject, body="hello", extra=""):
+    s = smtplib.SMTP("127.0.0.1", port)
+    msg = ("From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\n%s\r\n%s\r\n"
+           % (frm, ", ".join(to), subject, email.utils.formatdate(), extra, body))
+    refused = s.sendmail(frm, to, msg.encode())
+    s.quit()
+    return refused
+
+
+def test_domains_isolated_and_released(mail):
+    with mail.client() as api:
+        a = acquire(api, "amoss1@mcp41.com")
+        assert a.status_code == 201, a.text
+        b = acquire(api, "bhart2@mcp42.com")
+        assert b.status_code == 201, b.text
+        ida, idb = a.json()["local_sandbox_id"], b.json()["local_sandbox_id"]
+        procs = len(dovecot_processes(mail.mail_root()))
+
+        # A third sandbox may not take a live domain.
+        c = acquire(api, "cquill3@MCP41.com")
+        assert c.status_code == 409, c.text
+        assert "mcp41.com" in c.json()["detail"]
+
+        # The host port (graders) reaches every live domain.
+        assert send(mail.smtp_port, "bhart2@mcp42.com", ["amoss1@mcp41.com"], "to A") == {}
+        assert send(mail.smtp_port, "amoss1@mcp41.com", ["bhart2@mcp42.com"], "to B") == {}
+        m = mail.imap()
+        m.login("amoss1@mcp41.com", PW["amoss1"])
+        m.select("INBOX")
+        typ, data = m.search(None, "ALL")
+        assert data[0].split() == [b"1"]
+        m.logout()
+
+        # Through A's socket only A's users log in, whatever the password.
+        u = UnixIMAP(mail.sock(ida, "imap"))
+        with pytest.raises(imaplib.IMAP4.error, match="AUTHENTICATIONFAILED"):
+            u.login("bhart2@mcp42.com", PW["bhart2"])
+        # ... also through AUTHENTICATE PLAIN, and not as a proxy user (authzid).
+        plain = base64.b64encode(b"\0bhart2@mcp42.com\0" + PW["bhart2"].encode()).decode()
+        typ, _ = u._simple_command("AUTHENTICATE", "PLAIN", plain)
+        assert typ == "NO"
+        authz = base64.b64encode(b"bhart2@mcp42.com\0amoss1@mcp41.com\0ada_pw1").decode()
+        typ, _ = u._simple_command("AUTHENTICATE", "PLAIN", authz)
+        assert typ == "NO"
+        # Commands before login are not passed on.
+        u.state = "AUTH"  # imaplib would not send it otherwise
+        with pytest.raises(imaplib.IMAP4.error, match="BAD"):
+            u._simple_command("SELECT", "INBOX")
+        u.state = "NONAUTH"
+        u.login("amoss1@mcp41.com", PW["amoss1"])
+        u.select("INBOX")
+        assert u.search(None, "ALL")[1][0].split() == [b"1"]
+        u.logout()
+        # AUTHENTICATE PLAIN with a continuation works for the own domain.
+        u = UnixIMAP(mail.sock(idb, "imap"))
+        u.authenticate("PLAIN", lambda _: b"\0bhart2@mcp42.com\0" + PW["bhart2"].encode())
+        u.select("INBOX")
+        assert len(u.search(None, "ALL")[1][0].split()) == 1
+        u.logout()
+
+        # A's SMTP socket delivers to A's domain only: mail to B is recorded, not delivered.
+        s = smtp_unix(mail.sock(ida, "smtp"))
+        assert s.sendmail("amoss1@mcp41.com", ["bhart2@mcp42.com", "cquill3@mcp41.com"],
+                          b"Subject: via socket\r\n\r\nx\r\n") == {}
+        s.quit()
+        m = mail.imap()
+        m.login("bhart2@mcp42.com", PW["bhart2"])
+        m.select("INBOX")
+        assert len(m.search(None, "ALL")[1][0].split()) == 1  # still only "to B"
+        m.logout()
+        m = mail.imap()
+        m.login("cquill3@mcp41.com", PW["cquill3"])
+        m.select("INBOX")
+        assert len(m.search(None, "ALL")[1][0].split()) == 1
+        m.logout()
+        out = os.path.join(mail.mail_root(), "domains", "mcp41.com", "outbound.jsonl")
+        rec = [json.loads(x) for x in open(out)]
+        assert rec[-1]["to"] == ["bhart2@mcp42.com"] and rec[-1]["from"] == "amoss1@mcp41.com"
+
+        # Unknown users of a live domain are refused at RCPT.
+        with pytest.raises(smtplib.SMTPRecipientsRefused):
+            send(mail.smtp_port, "x@example.org", ["nobody@mcp41.com"], "x")
+
+        # Dovecot does not grow with sandboxes.
+        d = acquire(api, "cquill3@mcp43.com")
+        assert d.status_code == 201
+        assert len(dovecot_processes(mail.mail_root())) == procs
+
+        # Release: the session is cut, logins fail, the mail is gone, the domain is free.
+        live = mail.imap()
+        live.login("amoss1@mcp41.com", PW["amoss1"])
+        live.select("INBOX")
+        t0 = time.time()
+        assert api.delete("/local-sandbox/%s" % ida).status_code == 200
+        # Release runs in the background: wait for the domain to go.
+        while os.path.exists(os.path.join(mail.mail_root(), "domains", "mcp41.com")):
+            assert time.time() - t0 < 10
+            time.sleep(0.05)
+        with pytest.raises((imaplib.IMAP4.abort, OSError)):
+            live.noop()
+            live.noop()
+        # Dovecot reads a passwd-file again at most once a second.
+        while True:
+            m = mail.imap()
+            try:
+                m.login("amoss1@mcp41.com", PW["amoss1"])
+                m.logout()
+            except imaplib.IMAP4.abort:
+                pass
+            except imaplib.IMAP4.error as e:
+                assert "AUTHENTICATIONFAILED" in str(e)
+                break
+            assert time.time() - t0 < 5
+            time.sleep(0.1)
+        time.sleep(2)  # the second sweep removes what a late login made
+        assert not os.path.exists(os.path.join(mail.mail_root(), "domains", "mcp41.com"))
+        assert not os.path.exists(mail.sock(ida, "imap"))
+        assert time.time() - t0 < 10
+        # Mail to the released domain is no longer delivered (recorded, not relayed).
+        assert send(mail.smtp_port, "bhart2@mcp42.com", ["amoss1@mcp41.com"], "late") == {}
+        e = acquire(api, "amoss1@mcp41.com")
+        assert e.status_code == 201, e.text
+        m = mail.imap()
+        m.login("amoss1@mcp41.com", PW["amoss1"])
+        m.select("INBOX")
+        assert m.search(None, "ALL")[1] == [b""]
+        m.logout()
+        assert len(dovecot_processes(mail.mail_root())) == procs
+
+
+def test_grader_imap_replay(mail):
+    """What Toolathlon's graders and preprocess scripts do over plain IMAP."""
+    with mail.client() as api:
+        assert acquire(api, "amoss1@mcp51.com").status_code == 201
+        for i in range(3):
+            send(mail.smtp_port, "bhart2@mcp51.com", ["amoss1@mcp51.com"],
+                 "nlp-course-emergency %d" % i, "body %d" % i)
+        send(mail.smtp_port, "cquill3@mcp51.com", ["amoss1@mcp51.com"],
+             "=?utf-8?b?%s?=" % base64.b64encode("Café".encode()).decode(), "é")
+        m = mail.imap()
+        m.login("amoss1@mcp51.com", PW["amoss1"])
+        m.select("INBOX")
+        assert m.search(None, "ALL")[1][0].split() == [b"1", b"2", b"3", b"4"]
+        assert m.search(None, "SUBJECT", '"nlp-course-emergency"')[1][0].split() == [b"1", b"2", b"3"]
+        assert m.search("UTF-8", "SUBJECT", '"Café"'.encode())[1][0].split() == [b"4"]
+        today = time.strftime("%d-%b-%Y")
+        assert len(m.search(None, '(FROM "bhart2" SINCE %s)' % today)[1][0].split()) == 3
+        assert len(m.search(None, 'TO "amoss1@mcp51.com"')[1][0].split()) == 4
+        assert len(m.search(None, "UNSEEN")[1][0].split()) == 4
+        typ, data = m.fetch("2", "(RFC822)")
+        assert b"Subject: nlp-course-emergency 1" in data[0][1]
+        assert b"\\Seen" in m.fetch("2", "(FLAGS)")[1][0]
+        # APPEND to INBOX (seeding) and Sent (the client's sent copy).
+        m.append("INBOX", None, imaplib.Time2Internaldate(time.time()),
+                 b"From: x@mcp51.com\r\nSubject: seeded\r\n\r\nhi\r\n")
+        m.append("Sent", "\\Seen", imaplib.Time2Internaldate(time.time()),
+                 b"From: amoss1@mcp51.com\r\nTo: bhart2@mcp51.com\r\nSubject: sent\r\n\r\nx\r\n")
+        m.select("Sent")
+        assert m.search(None, 'SINCE "%s"' % today)[1][0].split() == [b"1"]
+        # ops.clear_folder
+        m.select("INBOX")
+        m.store("1:*", "+FLAGS.SILENT", "(\\Deleted)")
+        m.expunge()
+        assert m.search(None, "ALL")[1] == [b""]
+        m.logout()
+
+
+def test_domain_allocated_without_test_account(mail):
+    with mail.client() as api:
+        r = acquire(api)
+        assert r.status_code == 201, r.text
+        doms = os.listdir(os.path.join(mail.mail_root(), "domains"))
+        assert len(doms) == 1 and doms[0].startswith("mcp") and doms[0].endswith(".com")
+        r = acquire(api, "not-an-address")
+        assert r.status_code in (400, 422), r.text
+
+
+def test_no_mail_flag(tmp_root):
+    d = MailDaemon(tmp_root, extra=["--no-mail"]).start()
+    try:
+        with d.client() as api:
+            r = acquire(api, "amoss1@mcp61.com")
+            assert r.status_code == 201
+            assert not os.path.exists(d.mail_root())
+    finally:
+        d.stop()
