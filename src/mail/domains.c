@@ -295,10 +295,34 @@ static int provision(mb_mail *m, const char *sandbox_id, const char *domain, mb_
     return rc;
 }
 
-static int open_sockets(mb_mail *m, const char *sandbox_id, const char *domain, mb_err *err)
+/* The sandbox's own account (its test_account_email, when that user is
+ * provisioned) for the MCP server inside: DIR/account.json. */
+static void write_account(mb_mail *m, const char *dir, const char *local, const char *domain)
+{
+    for (size_t i = 0; local && i < m->n_users; i++) {
+        if (strcmp(m->users[i].local, local) != 0) continue;
+        json_t *a = json_object();
+        char *email = mb_asprintf("%s@%s", local, domain);
+        json_object_set_new(a, "email", json_string(email));
+        json_object_set_new(a, "password", json_string(m->users[i].password));
+        json_object_set_new(a, "name", json_string(m->users[i].name));
+        char *text = json_dumps(a, JSON_COMPACT);
+        char *path = mb_asprintf("%s/account.json", dir);
+        if (text) mb_write_file_atomic(path, text, strlen(text), 0644, NULL);
+        free(path);
+        free(text);
+        free(email);
+        json_decref(a);
+        return;
+    }
+}
+
+static int open_sockets(mb_mail *m, const char *sandbox_id, const char *domain,
+                        const char *local, mb_err *err)
 {
     char *dir = mb_mail_sandbox_dir(m, sandbox_id);
     if (!dir) return mb_err_set(err, MB_EIO, "cannot create the mail socket directory");
+    write_account(m, dir, local, domain);
     char *imap = mb_asprintf("%s/imap.sock", dir), *smtp = mb_asprintf("%s/smtp.sock", dir);
     int rc = mb_mail__net_listen_unix(m->net, imap, domain, MB_MAIL_L_IMAP, err);
     if (!rc) rc = mb_mail__net_listen_unix(m->net, smtp, domain, MB_MAIL_L_SMTP, err);
@@ -311,9 +335,8 @@ static int open_sockets(mb_mail *m, const char *sandbox_id, const char *domain, 
 int mb_mail_attach(mb_mail *m, const char *sandbox_id, const char *email, mb_err *err)
 {
     double t0 = mb_now();
-    char domain[MB_MAIL_DOMAIN_MAX + 1] = "";
+    char domain[MB_MAIL_DOMAIN_MAX + 1] = "", local[65] = "";
     if (email && *email) {
-        char local[65];
         if (mb_mail__addr_split(email, strlen(email), local, sizeof local, domain, sizeof domain))
             return mb_err_set(err, MB_EINVAL, "test_account_email '%.200s' is not an address "
                               "like name@mcp1.com", email);
@@ -338,7 +361,7 @@ int mb_mail_attach(mb_mail *m, const char *sandbox_id, const char *email, mb_err
         snprintf(e->sandbox, sizeof e->sandbox, "%s", sandbox_id);
         snprintf(e->domain, sizeof e->domain, "%s", domain);
         pthread_mutex_unlock(&m->lock);
-        rc = open_sockets(m, sandbox_id, domain, err);
+        rc = open_sockets(m, sandbox_id, domain, *local ? local : NULL, err);
     }
     if (rc) {
         mb_mail_detach(m, sandbox_id);
