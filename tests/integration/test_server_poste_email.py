@@ -68,7 +68,12 @@ def test_tools_list(env):
     d, s, *_ = env
     tools = s.result("tools/list")["result"]["tools"]
     names = [t["name"] for t in tools]
-    assert names[:3] == ["get_emails", "read_email", "search_emails"]
+    assert names == [
+        "get_emails", "read_email", "search_emails", "send_email", "reply_email",
+        "forward_email", "delete_email", "move_email", "mark_emails", "move_emails",
+        "delete_emails", "get_folders", "create_folder", "delete_folder", "get_mailbox_stats",
+        "get_unread_count", "check_connection", "get_email_headers", "save_draft", "get_drafts",
+        "update_draft", "delete_draft", "export_emails", "import_emails", "download_attachment"]
     send = next(t for t in tools if t["name"] == "send_email")
     assert send["inputSchema"]["required"] == ["to", "subject", "body"]
     assert send["inputSchema"]["properties"]["attachments"] == {
@@ -172,12 +177,13 @@ def test_invalid_input(env):
                  "email addresses: not-an-address")
     t = text(s, "send_email", {"to": ACCOUNT, "subject": "x", "body": "y",
                                "attachments": ["/etc/passwd"]})
-    assert t.startswith("Error sending email: Failed to send email: Attachment path validation "
-                        "failed")
+    assert t == ("Error sending email: Failed to send email: Failed to send email: Attachment "
+                 "path validation failed: Error: Path '/etc/passwd' is outside attachment upload "
+                 "path '/data'")
     t = text(s, "send_email", {"to": ACCOUNT, "subject": "x", "body": "y",
                                "attachments": ["/data/none.txt"]})
-    assert t == "Error sending email: Failed to send email: Attachment error: File does not " \
-                "exist: /data/none.txt"
+    assert t == "Error sending email: Failed to send email: Failed to send email: Attachment " \
+                "error: File does not exist: /data/none.txt"
     r = call(s, "get_emails", {"page": "x"})
     assert r["isError"]
     assert text_of({"result": r}).startswith(
@@ -219,3 +225,80 @@ def test_attachment_and_agent_ports(env):
     m.select("INBOX")
     assert m.search(None, 'SUBJECT "from inside"')[1][0].split()
     m.logout()
+
+
+def test_reply_forward_drafts(env):
+    d, s, *_ = env
+    text(s, "send_email", {"to": ACCOUNT, "subject": "ping", "body": "original body",
+                           "cc": "cquill3@mcp71.com"})
+    n = text(s, "search_emails", {"query": "ping"}).split("1. ID: ")[1].split("\n")[0]
+    assert text(s, "reply_email", {"email_id": n, "body": "pong"}) == \
+        "Reply sent successfully to sender"
+    assert text(s, "reply_email", {"email_id": n, "body": "pong all", "reply_all": True}) == \
+        "Reply sent successfully to all recipients"
+    assert text(s, "forward_email", {"email_id": n, "to": "bhart2@mcp71.com", "body": "fyi"}) == \
+        "Email forwarded successfully to bhart2@mcp71.com"
+    m = grader(d, "bhart2@mcp71.com", "ben_pw2")
+    m.select("INBOX")
+    k = m.search(None, 'SUBJECT "Fwd: ping"')[1][0].split()[-1]
+    raw = m.fetch(k, "(RFC822)")[1][0][1].decode()
+    m.logout()
+    assert "--- Forwarded Message ---" not in raw  # base64 body
+    import base64 as b64, email as em
+    body = em.message_from_string(raw).get_payload(decode=True).decode()
+    assert body.startswith("fyi\n\n--- Forwarded Message ---\nFrom: amoss1@mcp71.com\nTo: ")
+    assert body.endswith("Subject: ping\n\noriginal body")
+    t = text(s, "reply_email", {"email_id": "9999", "body": "x"})
+    assert t.startswith("Error replying to email: Failed to reply to email: FETCH command error: BAD")
+    # Drafts live for one request, as Klavis hosts the server.
+    assert text(s, "save_draft", {"subject": "s", "body": "b"}) == \
+        "Draft saved successfully with ID: draft_1"
+    assert text(s, "get_drafts") == "No drafts found"
+    assert text(s, "update_draft", {"draft_id": "draft_1", "body": "x"}) == \
+        "Error updating draft: Draft not found: draft_1"
+    assert text(s, "delete_draft", {"draft_id": "draft_1"}) == \
+        "Error deleting draft: Draft not found: draft_1"
+
+
+def test_import_export_download(env):
+    import base64 as b64
+    import json as js
+    d, s, fs, *_ = env
+    data = {"emails": [
+        {"email_id": "2", "subject": "second", "from_addr": "x@mcp71.com",
+         "to_addr": ACCOUNT, "date": "Mon, 01 Jan 2024 10:00:00 +0000", "body_text": "two",
+         "is_read": True, "folder": "Archive2024"},
+        {"email_id": "1", "subject": "first \u00e9", "from_addr": "x@mcp71.com",
+         "to_addr": ACCOUNT, "body_text": "one", "body_html": "<p>one</p>",
+         "attachments": [{"filename": "a.txt", "content_type": "text/plain", "size": 5,
+                          "content": b64.b64encode(b"hello").decode()}]}]}
+    t = text(s, "import_emails", {"json_string": js.dumps(data)})
+    assert t == ("Successfully imported 2/2 emails\n\nImport breakdown by folder:\n"
+                 "  - INBOX: 1 emails\n  - Archive2024: 1 emails")
+    m = grader(d)
+    m.select("Archive2024")
+    assert b"\\Seen" in m.fetch("1", "(FLAGS)")[1][0]
+    m.logout()
+    assert text(s, "import_emails", {"json_string": "{"}).startswith(
+        "Error importing emails: Invalid JSON string: ")
+    assert text(s, "import_emails", {"json_string": "{}"}) == \
+        "Error importing emails: Invalid JSON format: missing 'emails' key"
+    assert text(s, "import_emails", {"json_string": '{"emails": [{"subject": "x"}]}'}) == \
+        "Error importing emails: Missing required field in JSON: 'email_id'"
+    assert text(s, "import_emails", {"json_string": '{"emails": []}'}) == \
+        "No emails found in the provided JSON data"
+    n = text(s, "search_emails", {"query": "first"}).split("1. ID: ")[1].split("\n")[0]
+    t = text(s, "read_email", {"email_id": n})
+    assert "Subject: first \u00e9\n" in t and "1. a.txt (text/plain, 5 bytes)" in t
+    t = text(s, "download_attachment", {"email_id": n, "attachment_filename": "a.txt"})
+    assert t == "Attachment 'a.txt' saved to: /data/a.txt"
+    t = text(s, "download_attachment", {"email_id": n, "attachment_filename": "a.txt"})
+    assert t == "Attachment 'a.txt' saved to: /data/a(1).txt"
+    assert text(s, "download_attachment", {"email_id": n, "attachment_filename": "b.txt"}) == \
+        "Attachment 'b.txt' not found in email %s" % n
+    r = fs.call("read_file", {"path": "/data/a.txt"})
+    assert "hello" in text_of(r)
+    t = text(s, "export_emails", {"folder": "Archive2024"})
+    assert t.startswith("Successfully exported 1 emails to /data/Archive2024_export_")
+    assert text(s, "export_emails", {"folder": "INBOX", "export_all_folders": True}) == \
+        "Error: Cannot specify both 'folder' and 'export_all_folders=True'"

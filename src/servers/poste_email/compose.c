@@ -53,7 +53,7 @@ char **pe_split_addresses(const char *s)
 
 /* ------------------------------------------------------------ building */
 
-static void b64_lines(mb_buf *out, const unsigned char *s, size_t n)
+void pe_b64_lines(mb_buf *out, const unsigned char *s, size_t n)
 {
     static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     size_t col = 0;
@@ -72,39 +72,66 @@ static void b64_lines(mb_buf *out, const unsigned char *s, size_t n)
     if (col) mb_buf_putc(out, '\n');
 }
 
-/* Header(s, 'utf-8').encode(): q-encoded words of at most 75 characters. */
-static void encoded_word(mb_buf *out, const char *s)
+/* Header(s, 'utf-8').encode(): pure ASCII as it is; else the shorter of
+ * the q and b encodings (Charset utf-8, SHORTEST; ties go to q), in words
+ * of at most 75 characters. */
+void pe_header_word(mb_buf *out, const char *s, int force)
 {
-    mb_buf w = {0};
-    size_t len = strlen(s), i = 0;
+    size_t len = strlen(s);
+    int ascii = 1;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] >= 0x80) ascii = 0;
+    if (ascii && !force) {
+        mb_buf_puts(out, s);
+        return;
+    }
+    size_t qlen = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        qlen += (c == ' ' || isalnum(c) || strchr("!*+-/", c)) ? 1 : 3;
+    }
+    int b = (len + 2) / 3 * 4 < qlen;
+    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t i = 0;
     int first = 1;
-    while (i < len || first) {
-        mb_buf_reset(&w);
-        mb_buf_puts(&w, "=?utf-8?q?");
+    while (i < len) {
+        mb_buf w = {0};
+        mb_buf_puts(&w, b ? "=?utf-8?b?" : "=?utf-8?q?");
+        size_t start = i;
         while (i < len) {
             size_t j = i;
             mb_utf8_next(s, len, &j);
-            mb_buf chunk = {0};
-            for (size_t k = i; k < j; k++) {
-                unsigned char c = (unsigned char)s[k];
-                if (c == ' ') mb_buf_putc(&chunk, '_');
-                else if (isalnum(c) || strchr("!*+-/", c)) mb_buf_putc(&chunk, (char)c);
-                else mb_buf_printf(&chunk, "=%02X", c);
-            }
-            if (w.len + chunk.len + 2 > 75 && w.len > 10) {
-                mb_buf_free(&chunk);
-                break;
-            }
-            mb_buf_append(&w, chunk.data, chunk.len);
-            mb_buf_free(&chunk);
+            size_t need = b ? ((j - start) + 2) / 3 * 4 : 0;
+            if (!b)
+                for (size_t k = i; k < j; k++) {
+                    unsigned char c = (unsigned char)s[k];
+                    need += (c == ' ' || isalnum(c) || strchr("!*+-/", c)) ? 1 : 3;
+                }
+            if ((b ? 10 + need : w.len + need) + 2 > 75 && i > start) break;
+            if (!b)
+                for (size_t k = i; k < j; k++) {
+                    unsigned char c = (unsigned char)s[k];
+                    if (c == ' ') mb_buf_putc(&w, '_');
+                    else if (isalnum(c) || strchr("!*+-/", c)) mb_buf_putc(&w, (char)c);
+                    else mb_buf_printf(&w, "=%02X", c);
+                }
             i = j;
         }
+        if (b)
+            for (size_t k = start; k < i; k += 3) {
+                const unsigned char *u = (const unsigned char *)s;
+                unsigned v = (unsigned)u[k] << 16 | (k + 1 < i ? (unsigned)u[k + 1] << 8 : 0) |
+                             (k + 2 < i ? u[k + 2] : 0);
+                char q[4] = {t[v >> 18 & 63], t[v >> 12 & 63], k + 1 < i ? t[v >> 6 & 63] : '=',
+                             k + 2 < i ? t[v & 63] : '='};
+                mb_buf_append(&w, q, 4);
+            }
         mb_buf_puts(&w, "?=");
         if (!first) mb_buf_puts(out, "\n ");
         mb_buf_append(out, w.data, w.len);
+        mb_buf_free(&w);
         first = 0;
     }
-    mb_buf_free(&w);
 }
 
 static void text_part(mb_buf *out, const char *sub, const char *text, int top)
@@ -117,7 +144,7 @@ static void text_part(mb_buf *out, const char *sub, const char *text, int top)
 static void addr_headers(mb_buf *out, const pe_out *o)
 {
     mb_buf_puts(out, "Subject: ");
-    encoded_word(out, o->subject ? o->subject : "");
+    pe_header_word(out, o->subject ? o->subject : "", 1);
     mb_buf_printf(out, "\nFrom: %s\nTo: %s\n", o->from, o->to);
     if (o->cc && *o->cc) mb_buf_printf(out, "Cc: %s\n", o->cc);
     if (o->bcc && *o->bcc) mb_buf_printf(out, "Bcc: %s\n", o->bcc);
@@ -132,7 +159,7 @@ int pe_compose(const pe_out *o, mb_buf *msg, char **why)
         text_part(msg, "plain", body, 1);
         addr_headers(msg, o);
         mb_buf_putc(msg, '\n');
-        b64_lines(msg, (const unsigned char *)body, strlen(body));
+        pe_b64_lines(msg, (const unsigned char *)body, strlen(body));
         return 0;
     }
     unsigned char rnd[8];
@@ -149,12 +176,12 @@ int pe_compose(const pe_out *o, mb_buf *msg, char **why)
     mb_buf_printf(msg, "\n--%s\n", bd);
     text_part(msg, "plain", body, 0);
     mb_buf_putc(msg, '\n');
-    b64_lines(msg, (const unsigned char *)body, strlen(body));
+    pe_b64_lines(msg, (const unsigned char *)body, strlen(body));
     if (o->html && *o->html) {
         mb_buf_printf(msg, "\n--%s\n", bd);
         text_part(msg, "html", o->html, 0);
         mb_buf_putc(msg, '\n');
-        b64_lines(msg, (const unsigned char *)o->html, strlen(o->html));
+        pe_b64_lines(msg, (const unsigned char *)o->html, strlen(o->html));
     }
     for (size_t i = 0; i < o->n_att; i++) {
         char *data = NULL;
@@ -169,7 +196,7 @@ int pe_compose(const pe_out *o, mb_buf *msg, char **why)
         mb_buf_printf(msg, "\n--%s\nContent-Type: application/octet-stream\nMIME-Version: 1.0\n"
                       "Content-Transfer-Encoding: base64\nContent-Disposition: attachment; "
                       "filename= %s\n\n", bd, base);
-        b64_lines(msg, (const unsigned char *)data, len);
+        pe_b64_lines(msg, (const unsigned char *)data, len);
         free(data);
     }
     mb_buf_printf(msg, "\n--%s--\n", bd);

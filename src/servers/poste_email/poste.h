@@ -90,6 +90,11 @@ int pe_compose(const pe_out *o, mb_buf *msg, char **why);
 /* Sends over SMTP (EHLO, MAIL, RCPT each, DATA). 0, or -1 with *why. */
 int pe_smtp_send(const pe_endpoint *ep, const char *from, const char *const *rcpts, size_t n,
                  const char *msg, size_t len, char **why);
+/* A header value as Python's email writes Header(s, 'utf-8') (force) or a
+ * str with non-ASCII text (utf-8 encoded words; ASCII as it is). */
+void pe_header_word(mb_buf *out, const char *s, int force);
+/* Base64 in 76-character lines, as email.encoders writes it. */
+void pe_b64_lines(mb_buf *out, const unsigned char *s, size_t n);
 /* Splits "a, B <b@x>" into bare addresses as parse_email_addresses does. */
 char **pe_split_addresses(const char *s);
 

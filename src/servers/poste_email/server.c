@@ -19,7 +19,10 @@
 #include "servers/poste_email/poste.h"
 #include "servers/servers.h"
 
+#include <ctype.h>
 #include <getopt.h>
+#include <time.h>
+#include <sys/stat.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,7 +418,7 @@ static int page_fix(long long *page, long long *size)
 {
     if (*page < 1) *page = 1;
     if (*size < 1) *size = 20;
-    if (*size > 100) *size = 100;
+    if (*size > 50) *size = 50;
     return 0;
 }
 
@@ -646,19 +649,94 @@ static void push_split(const char ***v, size_t *n, const char *s)
 /* Attachments must exist and lie under --attachment_upload_path. */
 static char *att_check(const pe_srv *sv, const char *path)
 {
+    if (!*path) return mb_strdup("Attachment error: File path cannot be empty");
     char *real = realpath(path, NULL);
     if (!real) return mb_asprintf("Attachment error: File does not exist: %s", path);
+    struct stat st;
     char *r = NULL;
-    if (sv->upload_path) {
+    if (stat(real, &st) != 0 || !S_ISREG(st.st_mode))
+        r = mb_asprintf("Attachment error: Path is not a file: %s", path);
+    if (!r && sv->upload_path) {
         char *root = realpath(sv->upload_path, NULL);
         size_t rl = root ? strlen(root) : 0;
         if (!root || strncmp(real, root, rl) != 0 || (real[rl] != '/' && real[rl] != 0))
-            r = mb_asprintf("Attachment path validation failed: File path must be within the "
-                            "attachment upload directory: %s", sv->upload_path);
+            r = mb_asprintf("Attachment path validation failed: Error: Path '%s' is outside "
+                            "attachment upload path '%s'", path, root ? root : sv->upload_path);
         free(root);
     }
     free(real);
     return r;
+}
+
+/* EmailService.send_email: validate, build, send, keep a \Seen copy in the
+ * first Sent folder that takes it. NULL, or the error text after
+ * "Failed to send email: ". */
+static char *send_common(const pe_srv *sv, const pe_acct *a, const char *to, const char *subject,
+                         const char *body, const char *html, const char *cc, const char *bcc,
+                         const char *const *att, size_t n_att)
+{
+    char *bad = list_bad(to), *why = NULL, *inner = NULL;
+    if (bad) why = mb_asprintf("Invalid TO addresses: %s", bad);
+    else if (cc && *cc && (bad = list_bad(cc))) why = mb_asprintf("Invalid CC addresses: %s", bad);
+    else if (bcc && *bcc && (bad = list_bad(bcc)))
+        why = mb_asprintf("Invalid BCC addresses: %s", bad);
+    free(bad);
+    if (why) return why;
+    int fd = pe_endpoint_connect(&a->smtp);
+    if (fd < 0)
+        return mb_asprintf("SMTP connection failed: [Errno 111] Connection refused");
+    close(fd);
+    for (size_t i = 0; !inner && i < n_att; i++) inner = att_check(sv, att[i]);
+    mb_buf msg = {0};
+    if (!inner) {
+        char *from = *a->name ? mb_asprintf("%s <%s>", a->name, a->email) : mb_strdup(a->email);
+        pe_out out = {.from = from, .to = to, .cc = cc, .bcc = bcc, .subject = subject,
+                      .body = body, .html = html, .att_paths = att, .n_att = n_att};
+        if (!pe_compose(&out, &msg, &inner)) {
+            const char **rc = NULL;
+            size_t nr = 0;
+            push_split(&rc, &nr, to);
+            push_split(&rc, &nr, cc);
+            push_split(&rc, &nr, bcc);
+            char *w = NULL;
+            if (pe_smtp_send(&a->smtp, a->email, rc, nr, msg.data, msg.len, &w)) {
+                /* pe_smtp_send words it "Failed to send email: ..." already */
+                why = w;
+            } else {
+                static const char *const sent[] = {"Sent", "INBOX.Sent", "Sent Messages",
+                                                   "Sent Items"};
+                pe_imap *c = NULL;
+                char *w2 = NULL;
+                if (!pe_imap_open(&a->imap, a->email, a->password, &c, &w2)) {
+                    for (size_t i = 0; i < 4; i++) {
+                        char *mb = pe_imap_mailbox_arg(sent[i]);
+                        mb_buf ap = {0};
+                        mb_buf_printf(&ap, "%s (\\Seen) {%zu+}\r\n", mb, msg.len);
+                        mb_buf_append(&ap, msg.data, msg.len);
+                        free(mb);
+                        pe_result r;
+                        char *w3 = NULL;
+                        int ok = pe_imap_cmd(c, "APPEND", ap.data, ap.len, &r, &w3) == 0;
+                        if (ok) {
+                            ok = !strcmp(r.typ, "OK");
+                            pe_result_free(&r);
+                        }
+                        free(w3);
+                        mb_buf_free(&ap);
+                        if (ok) break;
+                    }
+                    pe_imap_close(c);
+                }
+                free(w2);
+            }
+            mb_strv_free((char **)rc);
+        }
+        free(from);
+    }
+    if (inner && !why) why = mb_asprintf("Failed to send email: %s", inner);
+    free(inner);
+    mb_buf_free(&msg);
+    return why;
 }
 
 static int t_send_email(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
@@ -678,62 +756,186 @@ static int t_send_email(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
         return MB_OK;
     }
     mb_buf o = {0};
-    char *bad = list_bad(to), *why = NULL;
-    if (bad) why = mb_asprintf("Invalid TO addresses: %s", bad);
-    else if (cc && *cc && (bad = list_bad(cc))) why = mb_asprintf("Invalid CC addresses: %s", bad);
-    else if (bcc && *bcc && (bad = list_bad(bcc)))
-        why = mb_asprintf("Invalid BCC addresses: %s", bad);
-    free(bad);
-    for (long i = 0; !why && i < n_att; i++) why = att_check(sv, att[i]);
-    sess s = {0};
-    mb_buf msg = {0};
-    if (!why && acct_load(&s.a, &why)) {
-    } else if (!why) {
-        char *from = *s.a.name ? mb_asprintf("%s <%s>", s.a.name, s.a.email) : mb_strdup(s.a.email);
-        pe_out out = {.from = from, .to = to, .cc = cc, .bcc = bcc, .subject = subject,
-                      .body = body, .html = html, .att_paths = att,
-                      .n_att = n_att > 0 ? (size_t)n_att : 0};
-        if (!pe_compose(&out, &msg, &why)) {
-            const char **rc = NULL;
-            size_t nr = 0;
-            push_split(&rc, &nr, to);
-            push_split(&rc, &nr, cc);
-            push_split(&rc, &nr, bcc);
-            if (!pe_smtp_send(&s.a.smtp, s.a.email, rc, nr, msg.data, msg.len, &why)) {
-                /* the client keeps a copy, as upstream does */
-                static const char *const sent[] = {"Sent", "INBOX.Sent", "Sent Messages",
-                                                   "Sent Items"};
-                char *w2 = NULL;
-                if (!pe_imap_open(&s.a.imap, s.a.email, s.a.password, &s.c, &w2)) {
-                    for (size_t i = 0; i < 4; i++) {
-                        char *mb = pe_imap_mailbox_arg(sent[i]);
-                        mb_buf a = {0};
-                        mb_buf_printf(&a, "%s (\\Seen) {%zu+}\r\n", mb, msg.len);
-                        mb_buf_append(&a, msg.data, msg.len);
-                        free(mb);
-                        pe_result r;
-                        char *w3 = NULL;
-                        int ok = pe_imap_cmd(s.c, "APPEND", a.data, a.len, &r, &w3) == 0 &&
-                                 !strcmp(r.typ, "OK");
-                        if (!w3) pe_result_free(&r);
-                        free(w3);
-                        mb_buf_free(&a);
-                        if (ok) break;
-                    }
-                }
-                free(w2);
-            }
-            mb_strv_free((char **)rc);
-        }
-        free(from);
+    pe_acct a;
+    char *why = NULL;
+    if (acct_load(&a, &why) == 0) {
+        why = send_common(sv, &a, to, subject, body, html, cc, bcc, att,
+                          n_att > 0 ? (size_t)n_att : 0);
+        acct_free(&a);
     }
     if (why) mb_buf_printf(&o, "Error sending email: Failed to send email: %s", why);
     else if (n_att > 0) mb_buf_printf(&o, "Email sent successfully to %s with %ld attachments", to, n_att);
     else mb_buf_printf(&o, "Email sent successfully to %s", to);
     free(why);
     free(att);
-    mb_buf_free(&msg);
+    return replyf_buf(res, &o);
+}
+
+/* reply_email and forward_email */
+static int t_reply_forward(mb_mcp_call *call, json_t *j, mb_mcp_result *res, int fwd)
+{
+    pe_srv *sv = mb_mcp_call_data(call);
+    pe_args v = {.tool = fwd ? "forward_email" : "reply_email", .a = j};
+    const char *id = a_str(&v, "email_id", 1, "");
+    const char *to = fwd ? a_str(&v, "to", 1, "") : NULL;
+    const char *body = a_str(&v, "body", !fwd, fwd ? NULL : "");
+    const char *html = a_str(&v, "html_body", 0, NULL);
+    const char *cc = a_str(&v, "cc", 0, NULL);
+    const char *bcc = a_str(&v, "bcc", 0, NULL);
+    int all = 0;
+    if (!fwd) {
+        json_t *x = json_is_object(j) ? json_object_get(j, "reply_all") : NULL;
+        if (x && !mb_py_lax_bool(x, 1, &all))
+            verr(&v, "reply_all", json_is_string(x) ? "Input should be a valid boolean, unable "
+                 "to interpret input" : "Input should be a valid boolean",
+                 json_is_string(x) ? "bool_parsing" : "bool_type", x);
+    }
+    const char *folder = a_str(&v, "folder", 0, "INBOX");
+    if (a_done(&v, res)) return MB_OK;
+    sess s;
+    pe_msg m;
+    int seen, fl;
+    mb_buf o = {0};
+    const char *what = fwd ? "forwarding" : "replying to";
+    const char *fail = fwd ? "Failed to forward email" : "Failed to reply to email";
+    if (sess_open(&s) || fetch_email(&s, id, folder, &m, &seen, &fl)) {
+        mb_buf_printf(&o, "Error %s email: %s: %s", what, fail, s.why);
+        sess_close(&s);
+        return replyf_buf(res, &o);
+    }
+    mb_buf b = {0}, h = {0}, subj = {0}, ccb = {0};
+    char *why = NULL;
+    const char *pfx = fwd ? "Fwd:" : "Re:";
+    if (!strncmp(m.subject, pfx, strlen(pfx))) mb_buf_puts(&subj, m.subject);
+    else mb_buf_printf(&subj, "%s %s", pfx, m.subject);
+    mb_buf_putc(&subj, 0);
+    if (!fwd) {
+        mb_buf_printf(&b, "%s\n\n--- Original Message ---\nFrom: %s\nDate: %s\nSubject: %s\n\n%s",
+                      body, m.from_addr, m.date, m.subject, m.body_text);
+        if (html && *html)
+            mb_buf_printf(&h, "%s<br><br><hr><b>Original Message:</b><br>From: %s<br>Date: %s<br>"
+                          "Subject: %s<br><br>%s", html, m.from_addr, m.date, m.subject,
+                          *m.body_html ? m.body_html : m.body_text);
+        const char *reply_cc = cc;
+        if (all) {
+            const char **rs = NULL;
+            size_t nr = 0;
+            push_split(&rs, &nr, m.to_addr);
+            push_split(&rs, &nr, m.cc_addr);
+            char *me = mb_strdup(s.a.email);
+            for (char *p = me; *p; p++) *p = (char)tolower((unsigned char)*p);
+            for (size_t i = 0; i < nr; i++) {
+                char *low = mb_strdup(rs[i]);
+                for (char *p = low; *p; p++) *p = (char)tolower((unsigned char)*p);
+                if (!strstr(low, me)) mb_buf_printf(&ccb, "%s%s", ccb.len ? "," : "", rs[i]);
+                free(low);
+            }
+            free(me);
+            mb_strv_free((char **)rs);
+            mb_buf_putc(&ccb, 0);
+            if (ccb.len > 1) reply_cc = ccb.data;
+        }
+        mb_buf_putc(&b, 0);
+        mb_buf_putc(&h, 0);
+        why = send_common(sv, &s.a, m.from_addr, subj.data, b.data, h.len > 1 ? h.data : NULL,
+                          reply_cc, bcc, NULL, 0);
+    } else {
+        mb_buf_printf(&b, "%s\n\n--- Forwarded Message ---\nFrom: %s\nTo: %s\nDate: %s\nSubject: "
+                      "%s\n\n%s", body ? body : "", m.from_addr, m.to_addr, m.date, m.subject,
+                      m.body_text);
+        if ((html && *html) || *m.body_html)
+            mb_buf_printf(&h, "%s<br><br><hr><b>Forwarded Message:</b><br>From: %s<br>To: %s<br>"
+                          "Date: %s<br>Subject: %s<br><br>%s", html ? html : "", m.from_addr,
+                          m.to_addr, m.date, m.subject, *m.body_html ? m.body_html : m.body_text);
+        mb_buf_putc(&b, 0);
+        mb_buf_putc(&h, 0);
+        /* the original's attachments go through temporary files, as upstream */
+        const char **paths = mb_calloc(m.n_atts + 1, sizeof *paths);
+        size_t np = 0;
+        char tmpl[] = "/tmp/pe_fwd_XXXXXX";
+        char *dir = m.n_atts ? mkdtemp(tmpl) : NULL;
+        for (size_t i = 0; dir && i < m.n_atts; i++) {
+            if (!m.atts[i].size) continue;
+            const char *base = strrchr(m.atts[i].filename, '/');
+            char *p = mb_asprintf("%s/%s", dir, base ? base + 1 : m.atts[i].filename);
+            if (mb_write_file_atomic(p, m.atts[i].data, m.atts[i].size, 0600, NULL) == MB_OK)
+                paths[np++] = p;
+            else free(p);
+        }
+        why = send_common(sv, &s.a, to, subj.data, b.data, h.len > 1 ? h.data : NULL, cc, bcc,
+                          paths, np);
+        for (size_t i = 0; i < np; i++) {
+            unlink(paths[i]);
+            free((char *)paths[i]);
+        }
+        if (dir) rmdir(dir);
+        free(paths);
+    }
+    if (why)
+        mb_buf_printf(&o, "Error %s email: %s: %sFailed to send email: %s", what, fail,
+                      fwd ? "Failed to send email with original attachments: " : "", why);
+    else if (fwd) mb_buf_printf(&o, "Email forwarded successfully to %s", to);
+    else mb_buf_printf(&o, "Reply sent successfully to %s", all ? "all recipients" : "sender");
+    free(why);
+    mb_buf_free(&b);
+    mb_buf_free(&h);
+    mb_buf_free(&subj);
+    mb_buf_free(&ccb);
+    pe_msg_free(&m);
     sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int t_reply_email(mb_mcp_call *c, json_t *j, mb_mcp_result *r) { return t_reply_forward(c, j, r, 0); }
+static int t_forward_email(mb_mcp_call *c, json_t *j, mb_mcp_result *r) { return t_reply_forward(c, j, r, 1); }
+
+/* Drafts live in a DraftService made for each request (create_services),
+ * so as Klavis hosts the server no draft outlives the call that saved it. */
+static int t_save_draft(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "save_draft", .a = j};
+    a_str(&v, "subject", 1, "");
+    a_str(&v, "body", 1, "");
+    a_str(&v, "html_body", 0, NULL);
+    a_str(&v, "to", 0, NULL);
+    a_str(&v, "cc", 0, NULL);
+    a_str(&v, "bcc", 0, NULL);
+    if (a_done(&v, res)) return MB_OK;
+    return reply(res, "Draft saved successfully with ID: draft_1");
+}
+
+static int t_get_drafts(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "get_drafts", .a = j};
+    a_int(&v, "page", 1);
+    a_int(&v, "page_size", 20);
+    if (a_done(&v, res)) return MB_OK;
+    return reply(res, "No drafts found");
+}
+
+static int t_update_draft(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "update_draft", .a = j};
+    const char *id = a_str(&v, "draft_id", 1, "");
+    static const char *const opt[] = {"subject", "body", "html_body", "to", "cc", "bcc"};
+    for (size_t i = 0; i < 6; i++) a_str(&v, opt[i], 0, NULL);
+    if (a_done(&v, res)) return MB_OK;
+    mb_buf o = {0};
+    mb_buf_printf(&o, "Error updating draft: Draft not found: %s", id);
+    return replyf_buf(res, &o);
+}
+
+static int t_delete_draft(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "delete_draft", .a = j};
+    const char *id = a_str(&v, "draft_id", 1, "");
+    if (a_done(&v, res)) return MB_OK;
+    mb_buf o = {0};
+    mb_buf_printf(&o, "Error deleting draft: Draft not found: %s", id);
     return replyf_buf(res, &o);
 }
 
@@ -1161,6 +1363,467 @@ static int t_email_headers(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
     return replyf_buf(res, &o);
 }
 
+/* ------------------------------------------------------ import/export */
+
+static int id_key(const char *id)
+{
+    long long v;
+    if (!*id || strspn(id, "0123456789") != strlen(id) || !mb_py_int_str(id, &v)) return 0;
+    return (int)(v > 2000000000 ? 2000000000 : v);
+}
+
+/* json.loads' message for what jansson refused (position as Python counts). */
+static char *json_err(const json_error_t *je)
+{
+    return mb_asprintf("Expecting value: line %d column %d (char %d)", je->line > 0 ? je->line : 1,
+                       je->column > 0 ? je->column : 1, je->position > 0 ? je->position - 1 : 0);
+}
+
+static const char *jget(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static void hdr(mb_buf *m, const char *name, const char *v)
+{
+    mb_buf_printf(m, "%s: ", name);
+    pe_header_word(m, v, 0);
+    mb_buf_putc(m, '\n');
+}
+
+/* The message an imported email becomes: _reconstruct_email_message, or
+ * with attachments the MIMEMultipart of file_backend._parse_email_data. */
+static void import_message(json_t *e, mb_buf *m)
+{
+    const char *subject = jget(e, "subject"), *from = jget(e, "from_addr"),
+               *to = jget(e, "to_addr"), *cc = jget(e, "cc_addr"), *bcc = jget(e, "bcc_addr"),
+               *mid = jget(e, "message_id"), *date = jget(e, "date"),
+               *text = jget(e, "body_text"), *html = jget(e, "body_html");
+    json_t *atts = json_object_get(e, "attachments");
+    unsigned char rnd[8];
+    mb_random_bytes(rnd, sizeof rnd, NULL);
+    unsigned long long r = 0;
+    for (int i = 0; i < 8; i++) r = r << 8 | rnd[i];
+    char bd[64];
+    snprintf(bd, sizeof bd, "===============%019llu==", r % 10000000000000000000ULL);
+    if (json_array_size(atts)) {
+        mb_buf_printf(m, "Content-Type: multipart/mixed; boundary=\"%s\"\nMIME-Version: 1.0\n", bd);
+        hdr(m, "Subject", subject ? subject : "");
+        hdr(m, "From", from ? from : "");
+        hdr(m, "To", to ? to : "");
+        if (cc && *cc) hdr(m, "Cc", cc);
+        if (mid && *mid) hdr(m, "Message-ID", mid);
+        if (date && *date) hdr(m, "Date", date);
+        mb_buf_putc(m, '\n');
+        if (text && *text) {
+            mb_buf_printf(m, "--%s\nContent-Type: text/plain; charset=\"utf-8\"\nMIME-Version: 1.0\n"
+                          "Content-Transfer-Encoding: base64\n\n", bd);
+            pe_b64_lines(m, (const unsigned char *)text, strlen(text));
+        }
+        if (html && *html) {
+            mb_buf_printf(m, "--%s\nContent-Type: text/html; charset=\"utf-8\"\nMIME-Version: 1.0\n"
+                          "Content-Transfer-Encoding: base64\n\n", bd);
+            pe_b64_lines(m, (const unsigned char *)html, strlen(html));
+        }
+        size_t i;
+        json_t *a;
+        json_array_foreach(atts, i, a) {
+            const char *content = jget(a, "content"), *ct = jget(a, "content_type"),
+                       *fn = jget(a, "filename");
+            if (!content || !*content) continue;
+            const char *slash = ct ? strchr(ct, '/') : NULL;
+            int two = slash && !strchr(slash + 1, '/');
+            mb_buf_printf(m, "--%s\nContent-Type: %s\nMIME-Version: 1.0\nContent-Transfer-Encoding: "
+                          "base64\nContent-Disposition: attachment; filename=\"%s\"\n\n%s\n", bd,
+                          two ? ct : "application/octet-stream", fn ? fn : "", content);
+        }
+        mb_buf_printf(m, "--%s--\n", bd);
+        return;
+    }
+    if (html && *html)
+        mb_buf_printf(m, "Content-Type: multipart/alternative; boundary=\"%s\"\nMIME-Version: 1.0\n",
+                      bd);
+    else
+        mb_buf_puts(m, "Content-Type: text/plain; charset=\"utf-8\"\nMIME-Version: 1.0\n"
+                       "Content-Transfer-Encoding: base64\n");
+    hdr(m, "Subject", subject ? subject : "");
+    hdr(m, "From", from ? from : "");
+    hdr(m, "To", to ? to : "");
+    if (cc && *cc) hdr(m, "Cc", cc);
+    if (bcc && *bcc) hdr(m, "Bcc", bcc);
+    if (mid && *mid) hdr(m, "Message-ID", mid);
+    if (date && *date) {
+        hdr(m, "Date", date);
+    } else {
+        char d[64];
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(d, sizeof d, "%a, %d %b %Y %H:%M:%S %z", &tm);
+        hdr(m, "Date", d);
+    }
+    mb_buf_putc(m, '\n');
+    if (html && *html) {
+        mb_buf_printf(m, "--%s\nContent-Type: text/plain; charset=\"utf-8\"\nMIME-Version: 1.0\n"
+                      "Content-Transfer-Encoding: base64\n\n", bd);
+        pe_b64_lines(m, (const unsigned char *)(text ? text : ""), text ? strlen(text) : 0);
+        mb_buf_printf(m, "--%s\nContent-Type: text/html; charset=\"utf-8\"\nMIME-Version: 1.0\n"
+                      "Content-Transfer-Encoding: base64\n\n", bd);
+        pe_b64_lines(m, (const unsigned char *)html, strlen(html));
+        mb_buf_printf(m, "--%s--\n", bd);
+    } else {
+        pe_b64_lines(m, (const unsigned char *)(text ? text : ""), text ? strlen(text) : 0);
+    }
+}
+
+static int t_import_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "import_emails", .a = j};
+    const char *js = a_str(&v, "json_string", 1, "");
+    const char *target = a_str(&v, "target_folder", 0, NULL);
+    int preserve = 1;
+    json_t *px = json_is_object(j) ? json_object_get(j, "preserve_folders") : NULL;
+    if (px && !mb_py_lax_bool(px, 1, &preserve))
+        verr(&v, "preserve_folders", json_is_string(px) ? "Input should be a valid boolean, "
+             "unable to interpret input" : "Input should be a valid boolean",
+             json_is_string(px) ? "bool_parsing" : "bool_type", px);
+    if (a_done(&v, res)) return MB_OK;
+    mb_buf o = {0};
+    json_error_t je;
+    json_t *doc = json_loads(js, JSON_DECODE_ANY, &je);
+    if (!doc) {
+        char *m = json_err(&je);
+        mb_buf_printf(&o, "Error importing emails: Invalid JSON string: %s", m);
+        free(m);
+        return replyf_buf(res, &o);
+    }
+    json_t *emails = json_is_object(doc) ? json_object_get(doc, "emails") : NULL;
+    if (!emails) {
+        json_decref(doc);
+        return reply(res, "Error importing emails: Invalid JSON format: missing 'emails' key");
+    }
+    /* required fields, as the KeyError of the parser reports them */
+    size_t n = json_array_size(emails), i;
+    json_t *e;
+    static const char *const req[] = {"email_id", "subject", "from_addr", "to_addr"};
+    json_array_foreach(emails, i, e) {
+        for (size_t k = 0; k < 4; k++)
+            if (!json_object_get(e, req[k])) {
+                mb_buf_printf(&o, "Error importing emails: Missing required field in JSON: '%s'",
+                              req[k]);
+                json_decref(doc);
+                return replyf_buf(res, &o);
+            }
+        size_t ai;
+        json_t *a;
+        json_array_foreach(json_object_get(e, "attachments"), ai, a) {
+            static const char *const areq[] = {"filename", "content_type", "size"};
+            for (size_t k = 0; k < 3; k++)
+                if (!json_object_get(a, areq[k])) {
+                    mb_buf_printf(&o, "Error importing emails: Missing required field in JSON: "
+                                  "'%s'", areq[k]);
+                    json_decref(doc);
+                    return replyf_buf(res, &o);
+                }
+        }
+    }
+    if (!n) {
+        json_decref(doc);
+        return reply(res, "No emails found in the provided JSON data");
+    }
+    /* stable ascending sort by numeric id (others count 0) */
+    json_t **v2 = mb_calloc(n, sizeof *v2);
+    for (i = 0; i < n; i++) v2[i] = json_array_get(emails, i);
+    for (size_t a = 1; a < n; a++)
+        for (size_t b = a; b > 0; b--) {
+            const char *x = jget(v2[b - 1], "email_id"), *y = jget(v2[b], "email_id");
+            if (id_key(y ? y : "") < id_key(x ? x : "")) {
+                json_t *t = v2[b];
+                v2[b] = v2[b - 1];
+                v2[b - 1] = t;
+            } else break;
+        }
+    sess s;
+    if (sess_open(&s)) {
+        mb_buf_printf(&o, "Error importing emails: %s", s.why);
+        sess_close(&s);
+        free(v2);
+        json_decref(doc);
+        return replyf_buf(res, &o);
+    }
+    long ok = 0, nf = 0;
+    mb_buf reasons = {0};
+    char **fnames = mb_calloc(n + 1, sizeof *fnames);
+    long *fcounts = mb_calloc(n + 1, sizeof *fcounts);
+    size_t nfold = 0;
+    for (i = 0; i < n; i++) {
+        e = v2[i];
+        json_t *idj = json_object_get(e, "email_id");
+        char *id = json_is_string(idj) ? mb_strdup(json_string_value(idj)) : json_dumps(idj, JSON_ENCODE_ANY);
+        const char *ef = jget(e, "folder");
+        char *folder = mb_strdup(preserve && ef && *ef ? ef : target && *target ? target : "INBOX");
+        long t, u;
+        int usable = select_folder(&s, folder, &t, &u) == 0;
+        if (!usable) {
+            if (preserve && ef && *ef && strcmp(ef, "INBOX") && strcmp(ef, "SENT") &&
+                strcmp(ef, "DRAFTS") && strcmp(ef, "TRASH")) {
+                char *mb = pe_imap_mailbox_arg(folder);
+                int c = simple(&s, "CREATE", mb);
+                free(mb);
+                if (c != 0 || select_folder(&s, folder, &t, &u) != 0) {
+                    free(folder);
+                    folder = mb_strdup("INBOX");
+                    select_folder(&s, folder, &t, &u);
+                }
+            } else {
+                nf++;
+                if (nf <= 5)
+                    mb_buf_printf(&reasons, "\n  - Email %s: Cannot access folder '%s': %s", id,
+                                  folder, s.why);
+                free(folder);
+                free(id);
+                continue;
+            }
+        }
+        mb_buf msg = {0};
+        import_message(e, &msg);
+        char *mb = pe_imap_mailbox_arg(folder);
+        mb_buf ap = {0};
+        int seen = json_is_true(json_object_get(e, "is_read"));
+        mb_buf_printf(&ap, "%s %s{%zu+}\r\n", mb, seen ? "(\\Seen) " : "", msg.len);
+        mb_buf_append(&ap, msg.data, msg.len);
+        free(mb);
+        pe_result r;
+        char *w = NULL;
+        int appended = pe_imap_cmd(s.c, "APPEND", ap.data, ap.len, &r, &w) == 0;
+        if (appended) {
+            appended = !strcmp(r.typ, "OK");
+            pe_result_free(&r);
+        }
+        free(w);
+        mb_buf_free(&ap);
+        mb_buf_free(&msg);
+        if (appended) {
+            ok++;
+            size_t k = 0;
+            while (k < nfold && strcmp(fnames[k], folder)) k++;
+            if (k == nfold) fnames[nfold++] = mb_strdup(folder);
+            fcounts[k]++;
+        } else {
+            nf++;
+            if (nf <= 5) mb_buf_printf(&reasons, "\n  - Email %s: APPEND to '%s' failed", id, folder);
+        }
+        free(folder);
+        free(id);
+    }
+    mb_buf_printf(&o, "Successfully imported %ld/%zu emails", ok, n);
+    if (preserve && nfold > 1) {
+        mb_buf_puts(&o, "\n\nImport breakdown by folder:");
+        for (size_t k = 0; k < nfold; k++)
+            mb_buf_printf(&o, "\n  - %s: %ld emails", fnames[k], fcounts[k]);
+    } else if (nfold) {
+        mb_buf_printf(&o, " to %s", fnames[0]);
+    }
+    if (nf) {
+        mb_buf_printf(&o, "\n\n%ld emails failed to import:", nf);
+        if (reasons.len) mb_buf_append(&o, reasons.data, reasons.len);
+        if (nf > 5) mb_buf_printf(&o, "\n  ... and %ld more", nf - 5);
+    }
+    mb_buf_free(&reasons);
+    for (size_t k = 0; k < nfold; k++) free(fnames[k]);
+    free(fnames);
+    free(fcounts);
+    free(v2);
+    json_decref(doc);
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int t_download_attachment(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    pe_srv *sv = mb_mcp_call_data(call);
+    pe_args v = {.tool = "download_attachment", .a = j};
+    const char *id = a_str(&v, "email_id", 1, "");
+    const char *fn = a_str(&v, "attachment_filename", 1, "");
+    if (a_done(&v, res)) return MB_OK;
+    sess s;
+    pe_msg m;
+    int seen, fl;
+    mb_buf o = {0};
+    if (sess_open(&s) || fetch_email(&s, id, "INBOX", &m, &seen, &fl)) {
+        mb_buf_printf(&o, "Error downloading attachment: %s", s.why);
+        sess_close(&s);
+        return replyf_buf(res, &o);
+    }
+    const pe_att *att = NULL;
+    for (size_t i = 0; i < m.n_atts && !att; i++)
+        if (!strcmp(m.atts[i].filename, fn)) att = &m.atts[i];
+    if (!att) {
+        mb_buf_printf(&o, "Attachment '%s' not found in email %s", fn, id);
+    } else if (!att->size) {
+        mb_buf_printf(&o, "Could not extract attachment data for '%s'", fn);
+    } else {
+        /* the file name comes from the mail: never a path */
+        const char *base = strrchr(fn, '/');
+        base = base ? base + 1 : fn;
+        const char *dir = sv->download_path ? sv->download_path : ".";
+        mb_err err = {0};
+        char *path = NULL;
+        if (mb_mkdir_p(dir, 0755, &err) == MB_OK) {
+            path = mb_asprintf("%s/%s", dir, base);
+            const char *dot = strrchr(base, '.');
+            size_t stem = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+            for (int k = 1; access(path, F_OK) == 0; k++) {
+                free(path);
+                path = mb_asprintf("%s/%.*s(%d)%s", dir, (int)stem, base, k, base + stem);
+            }
+            if (mb_write_file_atomic(path, att->data, att->size, 0644, &err) != MB_OK) {
+                free(path);
+                path = NULL;
+            }
+        }
+        if (path) mb_buf_printf(&o, "Attachment '%s' saved to: %s", fn, path);
+        else mb_buf_printf(&o, "Error downloading attachment: Failed to save attachment: %s", err.msg);
+        free(path);
+    }
+    pe_msg_free(&m);
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static void export_one(json_t *arr, const char *id, const char *folder, const pe_msg *m, int seen,
+                       int flagged)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "email_id", json_string(id));
+    json_object_set_new(e, "subject", json_string(m->subject));
+    json_object_set_new(e, "from_addr", json_string(m->from_addr));
+    json_object_set_new(e, "to_addr", json_string(m->to_addr));
+    json_object_set_new(e, "cc_addr", m->cc_addr ? json_string(m->cc_addr) : json_null());
+    json_object_set_new(e, "bcc_addr", json_null());
+    json_object_set_new(e, "date", json_string(m->date));
+    json_object_set_new(e, "message_id", json_string(m->message_id));
+    json_object_set_new(e, "body_text", json_string(m->body_text));
+    json_object_set_new(e, "body_html", json_string(m->body_html));
+    json_object_set_new(e, "is_read", json_boolean(seen));
+    json_object_set_new(e, "is_important", json_boolean(flagged));
+    json_object_set_new(e, "folder", json_string(folder));
+    json_t *atts = json_array();
+    for (size_t i = 0; i < m->n_atts; i++) {
+        json_t *a = json_object();
+        json_object_set_new(a, "filename", json_string(m->atts[i].filename));
+        json_object_set_new(a, "content_type", json_string(m->atts[i].content_type));
+        json_object_set_new(a, "size", json_integer((json_int_t)m->atts[i].size));
+        mb_buf b = {0};
+        pe_b64_lines(&b, (const unsigned char *)m->atts[i].data, m->atts[i].size);
+        mb_buf_putc(&b, 0);
+        size_t w = 0;
+        for (size_t k = 0; b.data[k]; k++)
+            if (b.data[k] != '\n') b.data[w++] = b.data[k];
+        b.data[w] = 0;
+        json_object_set_new(a, "content", m->atts[i].size ? json_string(b.data) : json_null());
+        mb_buf_free(&b);
+        json_array_append_new(atts, a);
+    }
+    json_object_set_new(e, "attachments", atts);
+    json_array_append_new(arr, e);
+}
+
+static int t_export_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    pe_srv *sv = mb_mcp_call_data(call);
+    pe_args v = {.tool = "export_emails", .a = j};
+    const char *folder = a_str(&v, "folder", 0, NULL);
+    a_str(&v, "export_path", 0, "emails_export.json");
+    json_t *mx = json_is_object(j) ? json_object_get(j, "max_emails") : NULL;
+    long long max = mx && !json_is_null(mx) ? a_int(&v, "max_emails", 0) : 0;
+    int all = 0;
+    json_t *ax = json_is_object(j) ? json_object_get(j, "export_all_folders") : NULL;
+    if (ax && !mb_py_lax_bool(ax, 1, &all))
+        verr(&v, "export_all_folders", "Input should be a valid boolean", "bool_type", ax);
+    if (a_done(&v, res)) return MB_OK;
+    if (all && folder && *folder)
+        return reply(res, "Error: Cannot specify both 'folder' and 'export_all_folders=True'");
+    sess s;
+    mb_buf o = {0};
+    if (sess_open(&s)) {
+        mb_buf_printf(&o, "Error exporting emails: %s", s.why);
+        sess_close(&s);
+        return replyf_buf(res, &o);
+    }
+    folder_info *f = NULL;
+    size_t nf = 0;
+    const char **names = NULL;
+    size_t nn = 0;
+    if (all) {
+        list_folders(&s, &f, &nf);
+        for (size_t i = 0; i < nf; i++)
+            if (f[i].selectable) mb_strv_push(&names, &nn, mb_strdup(f[i].name));
+    } else {
+        mb_strv_push(&names, &nn, mb_strdup(folder && *folder ? folder : "INBOX"));
+    }
+    json_t *arr = json_array();
+    long *counts = mb_calloc(nn + 1, sizeof *counts);
+    for (size_t k = 0; k < nn; k++) {
+        long t, u;
+        if (select_folder(&s, names[k], &t, &u) || !t) continue;
+        int failed;
+        char **ids = search_ids(&s, "ALL", 3, &failed);
+        for (size_t i = 0; ids && ids[i]; i++) {
+            if (max && (long long)json_array_size(arr) >= max) break;
+            pe_msg m;
+            int seen, fl;
+            if (fetch_email(&s, ids[i], names[k], &m, &seen, &fl)) continue;
+            export_one(arr, ids[i], names[k], &m, seen, fl);
+            counts[k]++;
+            pe_msg_free(&m);
+        }
+        mb_strv_free(ids);
+        if (max && (long long)json_array_size(arr) >= max) break;
+    }
+    if (!json_array_size(arr)) {
+        mb_buf_printf(&o, "No emails found to export from %s", all ? "all folders" : names[0]);
+    } else {
+        char ts[32], iso[40];
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(ts, sizeof ts, "%Y%m%d_%H%M%S", &tm);
+        mb_iso8601(mb_now(), iso);
+        const char *dir = sv->export_path ? sv->export_path : ".";
+        char *path = all ? mb_asprintf("%s/all_folders_export_%s.json", dir, ts)
+                         : mb_asprintf("%s/%s_export_%s.json", dir, names[0], ts);
+        json_t *doc = json_object();
+        json_object_set_new(doc, "export_date", json_string(iso));
+        json_object_set_new(doc, "total_emails", json_integer((json_int_t)json_array_size(arr)));
+        json_object_set(doc, "emails", arr);
+        char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        mb_err err = {0};
+        if (mb_mkdir_p(dir, 0755, &err) || !text ||
+            mb_write_file_atomic(path, text, strlen(text), 0644, &err)) {
+            mb_buf_printf(&o, "Error exporting emails: Export failed: %s", err.msg);
+        } else {
+            mb_buf_printf(&o, "Successfully exported %zu emails to %s", json_array_size(arr), path);
+            if (all) {
+                mb_buf_puts(&o, "\nExport breakdown by folder:");
+                for (size_t k = 0; k < nn; k++)
+                    mb_buf_printf(&o, "\n  - %s: %ld emails", names[k], counts[k]);
+            }
+        }
+        free(text);
+        free(path);
+        json_decref(doc);
+    }
+    json_decref(arr);
+    free(counts);
+    mb_strv_free((char **)names);
+    folders_free(f, nf);
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
 /* ------------------------------------------------------------- table */
 
 #define S(n, t) "\"" n "\": {\"title\": \"" t "\", \"type\": \"string\"}"
@@ -1211,6 +1874,25 @@ static const mb_mcp_tool TOOLS[] = {
          S("to", "To") ", " S("subject", "Subject") ", " S("body", "Body") ", "
              SN("html_body", "Html Body") ", " SN("cc", "Cc") ", " SN("bcc", "Bcc") ", "
              LSN("attachments", "Attachments"), REQ("\"to\", \"subject\", \"body\""), t_send_email),
+    TOOL("reply_email",
+         "Reply to an email\n        \n        Args:\n            email_id: ID of email to reply "
+         "to\n            body: Reply message body (plain text)\n            html_body: Reply "
+         "message body (HTML, optional)\n            cc: Additional CC recipients (optional)\n"
+         "            bcc: BCC recipients (optional)\n            reply_all: Whether to reply to "
+         "all recipients (default: False)\n            folder: Email folder the email is in "
+         "(default: INBOX)\n        ",
+         S("email_id", "Email Id") ", " S("body", "Body") ", " SN("html_body", "Html Body") ", "
+             SN("cc", "Cc") ", " SN("bcc", "Bcc") ", " BD("reply_all", "false", "Reply All") ", "
+             SD("folder", "INBOX", "Folder"), REQ("\"email_id\", \"body\""), t_reply_email),
+    TOOL("forward_email",
+         "Forward an email to other recipients\n        \n        Args:\n            email_id: ID "
+         "of email to forward\n            to: Recipients to forward to\n            body: "
+         "Additional message body (optional)\n            html_body: Additional HTML message body "
+         "(optional)\n            cc: CC recipients (optional)\n            bcc: BCC recipients "
+         "(optional)\n            folder: Email folder the email is in (default: INBOX)\n        ",
+         S("email_id", "Email Id") ", " S("to", "To") ", " SN("body", "Body") ", "
+             SN("html_body", "Html Body") ", " SN("cc", "Cc") ", " SN("bcc", "Bcc") ", "
+             SD("folder", "INBOX", "Folder"), REQ("\"email_id\", \"to\""), t_forward_email),
     TOOL("delete_email",
          "Delete an email\n        \n        Args:\n            email_id: Email ID to delete\n"
          "            folder: Email folder the email is in (default: INBOX)\n        ",
@@ -1268,6 +1950,57 @@ static const mb_mcp_tool TOOLS[] = {
          "email is in (default: INBOX)\n        ",
          S("email_id", "Email Id") ", " SD("folder", "INBOX", "Folder"), REQ("\"email_id\""),
          t_email_headers),
+    TOOL("save_draft",
+         "Save email draft\n        \n        Args:\n            subject: Email subject\n"
+         "            body: Plain text body\n            html_body: HTML body content (optional)\n"
+         "            to: Recipient email address(es) (optional)\n            cc: CC recipients "
+         "(optional)\n            bcc: BCC recipients (optional)\n        ",
+         S("subject", "Subject") ", " S("body", "Body") ", " SN("html_body", "Html Body") ", "
+             SN("to", "To") ", " SN("cc", "Cc") ", " SN("bcc", "Bcc"),
+         REQ("\"subject\", \"body\""), t_save_draft),
+    TOOL("get_drafts",
+         "Get list of saved drafts\n        \n        Args:\n            page: Page number "
+         "starting from 1 (default: 1)\n            page_size: Number of drafts per page "
+         "(default: 20)\n        ",
+         ID("page", "1", "Page") ", " ID("page_size", "20", "Page Size"), "", t_get_drafts),
+    TOOL("update_draft",
+         "Update existing draft\n        \n        Args:\n            draft_id: Draft ID to "
+         "update\n            subject: Email subject (optional)\n            body: Plain text body "
+         "(optional)\n            html_body: HTML body content (optional)\n            to: "
+         "Recipient email address(es) (optional)\n            cc: CC recipients (optional)\n"
+         "            bcc: BCC recipients (optional)\n        ",
+         S("draft_id", "Draft Id") ", " SN("subject", "Subject") ", " SN("body", "Body") ", "
+             SN("html_body", "Html Body") ", " SN("to", "To") ", " SN("cc", "Cc") ", "
+             SN("bcc", "Bcc"), REQ("\"draft_id\""), t_update_draft),
+    TOOL("delete_draft",
+         "Delete draft\n        \n        Args:\n            draft_id: Draft ID to delete\n"
+         "        ",
+         S("draft_id", "Draft Id"), REQ("\"draft_id\""), t_delete_draft),
+    TOOL("export_emails",
+         "Export emails to file for backup\n        \n        Args:\n            folder: Specific "
+         "folder to export (mutually exclusive with export_all_folders)\n            export_path: "
+         "Path where to save the export file  \n            max_emails: Maximum number of emails "
+         "to export (optional, exports all if not specified)\n            export_all_folders: "
+         "Export from all folders instead of just one (default: False)\n        ",
+         SN("folder", "Folder") ", " SD("export_path", "emails_export.json", "Export Path") ", "
+             "\"max_emails\": {\"default\": null, \"title\": \"Max Emails\", \"type\": "
+             "\"integer\"}, " BD("export_all_folders", "false", "Export All Folders"),
+         "", t_export_emails),
+    TOOL("import_emails",
+         "Import emails from a JSON string to IMAP server\n        \n        Args:\n            "
+         "json_string: JSON string containing email data with 'emails' key\n            "
+         "target_folder: Target folder for imported emails (if preserve_folders=False)\n"
+         "            preserve_folders: Whether to preserve original folder structure (default: "
+         "True)\n        ",
+         S("json_string", "Json String") ", " SN("target_folder", "Target Folder") ", "
+             BD("preserve_folders", "true", "Preserve Folders"), REQ("\"json_string\""),
+         t_import_emails),
+    TOOL("download_attachment",
+         "Download email attachment to configured download path\n        \n        Args:\n"
+         "            email_id: Email ID containing the attachment\n            "
+         "attachment_filename: Name of attachment to download\n        ",
+         S("email_id", "Email Id") ", " S("attachment_filename", "Attachment Filename"),
+         REQ("\"email_id\", \"attachment_filename\""), t_download_attachment),
     {0},
 };
 
