@@ -2006,7 +2006,7 @@ static const mb_mcp_tool TOOLS[] = {
 
 static const mb_mcp_info INFO = {
     .name = "emails-mcp",
-    .version = "1.13.1",
+    .version = "1.23.2", /* FastMCP reports the mcp package's version */
     .flavor = MB_MCP_PY_FASTMCP,
 };
 
