@@ -284,9 +284,15 @@ void mb_mail__dovecot_stop(mb_mail *m)
 
 void mb_mail__dovecot_kick(mb_mail *m, const char *domain)
 {
-    char *conf = mb_asprintf("%s/dovecot.conf", m->root);
     char *mask = mb_asprintf("*@%s", domain);
-    char *const argv[] = {"doveadm", "-c", conf, "kick", mask, NULL};
+    mb_mail__dovecot_kick_mask(m, mask);
+    free(mask);
+}
+
+void mb_mail__dovecot_kick_mask(mb_mail *m, const char *mask)
+{
+    char *conf = mb_asprintf("%s/dovecot.conf", m->root);
+    char *const argv[] = {"doveadm", "-c", conf, "kick", (char *)mask, NULL};
     posix_spawnattr_t attr;
     mb_spawnattr_init_clean(&attr);
     posix_spawn_file_actions_t fa;
@@ -301,6 +307,5 @@ void mb_mail__dovecot_kick(mb_mail *m, const char *domain)
     }
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
-    free(mask);
     free(conf);
 }

@@ -82,10 +82,49 @@ char *mb_mail_sandbox_dir(mb_mail *m, const char *sandbox_id);
 /* The domain sandbox_id owns, copied into out; MB_ENOTFOUND if none. */
 int mb_mail_domain(mb_mail *m, const char *sandbox_id, char *out, size_t cap, mb_err *err);
 
+/* ---- Klavis's PosteEmailData (maildir.c) */
+
+/* Replaces the mail of each user the body lists ({users: {email: {emails:
+ * [...]}}}; NULL = none) and keeps it as what reset returns to. A body
+ * that does not fit gives MB_EINVAL with *detail (a FastAPI 422 list). */
+int mb_mail_initialize(mb_mail *m, const char *sandbox_id, json_t *data, json_t **detail,
+                       mb_err *err);
+/* Every user's mail, {users: {email: {emails: [...]}}}, folders in order. */
+int mb_mail_dump(mb_mail *m, const char *sandbox_id, json_t **out, mb_err *err);
+/* The domain's mail as the last initialize left it (empty without one). */
+int mb_mail_reset(mb_mail *m, const char *sandbox_id, mb_err *err);
+
 /* Host-side addresses for the graders ("127.0.0.1", ports). */
 const char *mb_mail_imap_host(mb_mail *m);
 int mb_mail_imap_port(mb_mail *m);
 int mb_mail_smtp_port(mb_mail *m);
+
+/* ---- reading a message (mime.c) as emails-mcp's email_parser.py does with
+ * Python's email package: used by the server's tools and by dump. */
+typedef struct mb_mail_att {
+    char *filename;
+    char *content_type;
+    char *data;
+    size_t size;
+} mb_mail_att;
+
+typedef struct mb_mail_msg {
+    char *subject, *from_addr, *to_addr, *cc_addr, *date, *message_id;
+    char *body_text, *body_html;
+    mb_mail_att *atts;
+    size_t n_atts;
+    /* every header (name, raw value) in order */
+    char **hnames, **hvalues;
+    size_t n_headers;
+} mb_mail_msg;
+void mb_mail_msg_parse(const char *raw, size_t len, mb_mail_msg *m);
+void mb_mail_msg_free(mb_mail_msg *m);
+/* RFC 2047 decoding as emails-mcp's decode_email_header (then strip). */
+char *mb_mail_decode_header(const char *v);
+
+/* Splits "a, B <b@x>" into bare addresses as parse_email_addresses does
+ * (NULL-terminated, freed with mb_strv_free). */
+char **mb_mail_split_addresses(const char *s);
 
 /* ---- the sandbox side: relays 127.0.0.1:port of the sandbox's network
  * namespace to a socket at MB_MAIL_DIR_INSIDE (from a background thread that

@@ -90,6 +90,8 @@ int mb_mail__dovecot_start(mb_mail *m, mb_err *err);
 void mb_mail__dovecot_stop(mb_mail *m);
 /* Ends every Dovecot session of users of `domain` (doveadm kick). */
 void mb_mail__dovecot_kick(mb_mail *m, const char *domain);
+/* ... of the users doveadm's mask matches ("user@domain"). */
+void mb_mail__dovecot_kick_mask(mb_mail *m, const char *mask);
 char *mb_mail__lmtp_path(mb_mail *m);
 
 /* ---- domains.c: the live domains (sandbox -> domain) */

@@ -16,6 +16,11 @@ static int svc_attach(void *ctx, const mb_sandbox_rec *rec, const mb_acquire_req
 
 static void svc_detach(void *ctx, const mb_sandbox_rec *rec) { mb_mail_detach(ctx, rec->id); }
 
+static int svc_reset(void *ctx, const mb_sandbox_rec *rec, mb_err *err)
+{
+    return mb_mail_reset(ctx, rec->id, err);
+}
+
 static char *svc_bind_dir(void *ctx, const char *id) { return mb_mail_sandbox_dir(ctx, id); }
 
 int mb_mail_register(mb_mail *m, struct mb_core *core, mb_err *err)
@@ -25,6 +30,7 @@ int mb_mail_register(mb_mail *m, struct mb_core *core, mb_err *err)
         .ctx = m,
         .attach = svc_attach,
         .detach = svc_detach,
+        .reset = svc_reset,
         .bind_inside = MB_MAIL_DIR_INSIDE,
         .bind_dir = svc_bind_dir,
     };

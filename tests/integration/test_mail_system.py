@@ -218,3 +218,71 @@ def test_no_mail_flag(tmp_root):
             assert not os.path.exists(d.mail_root())
     finally:
         d.stop()
+
+
+def test_klavis_initialize_dump_reset(mail):
+    with mail.client() as api:
+        r = acquire(api, "amoss1@mcp81.com")
+        assert r.status_code == 201, r.text
+        sid = r.json()["local_sandbox_id"]
+        item = r.json()["servers"][0]
+        assert item["auth_data"] == {"ip": "127.0.0.1", "smtp_port": mail.smtp_port,
+                                     "imap_port": mail.imap_port, "domain": "mcp81.com"}
+        data = {"users": {"amoss1@mcp81.com": {"emails": [
+            {"subject": "Welcome \u00e9", "from_addr": "boss@mcp81.com",
+             "to_addr": "amoss1@mcp81.com", "date": "Mon, 01 Jan 2024 10:00:00 +0000",
+             "message_id": "<w1@mcp81.com>", "body_text": "hello\nthere", "is_read": True},
+            {"subject": "Report", "from_addr": "bhart2@mcp81.com", "to_addr": "amoss1@mcp81.com",
+             "body_text": "see attached", "body_html": "<p>see attached</p>",
+             "is_important": True, "folder": "Projects",
+             "attachments": [{"filename": "q3.xlsx", "content_type": "application/vnd.ms-excel",
+                              "size": 1000}]}]}}}
+        url = "/local-sandbox/poste_email_toolathlon/%s" % sid
+        r = api.post(url + "/initialize", json=data)
+        assert r.status_code == 200, r.text
+        assert r.json() == {"sandbox_id": sid, "status": "occupied",
+                            "message": "Initialized 2 emails for 1 user"}
+        # What Dovecot serves: the grader's view.
+        m = mail.imap()
+        m.login("amoss1@mcp81.com", PW["amoss1"])
+        m.select("INBOX")
+        assert m.search(None, "ALL")[1][0].split() == [b"1"]
+        assert b"\\Seen" in m.fetch("1", "(FLAGS)")[1][0]
+        m.select("Projects")
+        assert b"\\Flagged" in m.fetch("1", "(FLAGS)")[1][0]
+        m.select("Sent")
+        m.logout()
+        r = api.get(url + "/dump")
+        assert r.status_code == 200, r.text
+        d = r.json()
+        assert d["sandbox_id"] == sid and d["server_name"] == "poste_email_toolathlon"
+        emails = d["data"]["users"]["amoss1@mcp81.com"]["emails"]
+        assert [(e["folder"], e["subject"], e["is_read"], e["is_important"]) for e in emails] == [
+            ("INBOX", "Welcome \u00e9", True, False), ("Projects", "Report", False, True)]
+        assert emails[0]["body_text"].replace("\r\n", "\n") == "hello\nthere\n"
+        assert emails[0]["message_id"] == "<w1@mcp81.com>"
+        assert emails[1]["attachments"] == [{"filename": "q3.xlsx",
+                                             "content_type": "application/vnd.ms-excel",
+                                             "size": 1000}]
+        # The /sandbox family answers the same.
+        r2 = api.get("/sandbox/poste_email_toolathlon/%s/dump" % sid)
+        assert r2.status_code == 200 and r2.json()["data"] == d["data"]
+        # Mail that arrives later goes away at reset.
+        send(mail.smtp_port, "bhart2@mcp81.com", ["amoss1@mcp81.com"], "late")
+        send(mail.smtp_port, "bhart2@mcp81.com", ["cquill3@mcp81.com"], "late")
+        assert api.post("/local-sandbox/%s/reset" % sid).status_code == 200
+        r = api.get(url + "/dump")
+        users = r.json()["data"]["users"]
+        assert list(users) == ["amoss1@mcp81.com"]
+        assert [e["subject"] for e in users["amoss1@mcp81.com"]["emails"]] == \
+            ["Welcome \u00e9", "Report"]
+        # Invalid bodies: another domain's user, missing fields, a bad folder.
+        bad = {"users": {"amoss1@mcp82.com": {"emails": []},
+                         "amoss1@mcp81.com": {"emails": [{"subject": "x", "folder": "../x"}]}}}
+        r = api.post(url + "/initialize", json=bad)
+        assert r.status_code == 422, r.text
+        locs = [tuple(e["loc"]) for e in r.json()["detail"]]
+        assert ("body", "users", "amoss1@mcp82.com") in locs
+        assert ("body", "users", "amoss1@mcp81.com", "emails", 0, "from_addr") in locs
+        assert ("body", "users", "amoss1@mcp81.com", "emails", 0, "folder") in locs
+        assert api.post(url + "/initialize", content=b"{").status_code == 422

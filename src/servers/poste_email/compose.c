@@ -17,40 +17,6 @@
 #include <unistd.h>
 
 
-char **pe_split_addresses(const char *s)
-{
-    const char **v = NULL;
-    size_t n = 0;
-    mb_buf cur = {0};
-    int inq = 0, depth = 0;
-    for (const char *p = s;; p++) {
-        char c = *p;
-        if (c == '"' && !depth) inq = !inq;
-        else if (c == '<' && !inq) depth++;
-        else if (c == '>' && !inq) depth--;
-        if (!c || (c == ',' && !inq && !depth)) {
-            mb_buf_putc(&cur, 0);
-            /* "Name <a@b>" -> a@b; else the trimmed text */
-            char *t = cur.data;
-            char *lt = strrchr(t, '<'), *gt = lt ? strchr(lt, '>') : NULL;
-            char *a = lt && gt ? mb_strndup(lt + 1, (size_t)(gt - lt - 1)) : mb_strdup(t);
-            size_t l = strlen(a), b = 0;
-            while (l && isspace((unsigned char)a[l - 1])) a[--l] = 0;
-            while (isspace((unsigned char)a[b])) b++;
-            memmove(a, a + b, l - b + 1);
-            if (*a && !strchr(a, ' ')) mb_strv_push(&v, &n, a);
-            else free(a);
-            mb_buf_reset(&cur);
-            if (!c) break;
-            continue;
-        }
-        mb_buf_putc(&cur, c);
-    }
-    mb_buf_free(&cur);
-    if (!v) v = mb_calloc(1, sizeof *v);
-    return (char **)v;
-}
-
 /* ------------------------------------------------------------ building */
 
 void pe_b64_lines(mb_buf *out, const unsigned char *s, size_t n)

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "mail/mail.h"
 #include "util/util.h"
 
 /* Where IMAP and SMTP are: a unix socket path, or host + port. */
@@ -55,28 +56,6 @@ char *pe_imap_mailbox_arg(const char *name);
 /* Python's repr() of bytes. */
 void pe_py_bytes_repr(mb_buf *out, const char *s, size_t n);
 
-/* ---- mime.c */
-typedef struct pe_att {
-    char *filename;
-    char *content_type;
-    char *data;
-    size_t size;
-} pe_att;
-
-typedef struct pe_msg {
-    char *subject, *from_addr, *to_addr, *cc_addr, *date, *message_id;
-    char *body_text, *body_html;
-    pe_att *atts;
-    size_t n_atts;
-    /* every header (name, raw value) in order */
-    char **hnames, **hvalues;
-    size_t n_headers;
-} pe_msg;
-void pe_msg_parse(const char *raw, size_t len, pe_msg *m);
-void pe_msg_free(pe_msg *m);
-/* RFC 2047 decoding as emails-mcp's decode_email_header (then strip). */
-char *pe_decode_header(const char *v);
-
 /* ---- compose.c */
 typedef struct pe_out {
     const char *from, *to, *cc, *bcc, *subject, *body, *html, *date, *message_id;
@@ -95,7 +74,5 @@ int pe_smtp_send(const pe_endpoint *ep, const char *from, const char *const *rcp
 void pe_header_word(mb_buf *out, const char *s, int force);
 /* Base64 in 76-character lines, as email.encoders writes it. */
 void pe_b64_lines(mb_buf *out, const unsigned char *s, size_t n);
-/* Splits "a, B <b@x>" into bare addresses as parse_email_addresses does. */
-char **pe_split_addresses(const char *s);
 
 #endif /* MB_SRV_POSTE_H */

@@ -337,7 +337,7 @@ static char **search_ids(sess *s, const char *criteria, size_t len, int *failed)
 }
 
 /* fetch_email: the parsed message and its flags; -1 with why. */
-static int fetch_email(sess *s, const char *id, const char *folder, pe_msg *m, int *seen,
+static int fetch_email(sess *s, const char *id, const char *folder, mb_mail_msg *m, int *seen,
                        int *flagged)
 {
     long t, u;
@@ -384,7 +384,7 @@ static int fetch_email(sess *s, const char *id, const char *folder, pe_msg *m, i
         s->why = mb_asprintf("No email content found for email %s", id);
         return -1;
     }
-    pe_msg_parse(raw, len, m);
+    mb_mail_msg_parse(raw, len, m);
     pe_result_free(&r);
     return 0;
 }
@@ -427,14 +427,14 @@ static void list_lines(mb_buf *o, sess *s, char **ids, size_t from, size_t cnt,
 {
     size_t k = 0;
     for (size_t i = from; ids[i] && k < cnt; i++, k++) {
-        pe_msg m;
+        mb_mail_msg m;
         int seen, fl;
         if (fetch_email(s, ids[i], folder, &m, &seen, &fl)) continue;
         mb_buf_printf(o, "%lld. ID: %s\n   Subject: %s\n   From: %s\n   Date: %s\n",
                       (page - 1) * psize + (long long)k + 1, ids[i], m.subject, m.from_addr, m.date);
         if (atts && m.n_atts) mb_buf_printf(o, "   Attachments: %zu files\n", m.n_atts);
         mb_buf_putc(o, '\n');
-        pe_msg_free(&m);
+        mb_mail_msg_free(&m);
     }
 }
 
@@ -482,7 +482,7 @@ static int t_read_email(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
     if (a_done(&v, res)) return MB_OK;
     sess s;
     mb_buf o = {0};
-    pe_msg m;
+    mb_mail_msg m;
     int seen, fl;
     if (sess_open(&s) || fetch_email(&s, id, folder, &m, &seen, &fl)) {
         mb_buf_printf(&o, "Error reading email: Failed to read email %s: %s", id, s.why);
@@ -501,7 +501,7 @@ static int t_read_email(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
                 mb_buf_printf(&o, "%zu. %s (%s, %zu bytes)\n", i + 1, m.atts[i].filename,
                               m.atts[i].content_type, m.atts[i].size);
         }
-        pe_msg_free(&m);
+        mb_mail_msg_free(&m);
     }
     sess_close(&s);
     return replyf_buf(res, &o);
@@ -793,7 +793,7 @@ static int t_reply_forward(mb_mcp_call *call, json_t *j, mb_mcp_result *res, int
     const char *folder = a_str(&v, "folder", 0, "INBOX");
     if (a_done(&v, res)) return MB_OK;
     sess s;
-    pe_msg m;
+    mb_mail_msg m;
     int seen, fl;
     mb_buf o = {0};
     const char *what = fwd ? "forwarding" : "replying to";
@@ -881,7 +881,7 @@ static int t_reply_forward(mb_mcp_call *call, json_t *j, mb_mcp_result *res, int
     mb_buf_free(&h);
     mb_buf_free(&subj);
     mb_buf_free(&ccb);
-    pe_msg_free(&m);
+    mb_mail_msg_free(&m);
     sess_close(&s);
     return replyf_buf(res, &o);
 }
@@ -1348,7 +1348,7 @@ static int t_email_headers(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
     if (a_done(&v, res)) return MB_OK;
     sess s;
     mb_buf o = {0};
-    pe_msg m;
+    mb_mail_msg m;
     int seen, fl;
     if (sess_open(&s) || fetch_email(&s, id, folder, &m, &seen, &fl)) {
         mb_buf_printf(&o, "Error getting email headers: %s", s.why);
@@ -1357,7 +1357,7 @@ static int t_email_headers(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
         mb_buf_puts(&o, "==================================================\n");
         for (size_t i = 0; i < m.n_headers; i++)
             mb_buf_printf(&o, "%s: %s\n", m.hnames[i], m.hvalues[i]);
-        pe_msg_free(&m);
+        mb_mail_msg_free(&m);
     }
     sess_close(&s);
     return replyf_buf(res, &o);
@@ -1649,7 +1649,7 @@ static int t_download_attachment(mb_mcp_call *call, json_t *j, mb_mcp_result *re
     const char *fn = a_str(&v, "attachment_filename", 1, "");
     if (a_done(&v, res)) return MB_OK;
     sess s;
-    pe_msg m;
+    mb_mail_msg m;
     int seen, fl;
     mb_buf o = {0};
     if (sess_open(&s) || fetch_email(&s, id, "INBOX", &m, &seen, &fl)) {
@@ -1657,7 +1657,7 @@ static int t_download_attachment(mb_mcp_call *call, json_t *j, mb_mcp_result *re
         sess_close(&s);
         return replyf_buf(res, &o);
     }
-    const pe_att *att = NULL;
+    const mb_mail_att *att = NULL;
     for (size_t i = 0; i < m.n_atts && !att; i++)
         if (!strcmp(m.atts[i].filename, fn)) att = &m.atts[i];
     if (!att) {
@@ -1688,12 +1688,12 @@ static int t_download_attachment(mb_mcp_call *call, json_t *j, mb_mcp_result *re
         else mb_buf_printf(&o, "Error downloading attachment: Failed to save attachment: %s", err.msg);
         free(path);
     }
-    pe_msg_free(&m);
+    mb_mail_msg_free(&m);
     sess_close(&s);
     return replyf_buf(res, &o);
 }
 
-static void export_one(json_t *arr, const char *id, const char *folder, const pe_msg *m, int seen,
+static void export_one(json_t *arr, const char *id, const char *folder, const mb_mail_msg *m, int seen,
                        int flagged)
 {
     json_t *e = json_object();
@@ -1773,12 +1773,12 @@ static int t_export_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
         char **ids = search_ids(&s, "ALL", 3, &failed);
         for (size_t i = 0; ids && ids[i]; i++) {
             if (max && (long long)json_array_size(arr) >= max) break;
-            pe_msg m;
+            mb_mail_msg m;
             int seen, fl;
             if (fetch_email(&s, ids[i], names[k], &m, &seen, &fl)) continue;
             export_one(arr, ids[i], names[k], &m, seen, fl);
             counts[k]++;
-            pe_msg_free(&m);
+            mb_mail_msg_free(&m);
         }
         mb_strv_free(ids);
         if (max && (long long)json_array_size(arr) >= max) break;

@@ -6,8 +6,7 @@
  * that have a file name) of multipart messages.
  */
 #define _GNU_SOURCE
-#include "mcp/mcp.h"
-#include "servers/poste_email/poste.h"
+#include "mail/mail_int.h"
 
 #include <ctype.h>
 #include <iconv.h>
@@ -16,6 +15,15 @@
 #include <strings.h>
 
 #define MAX_DEPTH 20
+
+/* n bytes and a NUL (NULs inside kept) */
+static char *dup0(const void *p, size_t n)
+{
+    char *r = mb_malloc(n + 1);
+    memcpy(r, p, n);
+    r[n] = 0;
+    return r;
+}
 
 /* ------------------------------------------------------------- charsets */
 
@@ -29,7 +37,7 @@ static char *conv(const char *cs, const char *s, size_t n)
         if (!strncasecmp(cs, "us", 2) || !strcasecmp(cs, "ascii"))
             for (size_t i = 0; i < n; i++)
                 if ((unsigned char)s[i] > 0x7f) return NULL;
-        return mb_memdup0(s, n);
+        return dup0(s, n);
     }
     iconv_t cd = iconv_open("UTF-8", cs);
     if (cd == (iconv_t)-1) return NULL;
@@ -108,7 +116,7 @@ static void unb64(const char *s, size_t n, mb_buf *out)
 
 /* ---------------------------------------------------------------- headers */
 
-char *pe_decode_header(const char *v)
+char *mb_mail_decode_header(const char *v)
 {
     if (!v) return mb_strdup("");
     mb_buf out = {0};
@@ -292,7 +300,7 @@ static void payload(const hdrs *h, const char *s, size_t n, mb_buf *out)
     else mb_buf_append(out, s, n);
 }
 
-static void walk(pe_msg *m, const char *s, size_t n, int top_multipart, int depth)
+static void walk(mb_mail_msg *m, const char *s, size_t n, int top_multipart, int depth)
 {
     hdrs h = {0};
     size_t body = parse_headers(s, n, &h);
@@ -331,11 +339,11 @@ static void walk(pe_msg *m, const char *s, size_t n, int top_multipart, int dept
             if (!fn) fn = param(hget(&h, "Content-Type"), "name");
             if (fn) {
                 m->atts = mb_realloc(m->atts, (m->n_atts + 1) * sizeof *m->atts);
-                pe_att *a = &m->atts[m->n_atts++];
-                a->filename = pe_decode_header(fn);
+                mb_mail_att *a = &m->atts[m->n_atts++];
+                a->filename = mb_mail_decode_header(fn);
                 a->content_type = mb_strdup(ct);
                 a->size = raw.len;
-                a->data = raw.len ? mb_memdup0(raw.data, raw.len) : mb_strdup("");
+                a->data = raw.len ? dup0(raw.data, raw.len) : mb_strdup("");
                 free(fn);
             }
         } else if (!is_att && raw.len) {
@@ -367,24 +375,24 @@ static void walk(pe_msg *m, const char *s, size_t n, int top_multipart, int dept
  * more than one (Python 3.12's strict parsing). */
 static char *bare_address(const char *v)
 {
-    char *d = pe_decode_header(v ? v : "");
-    char **list = pe_split_addresses(d);
+    char *d = mb_mail_decode_header(v ? v : "");
+    char **list = mb_mail_split_addresses(d);
     char *r = mb_strdup(list[0] && !list[1] ? list[0] : "");
     mb_strv_free(list);
     free(d);
     return r;
 }
 
-void pe_msg_parse(const char *raw, size_t len, pe_msg *m)
+void mb_mail_msg_parse(const char *raw, size_t len, mb_mail_msg *m)
 {
     memset(m, 0, sizeof *m);
     walk(m, raw, len, 0, 0);
     hdrs h = {m->hnames, m->hvalues, m->n_headers};
-    m->subject = pe_decode_header(hget(&h, "Subject"));
+    m->subject = mb_mail_decode_header(hget(&h, "Subject"));
     m->from_addr = bare_address(hget(&h, "From"));
     m->to_addr = bare_address(hget(&h, "To"));
     const char *cc = hget(&h, "Cc");
-    char *ccd = cc ? pe_decode_header(cc) : NULL;
+    char *ccd = cc ? mb_mail_decode_header(cc) : NULL;
     if (ccd && !*ccd) {
         free(ccd);
         ccd = NULL;
@@ -397,7 +405,7 @@ void pe_msg_parse(const char *raw, size_t len, pe_msg *m)
     if (!m->body_html) m->body_html = mb_strdup("");
 }
 
-void pe_msg_free(pe_msg *m)
+void mb_mail_msg_free(mb_mail_msg *m)
 {
     free(m->subject);
     free(m->from_addr);
@@ -417,3 +425,38 @@ void pe_msg_free(pe_msg *m)
     hfree(&h);
     memset(m, 0, sizeof *m);
 }
+
+char **mb_mail_split_addresses(const char *s)
+{
+    const char **v = NULL;
+    size_t n = 0;
+    mb_buf cur = {0};
+    int inq = 0, depth = 0;
+    for (const char *p = s;; p++) {
+        char c = *p;
+        if (c == '"' && !depth) inq = !inq;
+        else if (c == '<' && !inq) depth++;
+        else if (c == '>' && !inq) depth--;
+        if (!c || (c == ',' && !inq && !depth)) {
+            mb_buf_putc(&cur, 0);
+            /* "Name <a@b>" -> a@b; else the trimmed text */
+            char *t = cur.data;
+            char *lt = strrchr(t, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+            char *a = lt && gt ? mb_strndup(lt + 1, (size_t)(gt - lt - 1)) : mb_strdup(t);
+            size_t l = strlen(a), b = 0;
+            while (l && isspace((unsigned char)a[l - 1])) a[--l] = 0;
+            while (isspace((unsigned char)a[b])) b++;
+            memmove(a, a + b, l - b + 1);
+            if (*a && !strchr(a, ' ')) mb_strv_push(&v, &n, a);
+            else free(a);
+            mb_buf_reset(&cur);
+            if (!c) break;
+            continue;
+        }
+        mb_buf_putc(&cur, c);
+    }
+    mb_buf_free(&cur);
+    if (!v) v = mb_calloc(1, sizeof *v);
+    return (char **)v;
+}
+
