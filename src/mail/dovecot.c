@@ -49,6 +49,7 @@ static char *config_text(mb_mail *m)
         "auth_cache_size = 0\n"
         "auth_failure_delay = 0\n"
         "login_trusted_networks = 127.0.0.0/8\n"
+        "login_greeting = Dovecot ready (mcpbox-%2$llx).\n"
         "default_internal_user = %4$s\n"
         "default_internal_group = %4$s\n"
         "default_login_user = %5$s\n"
@@ -161,6 +162,24 @@ static int wait_ready(mb_mail *m, pid_t pid, mb_err *err)
         char *lmtp = mb_mail__lmtp_path(m);
         int ok = fd >= 0 && access(lmtp, F_OK) == 0;
         free(lmtp);
+        if (ok) { /* ours, not another Dovecot on that port */
+            mb_mail_rd *r = mb_calloc(1, sizeof *r);
+            r->fd = fd;
+            r->timeout_ms = 2000;
+            char line[512], *tag = mb_asprintf("(mcpbox-%llx)", (unsigned long long)mb_hash_str(m->root));
+            ok = mb_mail__read_line(r, line, sizeof line) > 0 && strstr(line, tag);
+            if (!ok) {
+                free(tag);
+                free(r);
+                close(fd);
+                kill(pid, SIGTERM);
+                return mb_err_set(err, MB_EBUSY, "another server answers on %s:%d "
+                                  "(--mail-imap chooses another address)", m->imap_host,
+                                  m->imap_port);
+            }
+            free(tag);
+            free(r);
+        }
         if (fd >= 0) close(fd);
         if (ok) return MB_OK;
         usleep(10000);

@@ -286,3 +286,30 @@ def test_klavis_initialize_dump_reset(mail):
         assert ("body", "users", "amoss1@mcp81.com", "emails", 0, "from_addr") in locs
         assert ("body", "users", "amoss1@mcp81.com", "emails", 0, "folder") in locs
         assert api.post(url + "/initialize", content=b"{").status_code == 422
+
+
+def test_sandbox_family_alias_and_degraded_start(mail, tmp_root):
+    with mail.client() as api:
+        # Toolathlon's task name for the server
+        r = api.post("/sandbox/emails", json={"benchmark": "Toolathlon",
+                                              "test_account_email": "amoss1@mcp91.com"})
+        assert r.status_code == 201, r.text
+        assert os.path.isdir(os.path.join(mail.mail_root(), "domains", "mcp91.com"))
+    # A mail system that cannot start (here: homes the dovecot user cannot reach)
+    # leaves the other servers of the sandbox working.
+    root = os.path.join(tmp_root, "closed")
+    os.makedirs(root)
+    os.chmod(root, 0o700)
+    d = MailDaemon(tmp_root)
+    d.data_dir = os.path.join(root, "var")
+    d.log_path = d.data_dir + ".log"
+    d.start()
+    try:
+        with d.client() as api:
+            r = acquire(api, "amoss1@mcp92.com", servers=("poste_email_toolathlon", "filesystem"))
+            assert r.status_code == 201, r.text
+            assert "gets no mail domain" in d.log() and "mode 0700" in d.log()
+            items = {s["server_name"]: s for s in r.json()["servers"]}
+            assert items["poste_email_toolathlon"]["auth_data"] is None
+    finally:
+        d.stop()
