@@ -192,6 +192,23 @@ out:
 
 /* ---------------------------------------------------------------- domains */
 
+/* tmp + rename, without fsync: these files are rebuilt at every attach,
+ * so a crash may lose them but never leaves half of one. */
+int mb_mail__write_file(const char *path, const void *data, size_t len, mode_t mode,
+                        mb_err *err)
+{
+    char *tmp = mb_asprintf("%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+    int rc = MB_OK;
+    if (fd < 0 || (len && write(fd, data, len) != (ssize_t)len))
+        rc = mb_err_sys(err, errno, "cannot write %s", tmp);
+    if (fd >= 0) close(fd);
+    if (!rc && rename(tmp, path) != 0) rc = mb_err_sys(err, errno, "cannot rename %s", tmp);
+    if (rc) unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
 char *mb_mail__domain_dir(mb_mail *m, const char *domain)
 {
     return mb_asprintf("%s/domains/%s", m->root, domain);
@@ -279,14 +296,14 @@ static int provision(mb_mail *m, const char *sandbox_id, const char *domain, mb_
         rc = mb_err_sys(err, errno, "chown %s", users);
     if (!rc) {
         char *p = mb_asprintf("%s/sandbox", dir);
-        rc = mb_write_file_atomic(p, sandbox_id, strlen(sandbox_id), 0600, err);
+        rc = mb_mail__write_file(p, sandbox_id, strlen(sandbox_id), 0600, err);
         free(p);
     }
     if (!rc) {
         mb_buf pw = {0};
         mb_mail__passwd_render(m, domain, &pw);
         char *p = mb_asprintf("%s/passwd", dir);
-        rc = mb_write_file_atomic(p, pw.data ? pw.data : "", pw.len, 0600, err);
+        rc = mb_mail__write_file(p, pw.data ? pw.data : "", pw.len, 0600, err);
         free(p);
         mb_buf_free(&pw);
     }
@@ -308,7 +325,7 @@ static void write_account(mb_mail *m, const char *dir, const char *local, const 
         json_object_set_new(a, "name", json_string(m->users[i].name));
         char *text = json_dumps(a, JSON_COMPACT);
         char *path = mb_asprintf("%s/account.json", dir);
-        if (text) mb_write_file_atomic(path, text, strlen(text), 0644, NULL);
+        if (text) mb_mail__write_file(path, text, strlen(text), 0644, NULL);
         free(path);
         free(text);
         free(email);
@@ -382,6 +399,7 @@ int mb_mail_attach(mb_mail *m, const char *sandbox_id, const char *email, mb_err
 
 void mb_mail_detach(mb_mail *m, const char *sandbox_id)
 {
+    double t0 = mb_now();
     dom_tab *t = tab_of(m);
     char domain[MB_MAIL_DOMAIN_MAX + 1] = "";
     pthread_mutex_lock(&m->lock);
@@ -399,7 +417,7 @@ void mb_mail_detach(mb_mail *m, const char *sandbox_id)
          * second has passed, in case a login slipped in. */
         char *dir = mb_mail__domain_dir(m, domain);
         char *pw = mb_asprintf("%s/passwd", dir);
-        mb_write_file_atomic(pw, "", 0, 0600, NULL);
+        mb_mail__write_file(pw, "", 0, 0600, NULL);
         free(pw);
         free(dir);
         sweep_domain(m, domain);
@@ -411,7 +429,8 @@ void mb_mail_detach(mb_mail *m, const char *sandbox_id)
         m->sweeps = sw;
         pthread_cond_broadcast(&m->sweep_cond);
         pthread_mutex_unlock(&m->lock);
-        mb_info("mail: sandbox %s no longer owns %s", sandbox_id, domain);
+        mb_info("mail: sandbox %s no longer owns %s (%.1f ms)", sandbox_id, domain,
+                (mb_now() - t0) * 1000);
     }
     char *sock = mb_is_uuid(sandbox_id) ? mb_asprintf("%s/sock/%s", m->root, sandbox_id) : NULL;
     if (sock) {

@@ -98,6 +98,9 @@ char *mb_mail__lmtp_path(mb_mail *m);
 /* The sandbox owning domain, copied into out (37 bytes); 0 or MB_ENOTFOUND. */
 int mb_mail__domain_owner(mb_mail *m, const char *domain, char *out);
 char *mb_mail__domain_dir(mb_mail *m, const char *domain);
+/* Writes a file whole (tmp + rename, no fsync). */
+int mb_mail__write_file(const char *path, const void *data, size_t len, mode_t mode,
+                        mb_err *err);
 /* Appends one JSON line to the record of mail sent off-node. */
 void mb_mail__record_outbound(mb_mail *m, const char *domain, const char *from,
                               const char *const *rcpts, size_t n, size_t size);

@@ -72,7 +72,7 @@ static int mkfolder(mb_mail *m, const char *maildir, const char *folder, mb_err 
     }
     if (!rc && strcasecmp(folder, "INBOX")) {
         char *mf = mb_asprintf("%s/maildirfolder", d);
-        if (mb_write_file_atomic(mf, "", 0, 0600, err) == MB_OK && chown(mf, m->mail_uid, m->mail_gid)) {
+        if (mb_mail__write_file(mf, "", 0, 0600, err) == MB_OK && chown(mf, m->mail_uid, m->mail_gid)) {
         }
         free(mf);
     }
@@ -313,7 +313,7 @@ static int write_user(mb_mail *m, const char *domain, const char *local, json_t 
         char *path = mb_asprintf("%s/cur/%lld.M%06uP%dQ%u.mcpbox,S=%zu:2,%s", fd,
                                  (long long)base, seq, (int)getpid(), seq, msg.len, flags);
         seq++;
-        if (!rc) rc = mb_write_file_atomic(path, msg.data, msg.len, 0600, err);
+        if (!rc) rc = mb_mail__write_file(path, msg.data, msg.len, 0600, err);
         if (!rc && chown(path, m->mail_uid, m->mail_gid) != 0)
             rc = mb_err_sys(err, errno, "chown %s", path);
         free(path);
@@ -322,7 +322,7 @@ static int write_user(mb_mail *m, const char *domain, const char *local, json_t 
     }
     if (!rc) {
         char *sp = mb_asprintf("%s/subscriptions", maildir);
-        rc = mb_write_file_atomic(sp, subs.data ? subs.data : "", subs.len, 0600, err);
+        rc = mb_mail__write_file(sp, subs.data ? subs.data : "", subs.len, 0600, err);
         if (!rc && chown(sp, m->mail_uid, m->mail_gid) != 0) rc = mb_err_sys(err, errno, "chown");
         free(sp);
     }
@@ -371,7 +371,7 @@ int mb_mail_initialize(mb_mail *m, const char *sandbox_id, json_t *data, json_t 
     if (!rc) {
         char *p = mb_asprintf("%s/domains/%s/initial.json", m->root, domain);
         char *text = json_dumps(data, JSON_COMPACT);
-        rc = mb_write_file_atomic(p, text, strlen(text), 0600, err);
+        rc = mb_mail__write_file(p, text, strlen(text), 0600, err);
         free(text);
         free(p);
     }

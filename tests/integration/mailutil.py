@@ -95,6 +95,6 @@ def dovecot_processes(mail_root):
             cmd = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")[0].decode()
         except OSError:
             continue
-        if ppid == master and cmd.rsplit("/", 1)[-1] not in SESSION_PROCS:
+        if ppid == master and cmd.split(" ")[0].rsplit("/", 1)[-1] not in SESSION_PROCS:
             out.append(int(pid))
     return out

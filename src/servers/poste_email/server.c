@@ -231,6 +231,7 @@ typedef struct sess {
     pe_acct a;
     pe_imap *c;
     char *why;
+    char *cur; /* the folder selected in this connection, or NULL */
 } sess;
 
 static int sess_open(sess *s)
@@ -245,6 +246,7 @@ static void sess_close(sess *s)
     pe_imap_close(s->c);
     acct_free(&s->a);
     free(s->why);
+    free(s->cur);
 }
 
 /* A command whose BAD answer imaplib raises; *why then set. */
@@ -266,6 +268,8 @@ static int select_folder(sess *s, const char *folder, long *total, long *unread)
 {
     char *mb = pe_imap_mailbox_arg(folder);
     pe_result r;
+    free(s->cur);
+    s->cur = NULL;
     int rc = run(s, "SELECT", mb, &r);
     free(mb);
     if (rc) {
@@ -280,6 +284,7 @@ static int select_folder(sess *s, const char *folder, long *total, long *unread)
         pe_result_free(&r);
         return -1;
     }
+    s->cur = mb_strdup(folder);
     *total = 0;
     for (size_t i = 0; i < r.n; i++) {
         long n;
@@ -341,7 +346,9 @@ static int fetch_email(sess *s, const char *id, const char *folder, mb_mail_msg 
                        int *flagged)
 {
     long t, u;
-    if (select_folder(s, folder, &t, &u)) return -1;
+    /* upstream selects the folder again for every message; within one call
+     * the folder stays selected, so the answer is the same without it */
+    if ((!s->cur || strcmp(s->cur, folder)) && select_folder(s, folder, &t, &u)) return -1;
     char *a = mb_asprintf("%s (RFC822)", id);
     pe_result r;
     int rc = run(s, "FETCH", a, &r);
