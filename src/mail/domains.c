@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "mail/mail_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -446,6 +447,57 @@ static json_t *jstr(const char *s)
     json_t *j = json_string(r);
     free(r);
     return j;
+}
+
+void mb_mail_reconcile(mb_mail *m)
+{
+    char *top = mb_asprintf("%s/domains", m->root);
+    DIR *d = opendir(top);
+    struct dirent *de;
+    const char **names = NULL;
+    size_t n = 0;
+    while (d && (de = readdir(d)))
+        if (de->d_name[0] != '.') mb_strv_push(&names, &n, mb_strdup(de->d_name));
+    if (d) closedir(d);
+    for (size_t i = 0; i < n; i++) {
+        char *dir = mb_asprintf("%s/%s", top, names[i]);
+        char *sf = mb_asprintf("%s/sandbox", dir), *id = NULL, holder[37] = "";
+        size_t len = 0;
+        int live = mb_read_file(sf, 64, &id, &len, NULL) == MB_OK &&
+                   mb_store_claim_holder(m->store, MB_MAIL_CLAIM, names[i], holder, NULL) == MB_OK &&
+                   !strcmp(holder, id);
+        mb_err err = {0};
+        if (live && ensure_started(m, &err) == MB_OK) {
+            pthread_mutex_lock(&m->lock);
+            if (m->doms.n == m->doms.cap) {
+                m->doms.cap = m->doms.cap ? m->doms.cap * 2 : 16;
+                m->doms.v = mb_realloc(m->doms.v, m->doms.cap * sizeof *m->doms.v);
+            }
+            snprintf(m->doms.v[m->doms.n].sandbox, 37, "%s", id);
+            snprintf(m->doms.v[m->doms.n].domain, MB_MAIL_DOMAIN_MAX + 1, "%s", names[i]);
+            m->doms.n++;
+            pthread_mutex_unlock(&m->lock);
+            char *sock = mb_mail_sandbox_dir(m, id);
+            char *imap = sock ? mb_asprintf("%s/imap.sock", sock) : NULL;
+            char *smtp = sock ? mb_asprintf("%s/smtp.sock", sock) : NULL;
+            if (!sock || mb_mail__net_listen_unix(m->net, imap, names[i], MB_MAIL_L_IMAP, &err) ||
+                mb_mail__net_listen_unix(m->net, smtp, names[i], MB_MAIL_L_SMTP, &err))
+                mb_warn("mail: %s: %s", names[i], err.msg);
+            free(imap);
+            free(smtp);
+            free(sock);
+            mb_info("mail: sandbox %s owns %s again (adopted)", id, names[i]);
+        } else {
+            if (live) mb_warn("mail: %s of live sandbox %s: %s", names[i], id, err.msg);
+            else mb_info("mail: removing %s, whose sandbox was released", names[i]);
+            if (!live) mb_rm_rf(dir, NULL);
+        }
+        free(id);
+        free(sf);
+        free(dir);
+    }
+    mb_strv_free((char **)names);
+    free(top);
 }
 
 void mb_mail__record_outbound(mb_mail *m, const char *domain, const char *from,

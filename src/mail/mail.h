@@ -77,6 +77,9 @@ int mb_mail_attach(mb_mail *m, const char *sandbox_id, const char *email, mb_err
 /* Closes the sandbox's sockets, ends its sessions, removes its users and
  * mail. Idempotent. */
 void mb_mail_detach(mb_mail *m, const char *sandbox_id);
+/* At start: domains whose sandbox is still live (adopted) get their users
+ * and sockets back (Dovecot starts); those of released sandboxes go. */
+void mb_mail_reconcile(mb_mail *m);
 /* The host directory holding the sandbox's sockets (created), or NULL. */
 char *mb_mail_sandbox_dir(mb_mail *m, const char *sandbox_id);
 /* The domain sandbox_id owns, copied into out; MB_ENOTFOUND if none. */

@@ -50,6 +50,7 @@ int mb_mail_start_for_serve(struct mb_core *core, const struct mb_config *cfg, m
     mb_mail *m = NULL;
     int rc = mb_mail_new(&o, &m, err);
     if (!rc) rc = mb_mail_register(m, core, err);
+    if (!rc) mb_mail_reconcile(m);
     if (rc) {
         mb_mail_free(m);
         return rc;

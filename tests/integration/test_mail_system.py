@@ -315,3 +315,24 @@ def test_sandbox_family_alias_and_degraded_start(mail, tmp_root):
             assert items["poste_email_toolathlon"]["auth_data"] is None
     finally:
         d.stop()
+
+
+def test_restart_adopts_domains(mail):
+    with mail.client() as api:
+        r = acquire(api, "amoss1@mcp95.com")
+        assert r.status_code == 201
+        sid = r.json()["local_sandbox_id"]
+    mail.stop()
+    stale = os.path.join(mail.mail_root(), "domains", "mcp96.com")
+    os.makedirs(stale)
+    open(os.path.join(stale, "sandbox"), "w").write("00000000-0000-4000-8000-000000000000")
+    mail.start()
+    m = mail.imap()
+    m.login("amoss1@mcp95.com", PW["amoss1"])
+    m.logout()
+    u = UnixIMAP(mail.sock(sid, "imap"))
+    u.login("bhart2@mcp95.com", PW["bhart2"])
+    u.logout()
+    assert not os.path.exists(stale)
+    with mail.client() as api:
+        assert api.delete("/local-sandbox/%s" % sid).status_code == 200
