@@ -51,7 +51,7 @@ int mb_mail__addr_split(const char *addr, size_t len, char *local, size_t lcap, 
                         size_t dcap)
 {
     const char *at = memrchr(addr, '@', len);
-    if (!at) return MB_EINVAL;
+    if (!at || memchr(addr, 0, len)) return MB_EINVAL;
     size_t ln = (size_t)(at - addr), dn = len - ln - 1;
     if (!local_ok(addr, ln) || ln >= lcap || dn == 0 || dn >= dcap) return MB_EINVAL;
     char d[MB_MAIL_DOMAIN_MAX + 1];
