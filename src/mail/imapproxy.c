@@ -106,8 +106,10 @@ static int read_command(mb_mail_rd *cl, int client, mb_buf *cmd)
         long k = mb_mail__read_line(cl, line, sizeof line);
         if (k <= 0) return -1;
         mb_buf_append(cmd, line, (size_t)k);
-        if (k < 3 || line[k - 1] != '\n' || line[k - 2] != '}') return 0;
-        char *open = memrchr(line, '{', (size_t)k);
+        size_t ll = (size_t)k;
+        while (ll && (line[ll - 1] == '\n' || line[ll - 1] == '\r')) ll--;
+        if (ll < 3 || line[ll - 1] != '}' || line[k - 1] != '\n') return 0;
+        char *open = memrchr(line, '{', ll);
         if (!open) return 0;
         char *e;
         unsigned long n = strtoul(open + 1, &e, 10);

@@ -336,3 +336,57 @@ def test_restart_adopts_domains(mail):
     assert not os.path.exists(stale)
     with mail.client() as api:
         assert api.delete("/local-sandbox/%s" % sid).status_code == 200
+
+
+def test_hostile_clients(mail):
+    """Garbage on the IMAP proxy and the SMTP front: answered or cut, never a crash."""
+    import socket
+
+    def talk(path_or_port, chunks, read=True):
+        if isinstance(path_or_port, str):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path_or_port)
+        else:
+            s = socket.create_connection(("127.0.0.1", path_or_port))
+        s.settimeout(10)
+        out = b""
+        try:
+            out += s.recv(4096)
+            for c in chunks:
+                s.sendall(c)
+                if read:
+                    out += s.recv(65536)
+        except (ConnectionError, socket.timeout, OSError):
+            pass
+        s.close()
+        return out
+
+    with mail.client() as api:
+        sid = acquire(api, "amoss1@mcp97.com").json()["local_sandbox_id"]
+    imap = mail.sock(sid, "imap")
+    out = talk(imap, [b"a LOGIN {99999}\r\n"])
+    assert b"+ OK" not in out  # a literal over the limit ends the session
+    out = talk(imap, [b"x%d FOO\r\n" % i for i in range(12)])
+    assert b"BAD" in out
+    out = talk(imap, [b"a AUTHENTICATE PLAIN\r\n", b"!!!!\r\n"])
+    assert b"a BAD Invalid base64" in out
+    out = talk(imap, [b"a AUTHENTICATE PLAIN " + base64.b64encode(b"\0a@mcp97.com") + b"\r\n"])
+    assert b"a NO [AUTHENTICATIONFAILED]" in out
+    out = talk(imap, [b"A" * 100000 + b"\r\n", b"b CAPABILITY\r\n"])
+    out = talk(imap, [b"\x00\xff\xfe garbage \x00\r\n", b"c LOGIN \"amoss1@mcp97.com\" \"x\r\n"])
+    out = talk(imap, [b"d LOGIN amoss1@mcp97.com {7+}\r\nada_pw1\r\n"])
+    assert b"d OK" in out  # LITERAL+ passes
+    smtp = mail.smtp_port
+    out = talk(smtp, [b"EHLO x\r\n", b"MAIL FROM:<unterminated\r\n", b"DATA\r\n",
+                      b"RCPT TO:<a@mcp97.com>\r\n", b"B" * 10000 + b"\r\n",
+                      b"MAIL FROM:<>\r\n", b"RCPT TO:<\x00@mcp97.com>\r\n", b"QUIT\r\n"])
+    assert b"501" in out and b"503" in out and b"500" in out
+    out = talk(smtp, [b"EHLO x\r\n", b"MAIL FROM:<a@b.com>\r\n"] +
+               [b"RCPT TO:<nobody%d@mcp97.com>\r\n" % i for i in range(25)], read=False)
+    # still serving, and the right password still works
+    assert send(smtp, "bhart2@mcp97.com", ["amoss1@mcp97.com"], "after") == {}
+    u = UnixIMAP(imap)
+    u.login("amoss1@mcp97.com", PW["amoss1"])
+    u.select("INBOX")
+    assert u.search(None, 'SUBJECT "after"')[1][0].split()
+    u.logout()
