@@ -129,11 +129,33 @@ def run(ctx):
                       cmd="bench/run --only P13")
             r.data = {"ours": so, "imaplib": sa2}
             rows.append(r)
-        # memory: Dovecot and the daemon
-        pids = [p for p in B.descendants(d.pid)]
-        r = B.Row("P13.rss", "RSS of the daemon and its Dovecot with 2 live mail domains",
-                  B.fmt_mb(B.rss_bytes([d.pid] + pids)), cmd="bench/run --only P13")
+        # memory: the daemon and Dovecot (not the sandboxes) with many domains and logins
+        k = 10 if ctx.smoke else 100
+        for i in range(k - 1):
+            api.call("POST", "/local-sandbox", {
+                "server_names": ["poste_email_toolathlon"], "benchmark": "Toolathlon",
+                "test_account_email": "user%03d@mcp%d.com" % (i % 500, 1000 + i)},
+                expect=(201,))
+        conns = []
+        for i in range(k):
+            c = imaplib.IMAP4("127.0.0.1", imap)
+            dom = "mcp1.com" if i == 0 else "mcp%d.com" % (1000 + i - 1)
+            c.login("user%03d@%s" % (i % 500, dom), "pw_%03d" % (i % 500))
+            c.select("INBOX")
+            conns.append(c)
+        dovecot = [p for p in B.descendants(d.pid)
+                   if open("/proc/%d/cmdline" % p, "rb").read().startswith(b"dovecot")
+                   or b"dovecot" in open("/proc/%d/cmdline" % p, "rb").read()[:40]]
+        r = B.Row("P13.rss", "RSS with %d live mail domains and %d IMAP sessions open: the "
+                  "daemon / Dovecot (all its processes)" % (k, k),
+                  "%s / %s (%d processes)" % (B.fmt_mb(B.rss_bytes([d.pid])),
+                                              B.fmt_mb(B.rss_bytes(dovecot)), len(dovecot)),
+                  cmd="bench/run --only P13")
+        r.data = {"domains": k, "sessions": k, "daemon_rss": B.rss_bytes([d.pid]),
+                  "dovecot_rss": B.rss_bytes(dovecot), "dovecot_procs": len(dovecot)}
         rows.append(r)
+        for c in conns:
+            c.logout()
     finally:
         api.close()
         d.release_all()
