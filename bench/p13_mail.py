@@ -84,8 +84,8 @@ def run(ctx):
                   errors=errors, cmd="bench/run --only P13")
         r.data = {"attach": sa}
         rows.append(r)
-        r = B.Row("P13.release", "mail part of release (sockets closed, sessions of the domain ended, "
-                  "doveadm, passwd-file and Maildirs removed); target p50 <= 20 ms",
+        r = B.Row("P13.release", "mail part of release (sockets closed, the domain's sessions "
+                  "ended, passwd-file and Maildirs removed); target p50 <= 20 ms",
                   B.fmt_lat(sd), cmd="bench/run --only P13")
         r.data = {"release": sd}
         rows.append(r)
