@@ -118,6 +118,12 @@ int mb_api__svc_target(mb_api *api, mb_call *call, mb_svc_target *t);
 void mb_api__svc_target_free(mb_svc_target *t);
 /* SandboxInfo.auth_data of that server (svchooks.c); owned by the caller. */
 json_t *mb_api__svc_auth_data(mb_api *api, const mb_svc_target *t);
+/* poste_email_toolathlon's hooks (svc_mail.c). */
+int mb_api__mail_initialize(mb_api *api, mb_call *call, const mb_svc_target *t, json_t *body,
+                            int init_default, char **message, json_t **detail, mb_err *err);
+int mb_api__mail_dump(mb_api *api, mb_call *call, const mb_svc_target *t, json_t **data,
+                      mb_err *err);
+json_t *mb_api__mail_auth_data(mb_api *api, const mb_svc_target *t);
 
 /* BASE, plus the note on a missing seed of that benchmark, as a JSON string. */
 json_t *mb_api__acquire_message(mb_api *api, const char *benchmark, const char *base);

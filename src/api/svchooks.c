@@ -323,7 +323,8 @@ static const svc_hooks HOOKS[] = {
      * to_addr*, cc_addr, bcc_addr, date, message_id, body_text, body_html,
      * is_read, is_important, folder="INBOX", attachments[]}]}}}; auth_data:
      * the IMAP/SMTP host and ports, for test_account_email. */
-    {"poste_email_toolathlon", NULL, NULL, NULL, NOT_BUILT},
+    {"poste_email_toolathlon", mb_api__mail_initialize, mb_api__mail_dump,
+     mb_api__mail_auth_data, NULL},
     /* CanvasData {courses: [{name*, course_code*, published, assignments[],
      * quizzes[], enrollments[], announcements[]}]}; auth_data: the API token
      * and domain. */

@@ -57,7 +57,8 @@ json_t *mb_api__server_items(mb_api *api, const mb_sandbox_rec *rec)
         json_object_set_new(item, "benchmark", nullable_string(rec->benchmark));
         json_object_set_new(item, "updated_at", json_string(updated));
         json_object_set_new(item, "metadata", server_metadata(api, rec, &srv[i]));
-        json_object_set(item, "auth_data", srv[i].auth_data ? srv[i].auth_data : json_null());
+        mb_svc_target tg = {.server = srv[i].name, .rec = *rec, .srv = srv[i]};
+        json_object_set_new(item, "auth_data", mb_api__svc_auth_data(api, &tg));
         json_object_set(item, "tags", srv[i].tags ? srv[i].tags : json_null());
         json_array_append_new(items, item);
         free(url);

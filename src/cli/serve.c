@@ -9,6 +9,7 @@
 #include "core/core.h"
 #include "gateway/gateway.h"
 #include "http/http.h"
+#include "mail/mail.h"
 
 #include <pthread.h>
 #include <sys/resource.h>
@@ -116,6 +117,13 @@ int mb_cmd_serve(int argc, char **argv)
     char first_key[48] = "";
     if (cfg.first_run_key && mb_cli_first_run_key(core, first_key, &err) < 0)
         mb_warn("cannot make the first-run API key: %s", err.msg);
+    mb_mail *mail = NULL; /* poste_email_toolathlon's mail system (src/mail) */
+    if (!cfg.no_mail && mb_mail_start_for_serve(core, &cfg, &mail, &err) != MB_OK) {
+        fprintf(stderr, "mcpbox serve: %s\n", err.msg);
+        mb_core_close(core);
+        mb_config_free(&cfg);
+        return 1;
+    }
     mb_api_mcp_hook hook = {mb_core_gateway(core), mcp_handle, mcp_done, mcp_routed};
     mb_api *api = mb_api_create(core, &hook);
     mb_cluster *cluster = NULL;
@@ -149,6 +157,7 @@ int mb_cmd_serve(int argc, char **argv)
         mb_cluster_stop(cluster);
         mb_api_destroy(api);
         mb_core_close(core);
+        mb_mail_free(mail);
         mb_config_free(&cfg);
         return 1;
     }
@@ -171,6 +180,7 @@ int mb_cmd_serve(int argc, char **argv)
         mb_info("released %zu sandbox%s before exiting (--release-on-exit)", n, n == 1 ? "" : "es");
     }
     mb_core_close(core);
+    mb_mail_free(mail);
     mb_config_free(&cfg);
     return 0;
 }

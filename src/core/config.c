@@ -80,6 +80,11 @@ static void usage(FILE *f)
         "                            (MCPBOX_METRICS; default on)\n"
         "  --call-log N              MCP calls kept per sandbox for GET\n"
         "                            /local-sandbox/ID/calls; 0 = off (MCPBOX_CALL_LOG; 256)\n"
+        "mail (poste_email_toolathlon; docs/servers/poste_email_toolathlon.md):\n"
+        "  --no-mail                 no Dovecot, no SMTP front: that server cannot be acquired\n"
+        "  --mail-users FILE         users of every mail domain (Toolathlon users_data.json shape)\n"
+        "  --mail-imap ADDR:PORT     Dovecot's IMAP for the host (default 127.0.0.1:1143)\n"
+        "  --mail-smtp ADDR:PORT     the SMTP front for the host (default 127.0.0.1:1587)\n"
         "\n"
         "MCPBOX_API_KEY=KEY adds that API key at start (owner MCPBOX_API_KEY_OWNER or\n"
         "'default'); otherwise manage keys with `mcpbox keys`.\n");
@@ -195,7 +200,7 @@ enum {
     OPT_KEY_ACQUIRING, OPT_KEY_UPLOAD,
     OPT_RELEASE_ON_EXIT,
     OPT_FIRST_RUN_KEY,
-    OPT_EGRESS, OPT_EGRESS_FIXTURE,
+    OPT_EGRESS, OPT_EGRESS_FIXTURE, OPT_NO_MAIL, OPT_MAIL_USERS, OPT_MAIL_IMAP, OPT_MAIL_SMTP,
     OPT_DRAIN_MAX, OPT_DRAIN_TIMEOUT,
     OPT_DB, OPT_NODE, OPT_NODE_URL, OPT_CAPACITY,
     OPT_METRICS, OPT_CALL_LOG, OPT_LOG_FORMAT,
@@ -366,6 +371,10 @@ static int apply(mb_config *cfg, int opt, const char *v)
         }
         cfg->egress_fixtures[cfg->n_egress_fixtures++] = mb_strdup(v);
         break;
+    case OPT_NO_MAIL: cfg->no_mail = 1; break;
+    case OPT_MAIL_USERS: free(cfg->mail_users); cfg->mail_users = mb_strdup(v); break;
+    case OPT_MAIL_IMAP: free(cfg->mail_imap); cfg->mail_imap = mb_strdup(v); break;
+    case OPT_MAIL_SMTP: free(cfg->mail_smtp); cfg->mail_smtp = mb_strdup(v); break;
     }
     return rc;
 }
@@ -517,6 +526,10 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"node", required_argument, NULL, OPT_NODE},
         {"node-url", required_argument, NULL, OPT_NODE_URL},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
+        {"no-mail", no_argument, NULL, OPT_NO_MAIL},
+        {"mail-users", required_argument, NULL, OPT_MAIL_USERS},
+        {"mail-imap", required_argument, NULL, OPT_MAIL_IMAP},
+        {"mail-smtp", required_argument, NULL, OPT_MAIL_SMTP},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -567,5 +580,8 @@ void mb_config_free(mb_config *cfg)
     free(cfg->env_api_key_owner);
     free(cfg->db);
     free(cfg->node_url);
+    free(cfg->mail_users);
+    free(cfg->mail_imap);
+    free(cfg->mail_smtp);
     memset(cfg, 0, sizeof *cfg);
 }

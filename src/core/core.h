@@ -91,6 +91,10 @@ typedef struct mb_config {
     int metrics_off;              /* --metrics off: no counting for GET /metrics */
     int call_log_entries;         /* --call-log N: calls kept per sandbox; 0 = off */
     int log_format;               /* --log-format: an mb_log_format */
+    int no_mail;                  /* --no-mail: no mail service (src/mail) */
+    char *mail_users;             /* --mail-users FILE */
+    char *mail_imap;              /* --mail-imap ADDR:PORT, default 127.0.0.1:1143 */
+    char *mail_smtp;              /* --mail-smtp ADDR:PORT, default 127.0.0.1:1587 */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;
@@ -165,8 +169,16 @@ typedef struct mb_core_service {
     int (*attach)(void *ctx, const mb_sandbox_rec *rec, const mb_acquire_req *req, mb_err *err);
     void (*detach)(void *ctx, const mb_sandbox_rec *rec);
     int (*reset)(void *ctx, const mb_sandbox_rec *rec, mb_err *err);
+    /* Optional: a host directory (made by bind_dir, freed by the caller)
+     * bound read-only at bind_inside (under /mnt) in every sandbox whose
+     * profile offers `server`, e.g. the sockets through which it reaches the
+     * service. Called when the sandbox is created (also for the warm pool). */
+    const char *bind_inside;
+    char *(*bind_dir)(void *ctx, const char *sandbox_id);
 } mb_core_service;
 int mb_core_service_add(mb_core *core, const mb_core_service *svc, mb_err *err);
+/* The ctx of the service registered for `server`, or NULL. */
+void *mb_core_service_ctx(mb_core *core, const char *server);
 /* A live sandbox of this owner, or MB_ENOTFOUND. */
 int mb_core_get(mb_core *core, const char *owner, const char *id, mb_sandbox_rec *out,
                 mb_err *err);

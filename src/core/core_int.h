@@ -154,9 +154,14 @@ typedef struct mb_sb_paths {
     char *state;
     char *volume;
     char *egress;
+    char *svc_dirs[MB_MAX_SERVICES]; /* services' bind_dir */
     mb_sandbox_bind *binds;
 } mb_sb_paths;
 void mb_core__sb_paths_free(mb_sb_paths *p);
+/* services.c: adds the binds of the services profile p offers (o->binds has
+ * room for MB_MAX_SERVICES more). */
+void mb_core__services_binds(mb_core *core, const char *id, const mb_profile *p,
+                             mb_sandbox_opts *o, mb_sb_paths *paths);
 /* The sandbox layer's options for sandbox `id` (profile p may be NULL: only
  * what a destroy or adopt needs). */
 void mb_core__sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_profile *p,

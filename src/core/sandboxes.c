@@ -22,6 +22,8 @@ void mb_core__sb_paths_free(mb_sb_paths *p)
     free(p->volume);
     free(p->binds);
     free(p->egress);
+    for (size_t i = 0; i < MB_MAX_SERVICES; i++) free(p->svc_dirs[i]);
+    memset(p->svc_dirs, 0, sizeof p->svc_dirs);
     p->state = p->volume = p->egress = NULL;
     p->binds = NULL;
 }
@@ -31,6 +33,7 @@ void mb_core__sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_
 {
     paths->binds = NULL;
     paths->egress = NULL;
+    memset(paths->svc_dirs, 0, sizeof paths->svc_dirs);
     paths->state = mb_core__path_run(core, id);
     paths->volume = mb_core__path_volume(core, id);
     memset(o, 0, sizeof *o);
@@ -47,7 +50,7 @@ void mb_core__sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_
         o->limits.cpu_millis = p->limits.cpu_millis;
         o->limits.disk_bytes = p->limits.disk_bytes;
         o->allow_network = p->limits.allow_network;
-        paths->binds = mb_calloc(p->n_binds + 1, sizeof *paths->binds);
+        paths->binds = mb_calloc(p->n_binds + 1 + MB_MAX_SERVICES, sizeof *paths->binds);
         o->n_binds = 0;
         for (size_t i = 0; i < p->n_binds; i++) {
             /* A bind whose host side is not installed (runtime/playwright
@@ -68,6 +71,7 @@ void mb_core__sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_
             paths->egress = mb_core__egress_dir(core, id, 1);
             paths->binds[o->n_binds++] = (mb_sandbox_bind){paths->egress, MB_EGRESS_DIR_INSIDE};
         }
+        mb_core__services_binds(core, id, p, o, paths);
     }
 }
 

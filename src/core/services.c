@@ -110,3 +110,23 @@ int mb_core__services_reset(mb_core *core, const mb_sandbox_rec *rec, mb_err *er
     each_service(core, rec, reset_one, &a);
     return a.rc;
 }
+
+void *mb_core_service_ctx(mb_core *core, const char *server)
+{
+    for (size_t i = 0; i < core->n_services; i++)
+        if (!strcmp(core->services[i].server, server)) return core->services[i].ctx;
+    return NULL;
+}
+
+void mb_core__services_binds(mb_core *core, const char *id, const mb_profile *p,
+                             mb_sandbox_opts *o, mb_sb_paths *paths)
+{
+    for (size_t i = 0; i < core->n_services; i++) {
+        const mb_core_service *s = &core->services[i];
+        if (!s->bind_dir || !s->bind_inside || !mb_profile_server_find(p, s->server)) continue;
+        char *dir = s->bind_dir(s->ctx, id);
+        if (!dir) continue;
+        paths->svc_dirs[i] = dir;
+        paths->binds[o->n_binds++] = (mb_sandbox_bind){dir, s->bind_inside};
+    }
+}

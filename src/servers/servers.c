@@ -43,6 +43,12 @@ const mb_server_entry mb_servers[] = {
      "              [--storage-dir DIR] [--allowed-dir DIR]... [--package-cache DIR]\n"
      "              [--online-install] [--timeout S]\n"
      "  toolathlon: [--workspace DIR] (default /data)\n"},
+    {"poste_email_toolathlon", mb_srv_poste_create,
+     "emails-mcp (Klavis poste_email_toolathlon; IMAP/SMTP of the node's mail system)",
+     "mcpbox mcp poste_email_toolathlon [--attachment_upload_path DIR]\n"
+     "    [--attachment_download_path DIR] [--email_export_path DIR]\n"
+     "  account: $EMAIL_CONFIG (JSON or base64 JSON {email, password, name, imap_server,\n"
+     "  imap_port, smtp_server, smtp_port}), else /mnt/mail/account.json in a sandbox\n"},
     {"pdf-tools", mb_srv_pdftools_create, "pdf-tools-mcp 0.1.4 (lockon-n; poppler-utils + qpdf)",
      "mcpbox mcp pdf-tools [--workspace_path DIR] [--tempfile_dir DIR] [--timeout S]\n"
      "                     [--memory-limit SIZE] [--max-text SIZE]\n"

@@ -52,6 +52,8 @@ int mb_srv_powerpoint_create(int argc, char **argv, mb_mcp_server **out, mb_err 
 
 /* pdf-tools: lockon-n/pdf-tools-mcp 0.1.4 (Toolathlon) */
 int mb_srv_pdftools_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
+/* poste_email_toolathlon: emails-mcp as Klavis hosts it (Toolathlon) */
+int mb_srv_poste_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 
 /* desktop-commander: @wonderwhy-er/desktop-commander 0.2.7 (MCP-Atlas) */
 int mb_srv_desktop_commander_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);

@@ -65,10 +65,9 @@ def test_unhosted_names_are_404_naming_what_is_hosted(api):
         detail = r.json()["detail"]
         assert "filesystem" in detail and "localmemory" in detail and name not in detail
     # a Klavis local name this build or profile does not serve yet
-    r = api.post("/sandbox/emails", json={"benchmark": "Toolathlon",
-                                          "test_account_email": "a@mcp7.com"})
+    r = api.post("/sandbox/canvas", json={"benchmark": "Toolathlon"})
     assert r.status_code == 404
-    assert "'poste_email_toolathlon' is not hosted" in r.json()["detail"]
+    assert "'canvas' is not hosted" in r.json()["detail"]
     # code-runner is served by none but not by Toolathlon's profile
     assert api.post("/sandbox/code-runner", json={"benchmark": "Toolathlon"}).status_code == 404
     assert api.post("/sandbox/code-runner", json={"benchmark": "MCP_Atlas"}).status_code == 201

@@ -96,6 +96,8 @@ PINS = {
                                          set_lines=CLI_SETS),
     ("none", "pdf-tools"): ref_file("pdf-tools-mcp-0.1.4"),
     ("Toolathlon", "pdf-tools"): ref_file("pdf-tools-mcp-0.1.4"),
+    ("none", "poste_email_toolathlon"): ref_file("emails-mcp-klavis-669e95dc"),
+    ("Toolathlon", "poste_email_toolathlon"): ref_file("emails-mcp-klavis-669e95dc"),
     ("none", "excel"): ref_file("excel-mcp-server-0.1.7"),
     ("Toolathlon", "excel"): ref_file("excel-mcp-server-0.1.4"),
     # generated from upstream main.py at each commit by src/servers/word/gen_surface.py

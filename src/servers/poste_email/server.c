@@ -1,0 +1,2066 @@
+/*
+ * server.c - `mcpbox mcp poste_email_toolathlon`: emails-mcp as Klavis hosts
+ * it (Klavis-AI/klavis mcp_servers/poste_email_toolathlon @ 669e95dc,
+ * FastMCP "emails-mcp"): tool names, docstrings and pydantic schemas as
+ * FastMCP lists them, result texts as its tools word them. Message ids are
+ * IMAP sequence numbers, newest first; sent mail is APPENDed to Sent.
+ *
+ * The account: the JSON {email, password, name[, imap_server, imap_port,
+ * smtp_server, smtp_port]} in $EMAIL_CONFIG (base64 or plain, the hosted
+ * variant's header value), else MB_MAIL_DIR_INSIDE/account.json (the
+ * sandbox's test account, written by the daemon). Inside a sandbox IMAP and
+ * SMTP are the daemon's sockets in MB_MAIL_DIR_INSIDE, which this process
+ * also offers to the agent's programs on 127.0.0.1:1143 and :1587.
+ */
+#define _GNU_SOURCE
+#include "mail/mail.h"
+#include "mcp/mcp.h"
+#include "servers/common/pyschema.h"
+#include "servers/poste_email/poste.h"
+#include "servers/servers.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define PYDANTIC_URL "https://errors.pydantic.dev/2.11/v/"
+
+typedef struct pe_srv {
+    char *upload_path, *download_path, *export_path;
+} pe_srv;
+
+typedef struct pe_acct {
+    char *email, *password, *name;
+    pe_endpoint imap, smtp;
+    char *imap_host, *smtp_host, *imap_path, *smtp_path;
+} pe_acct;
+
+static void acct_free(pe_acct *a)
+{
+    free(a->email);
+    free(a->password);
+    free(a->name);
+    free(a->imap_host);
+    free(a->smtp_host);
+    free(a->imap_path);
+    free(a->smtp_path);
+}
+
+static const char *jstr(json_t *o, const char *k, const char *d)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : d;
+}
+
+static int acct_load(pe_acct *a, char **why)
+{
+    memset(a, 0, sizeof *a);
+    const char *env = getenv("EMAIL_CONFIG");
+    json_t *j = NULL;
+    if (env && *env) {
+        j = json_loads(env, 0, NULL);
+        if (!j) {
+            size_t n = strlen(env);
+            unsigned char *d = mb_malloc(n + 4);
+            int k = EVP_DecodeBlock(d, (const unsigned char *)env, (int)n);
+            if (k > 0) {
+                while (k && !d[k - 1]) k--;
+                j = json_loadb((const char *)d, (size_t)k, 0, NULL);
+            }
+            free(d);
+        }
+    } else {
+        j = json_load_file(MB_MAIL_DIR_INSIDE "/account.json", 0, NULL);
+    }
+    if (!json_is_object(j)) {
+        json_decref(j);
+        *why = mb_strdup("Email configuration not found in request context");
+        return -1;
+    }
+    a->email = mb_strdup(jstr(j, "email", ""));
+    a->password = mb_strdup(jstr(j, "password", ""));
+    a->name = mb_strdup(jstr(j, "name", ""));
+    a->imap_host = mb_strdup(jstr(j, "imap_server", "localhost"));
+    a->smtp_host = mb_strdup(jstr(j, "smtp_server", "localhost"));
+    json_t *ip = json_object_get(j, "imap_port"), *sp = json_object_get(j, "smtp_port");
+    a->imap.port = json_is_integer(ip) ? (int)json_integer_value(ip) : 1143;
+    a->smtp.port = json_is_integer(sp) ? (int)json_integer_value(sp) : 1587;
+    json_decref(j);
+    a->imap.host = a->imap_host;
+    a->smtp.host = a->smtp_host;
+    if (access(MB_MAIL_DIR_INSIDE "/imap.sock", F_OK) == 0) {
+        a->imap_path = mb_strdup(MB_MAIL_DIR_INSIDE "/imap.sock");
+        a->smtp_path = mb_strdup(MB_MAIL_DIR_INSIDE "/smtp.sock");
+        a->imap.path = a->imap_path;
+        a->smtp.path = a->smtp_path;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- args */
+
+typedef struct pe_args {
+    const char *tool;
+    json_t *a;
+    mb_buf msg;
+    int errors;
+} pe_args;
+
+static void verr(pe_args *v, const char *loc, const char *msg, const char *type, json_t *in)
+{
+    if (v->msg.len) mb_buf_putc(&v->msg, '\n');
+    mb_buf_printf(&v->msg, "%s\n  %s [type=%s, input_value=", loc, msg, type);
+    json_t *empty = NULL;
+    if (!in) in = empty = json_object();
+    mb_py_repr_json(&v->msg, in);
+    mb_buf_printf(&v->msg, ", input_type=%s]\n    For further information visit " PYDANTIC_URL "%s",
+                  mb_py_type_name(in), type);
+    json_decref(empty);
+    v->errors++;
+}
+
+static json_t *fld(pe_args *v, const char *k) { return json_is_object(v->a) ? json_object_get(v->a, k) : NULL; }
+
+/* str; required, or optional with a default (NULL = None allowed) */
+static const char *a_str(pe_args *v, const char *k, int required, const char *dflt)
+{
+    json_t *x = fld(v, k);
+    if (!x) {
+        if (required) verr(v, k, "Field required", "missing", v->a);
+        return dflt;
+    }
+    if (json_is_null(x) && !required && !dflt) return NULL;
+    if (!json_is_string(x)) {
+        verr(v, k, "Input should be a valid string", "string_type", x);
+        return dflt;
+    }
+    return json_string_value(x);
+}
+
+static long long a_int(pe_args *v, const char *k, long long dflt)
+{
+    json_t *x = fld(v, k);
+    if (!x) return dflt;
+    if (json_is_integer(x)) return json_integer_value(x);
+    if (json_is_boolean(x)) return json_is_true(x);
+    if (json_is_real(x) && json_real_value(x) == (double)(long long)json_real_value(x))
+        return (long long)json_real_value(x);
+    long long n;
+    if (json_is_string(x) && mb_py_int_str(json_string_value(x), &n)) return n;
+    if (json_is_real(x))
+        verr(v, k, "Input should be a valid integer, got a number with a fractional part",
+             "int_from_float", x);
+    else if (json_is_string(x))
+        verr(v, k, "Input should be a valid integer, unable to parse string as an integer",
+             "int_parsing", x);
+    else verr(v, k, "Input should be a valid integer", "int_type", x);
+    return dflt;
+}
+
+/* List[str]; *n = -1 when None */
+static const char **a_list(pe_args *v, const char *k, int required, long *n)
+{
+    json_t *x = fld(v, k);
+    *n = -1;
+    if (!x) {
+        if (required) verr(v, k, "Field required", "missing", v->a);
+        return NULL;
+    }
+    if (json_is_null(x) && !required) return NULL;
+    if (!json_is_array(x)) {
+        verr(v, k, "Input should be a valid list", "list_type", x);
+        return NULL;
+    }
+    size_t m = json_array_size(x);
+    const char **out = mb_calloc(m + 1, sizeof *out);
+    for (size_t i = 0; i < m; i++) {
+        json_t *e = json_array_get(x, i);
+        if (!json_is_string(e)) {
+            char loc[64];
+            snprintf(loc, sizeof loc, "%s.%zu", k, i);
+            verr(v, loc, "Input should be a valid string", "string_type", e);
+        } else {
+            out[i] = json_string_value(e);
+        }
+    }
+    *n = (long)m;
+    return out;
+}
+
+static int a_done(pe_args *v, mb_mcp_result *res)
+{
+    if (!v->errors) {
+        mb_buf_free(&v->msg);
+        return 0;
+    }
+    int rc = mb_mcp_fail(res, "%d validation error%s for %sArguments\n%s", v->errors,
+                         v->errors == 1 ? "" : "s", v->tool, v->msg.data);
+    mb_buf_free(&v->msg);
+    return rc ? rc : -1;
+}
+
+static int reply(mb_mcp_result *res, const char *text)
+{
+    size_t n;
+    char *ok = mb_utf8_repair(text, strlen(text), &n);
+    mb_mcp_text_n(res, ok, n);
+    json_t *r = json_object();
+    json_object_set_new(r, "result", json_stringn(ok, n));
+    mb_mcp_structured(res, r);
+    free(ok);
+    return 0;
+}
+
+static int replyf_buf(mb_mcp_result *res, mb_buf *b)
+{
+    mb_buf_putc(b, 0);
+    int rc = reply(res, b->data);
+    mb_buf_free(b);
+    return rc;
+}
+
+/* ------------------------------------------------------- IMAP helpers */
+
+typedef struct sess {
+    pe_acct a;
+    pe_imap *c;
+    char *why;
+    char *cur; /* the folder selected in this connection, or NULL */
+} sess;
+
+static int sess_open(sess *s)
+{
+    memset(s, 0, sizeof *s);
+    if (acct_load(&s->a, &s->why)) return -1;
+    return pe_imap_open(&s->a.imap, s->a.email, s->a.password, &s->c, &s->why);
+}
+
+static void sess_close(sess *s)
+{
+    pe_imap_close(s->c);
+    acct_free(&s->a);
+    free(s->why);
+    free(s->cur);
+}
+
+/* A command whose BAD answer imaplib raises; *why then set. */
+static int run(sess *s, const char *name, const char *args, pe_result *r)
+{
+    free(s->why);
+    s->why = NULL;
+    if (pe_imap_cmd(s->c, name, args, args ? strlen(args) : 0, r, &s->why)) return -1;
+    if (!strcmp(r->typ, "BAD")) {
+        s->why = pe_imap_bad_text(name, r);
+        pe_result_free(r);
+        return -1;
+    }
+    return 0;
+}
+
+/* select_folder: (total, unread) or -1 with why "Error selecting folder ...". */
+static int select_folder(sess *s, const char *folder, long *total, long *unread)
+{
+    char *mb = pe_imap_mailbox_arg(folder);
+    pe_result r;
+    free(s->cur);
+    s->cur = NULL;
+    int rc = run(s, "SELECT", mb, &r);
+    free(mb);
+    if (rc) {
+        char *w = mb_asprintf("Error selecting folder '%s': %s", folder, s->why);
+        free(s->why);
+        s->why = w;
+        return -1;
+    }
+    if (strcmp(r.typ, "OK") != 0) {
+        s->why = mb_asprintf("Error selecting folder '%s': Failed to select folder '%s': %s",
+                             folder, folder, r.typ);
+        pe_result_free(&r);
+        return -1;
+    }
+    s->cur = mb_strdup(folder);
+    *total = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        long n;
+        char w[16];
+        if (sscanf(r.v[i].line, "* %ld %15s", &n, w) == 2 && !strcasecmp(w, "EXISTS")) *total = n;
+    }
+    pe_result_free(&r);
+    *unread = 0;
+    if (run(s, "SEARCH", "UNSEEN", &r) == 0) {
+        for (size_t i = 0; i < r.n; i++)
+            if (!strncasecmp(r.v[i].line, "* SEARCH", 8))
+                for (char *p = r.v[i].line + 8; *p;) {
+                    while (*p == ' ') p++;
+                    if (*p) (*unread)++;
+                    while (*p && *p != ' ') p++;
+                }
+        pe_result_free(&r);
+    }
+    return 0;
+}
+
+/* SEARCH results, newest first */
+static char **search_ids(sess *s, const char *criteria, size_t len, int *failed)
+{
+    pe_result r;
+    const char **v = NULL;
+    size_t n = 0;
+    *failed = 0;
+    free(s->why);
+    s->why = NULL;
+    if (pe_imap_cmd(s->c, "SEARCH", criteria, len, &r, &s->why)) {
+        *failed = -1;
+        return NULL;
+    }
+    if (strcmp(r.typ, "OK") != 0) {
+        *failed = 1;
+        s->why = pe_imap_bad_text("SEARCH", &r);
+        pe_result_free(&r);
+        return NULL;
+    }
+    for (size_t i = 0; i < r.n; i++)
+        if (!strncasecmp(r.v[i].line, "* SEARCH", 8)) {
+            char *save = NULL;
+            for (char *t = strtok_r(r.v[i].line + 8, " ", &save); t; t = strtok_r(NULL, " ", &save))
+                mb_strv_push(&v, &n, mb_strdup(t));
+        }
+    pe_result_free(&r);
+    for (size_t i = 0; i < n / 2; i++) {
+        const char *t = v[i];
+        v[i] = v[n - 1 - i];
+        v[n - 1 - i] = t;
+    }
+    if (!v) v = mb_calloc(1, sizeof *v);
+    return (char **)v;
+}
+
+/* fetch_email: the parsed message and its flags; -1 with why. */
+static int fetch_email(sess *s, const char *id, const char *folder, mb_mail_msg *m, int *seen,
+                       int *flagged)
+{
+    long t, u;
+    /* upstream selects the folder again for every message; within one call
+     * the folder stays selected, so the answer is the same without it */
+    if ((!s->cur || strcmp(s->cur, folder)) && select_folder(s, folder, &t, &u)) return -1;
+    char *a = mb_asprintf("%s (RFC822)", id);
+    pe_result r;
+    int rc = run(s, "FETCH", a, &r);
+    free(a);
+    if (rc) return -1;
+    if (strcmp(r.typ, "OK") != 0) {
+        s->why = mb_asprintf("Failed to fetch email content %s: %s", id, r.typ);
+        pe_result_free(&r);
+        return -1;
+    }
+    const char *raw = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < r.n && !raw; i++)
+        if (r.v[i].lit && r.v[i].lit_len) {
+            raw = r.v[i].lit;
+            len = r.v[i].lit_len;
+        }
+    pe_result f;
+    a = mb_asprintf("%s (FLAGS)", id);
+    rc = run(s, "FETCH", a, &f);
+    free(a);
+    if (rc) {
+        pe_result_free(&r);
+        return -1;
+    }
+    *seen = *flagged = 0;
+    for (size_t i = 0; i < f.n; i++) {
+        const char *fl = strstr(f.v[i].line, "FLAGS (");
+        if (fl) {
+            const char *e = strchr(fl, ')');
+            size_t n = e ? (size_t)(e - fl) : strlen(fl);
+            *seen = memmem(fl, n, "\\Seen", 5) != NULL;
+            *flagged = memmem(fl, n, "\\Flagged", 8) != NULL;
+            break;
+        }
+    }
+    pe_result_free(&f);
+    if (!raw) {
+        pe_result_free(&r);
+        s->why = mb_asprintf("No email content found for email %s", id);
+        return -1;
+    }
+    mb_mail_msg_parse(raw, len, m);
+    pe_result_free(&r);
+    return 0;
+}
+
+static int store(sess *s, const char *id, const char *op)
+{
+    char *a = mb_asprintf("%s %s", id, op);
+    pe_result r;
+    int rc = run(s, "STORE", a, &r);
+    free(a);
+    if (rc) return -1;
+    int ok = !strcmp(r.typ, "OK");
+    pe_result_free(&r);
+    if (ok && run(s, "NOOP", NULL, &r) == 0) pe_result_free(&r);
+    return ok ? 0 : -1;
+}
+
+static int simple(sess *s, const char *name, const char *args)
+{
+    pe_result r;
+    if (run(s, name, args, &r)) return -1;
+    int ok = !strcmp(r.typ, "OK");
+    if (!ok) s->why = mb_asprintf("%s", r.typ);
+    pe_result_free(&r);
+    return ok ? 0 : 1;
+}
+
+/* ------------------------------------------------------------- tools */
+
+static int page_fix(long long *page, long long *size)
+{
+    if (*page < 1) *page = 1;
+    if (*size < 1) *size = 20;
+    if (*size > 50) *size = 50;
+    return 0;
+}
+
+static void list_lines(mb_buf *o, sess *s, char **ids, size_t from, size_t cnt,
+                       const char *folder, long long page, long long psize, int atts)
+{
+    size_t k = 0;
+    for (size_t i = from; ids[i] && k < cnt; i++, k++) {
+        mb_mail_msg m;
+        int seen, fl;
+        if (fetch_email(s, ids[i], folder, &m, &seen, &fl)) continue;
+        mb_buf_printf(o, "%lld. ID: %s\n   Subject: %s\n   From: %s\n   Date: %s\n",
+                      (page - 1) * psize + (long long)k + 1, ids[i], m.subject, m.from_addr, m.date);
+        if (atts && m.n_atts) mb_buf_printf(o, "   Attachments: %zu files\n", m.n_atts);
+        mb_buf_putc(o, '\n');
+        mb_mail_msg_free(&m);
+    }
+}
+
+static int t_get_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "get_emails", .a = j};
+    const char *folder = a_str(&v, "folder", 0, "INBOX");
+    long long page = a_int(&v, "page", 1), psize = a_int(&v, "page_size", 20);
+    if (a_done(&v, res)) return MB_OK;
+    page_fix(&page, &psize);
+    sess s;
+    mb_buf o = {0};
+    long total = 0, unread;
+    if (sess_open(&s) || select_folder(&s, folder, &total, &unread)) {
+        mb_buf_printf(&o, "Error getting emails: Failed to get emails: %s", s.why);
+    } else if (!total) {
+        mb_buf_printf(&o, "Folder '%s' is empty or page %lld is out of range", folder, page);
+    } else {
+        long long pages = (total + psize - 1) / psize;
+        if (page > pages) page = pages;
+        int failed;
+        char **ids = search_ids(&s, "ALL", 3, &failed);
+        if (!ids) {
+            mb_buf_printf(&o, "Error getting emails: Failed to get emails: Error getting email "
+                          "IDs: %s", s.why);
+        } else {
+            mb_buf_printf(&o, "Folder: %s\nPage: %lld/%lld\nTotal emails: %ld\n\n", folder, page,
+                          pages, total);
+            size_t n = mb_strv_len((const char *const *)ids), from = (size_t)((page - 1) * psize);
+            if (from < n) list_lines(&o, &s, ids, from, (size_t)psize, folder, page, psize, 1);
+            mb_strv_free(ids);
+        }
+    }
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int t_read_email(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "read_email", .a = j};
+    const char *id = a_str(&v, "email_id", 1, "");
+    const char *folder = a_str(&v, "folder", 0, "INBOX");
+    if (a_done(&v, res)) return MB_OK;
+    sess s;
+    mb_buf o = {0};
+    mb_mail_msg m;
+    int seen, fl;
+    if (sess_open(&s) || fetch_email(&s, id, folder, &m, &seen, &fl)) {
+        mb_buf_printf(&o, "Error reading email: Failed to read email %s: %s", id, s.why);
+    } else {
+        long t, u;
+        if (select_folder(&s, folder, &t, &u) == 0) store(&s, id, "+FLAGS \\Seen");
+        mb_buf_printf(&o, "Email ID: %s\nSubject: %s\nFrom: %s\nTo: %s\n", id, m.subject,
+                      m.from_addr, m.to_addr);
+        if (m.cc_addr) mb_buf_printf(&o, "CC: %s\n", m.cc_addr);
+        mb_buf_printf(&o, "Date: %s\nMessage-ID: %s\n\n", m.date, m.message_id);
+        if (*m.body_text) mb_buf_printf(&o, "Text Content:\n%s\n\n", m.body_text);
+        if (*m.body_html) mb_buf_printf(&o, "HTML Content:\n%s\n\n", m.body_html);
+        if (m.n_atts) {
+            mb_buf_puts(&o, "Attachments:\n");
+            for (size_t i = 0; i < m.n_atts; i++)
+                mb_buf_printf(&o, "%zu. %s (%s, %zu bytes)\n", i + 1, m.atts[i].filename,
+                              m.atts[i].content_type, m.atts[i].size);
+        }
+        mb_mail_msg_free(&m);
+    }
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int t_search_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "search_emails", .a = j};
+    const char *q = a_str(&v, "query", 1, "");
+    const char *folder = a_str(&v, "folder", 0, "INBOX");
+    long long page = a_int(&v, "page", 1), psize = a_int(&v, "page_size", 20);
+    if (a_done(&v, res)) return MB_OK;
+    page_fix(&page, &psize);
+    mb_buf o = {0};
+    size_t ql = strlen(q);
+    while (ql && (q[ql - 1] == ' ' || q[ql - 1] == '\t' || q[ql - 1] == '\n')) ql--;
+    const char *qs = q;
+    while (*qs == ' ' || *qs == '\t' || *qs == '\n') qs++, ql = ql ? ql - 1 : 0;
+    if (!*qs) {
+        mb_buf_puts(&o, "Error searching emails: Failed to search emails: Search query cannot "
+                        "be empty");
+        return replyf_buf(res, &o);
+    }
+    sess s;
+    long t, u;
+    if (sess_open(&s) || select_folder(&s, folder, &t, &u)) {
+        mb_buf_printf(&o, "Error searching emails: Failed to search emails: %s", s.why);
+    } else {
+        /* imaplib puts the bytes in a quoted string as they are */
+        mb_buf c = {0};
+        mb_buf_printf(&c, "CHARSET UTF-8 TEXT \"%s\"", q);
+        int failed;
+        char **ids = search_ids(&s, c.data, c.len, &failed);
+        mb_buf_free(&c);
+        if (!ids && failed >= 0) { /* the ASCII fallback */
+            mb_buf aq = {0};
+            for (const char *p = q; *p; p++)
+                if ((unsigned char)*p < 0x80) mb_buf_putc(&aq, *p);
+            mb_buf_putc(&aq, 0);
+            int blank = 1;
+            for (const char *p = aq.data; *p; p++)
+                if (*p != ' ' && *p != '\t' && *p != '\n') blank = 0;
+            if (blank) {
+                ids = mb_calloc(1, sizeof *ids);
+            } else {
+                mb_buf_printf(&c, "(OR SUBJECT \"%s\" FROM \"%s\" BODY \"%s\")", aq.data, aq.data,
+                              aq.data);
+                ids = search_ids(&s, c.data, c.len, &failed);
+                mb_buf_free(&c);
+                if (!ids && failed > 0 && !strncmp(s.why, "SEARCH command error: NO", 24)) {
+                    free(s.why);
+                    s.why = mb_strdup("Search failed: NO");
+                }
+            }
+            mb_buf_free(&aq);
+        }
+        if (!ids) {
+            mb_buf_printf(&o, "Error searching emails: Failed to search emails: Error searching "
+                          "emails: %s", s.why);
+        } else if (!ids[0]) {
+            mb_buf_printf(&o, "No emails found matching query: %s", q);
+        } else {
+            size_t n = mb_strv_len((const char *const *)ids);
+            long long pages = ((long long)n + psize - 1) / psize;
+            if (page > pages) page = pages;
+            mb_buf_printf(&o, "Search query: %s\nFolder: %s\nPage: %lld/%lld\nTotal results: "
+                          "%zu\n\n", q, *folder ? folder : "current", page, pages, n);
+            /* upstream fetches the hits from INBOX whatever the folder */
+            list_lines(&o, &s, ids, (size_t)((page - 1) * psize), (size_t)psize, "INBOX", page,
+                       psize, 0);
+        }
+        mb_strv_free(ids);
+    }
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+/* validate_email_address of emails-mcp's validators.py */
+static int addr_ok(const char *e)
+{
+    const char *at = strrchr(e, '@');
+    if (!at || at == e || at - e > 64) return 0;
+    for (const char *p = e; p < at; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+-", *p))
+            return 0;
+    if (*e == '.' || at[-1] == '.' || memmem(e, (size_t)(at - e), "..", 2)) return 0;
+    const char *d = at + 1;
+    size_t dl = strlen(d);
+    if (!dl || dl > 255 || !strchr(d, '.')) return 0;
+    const char *last = d;
+    for (const char *p = d;; p++) {
+        if (*p == '.' || !*p) {
+            size_t pl = (size_t)(p - last);
+            if (!pl || pl > 63) return 0;
+            for (const char *x = last; x < p; x++)
+                if (!((unsigned char)*x >= 0x80 || strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-", *x)))
+                    return 0;
+            if (!*p) return pl >= 2;
+            last = p + 1;
+        }
+    }
+}
+
+/* validate_email_list: NULL if fine, else the message. */
+static char *list_bad(const char *s)
+{
+    if (!s || !*s) return mb_strdup("Email list cannot be empty");
+    mb_buf bad = {0};
+    char *copy = mb_strdup(s), *save = NULL;
+    const char *p = copy;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        while (n && (*p == ' ' || *p == '\t' || *p == '\n')) p++, n--;
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\n')) n--;
+        char *one = mb_strndup(p, n);
+        if (!addr_ok(one)) mb_buf_printf(&bad, "%s%s", bad.len ? ", " : "", one);
+        free(one);
+        if (!comma) break;
+        p = comma + 1;
+    }
+    (void)save;
+    free(copy);
+    if (!bad.len) return NULL;
+    mb_buf_putc(&bad, 0);
+    char *r = mb_asprintf("Invalid email addresses: %s", bad.data);
+    mb_buf_free(&bad);
+    return r;
+}
+
+static void push_split(const char ***v, size_t *n, const char *s)
+{
+    if (!s || !*s) return;
+    char *copy = mb_strdup(s), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        while (*t == ' ') t++;
+        size_t l = strlen(t);
+        while (l && t[l - 1] == ' ') t[--l] = 0;
+        mb_strv_push(v, n, mb_strdup(t));
+    }
+    free(copy);
+}
+
+/* Attachments must exist and lie under --attachment_upload_path. */
+static char *att_check(const pe_srv *sv, const char *path)
+{
+    if (!*path) return mb_strdup("Attachment error: File path cannot be empty");
+    char *real = realpath(path, NULL);
+    if (!real) return mb_asprintf("Attachment error: File does not exist: %s", path);
+    struct stat st;
+    char *r = NULL;
+    if (stat(real, &st) != 0 || !S_ISREG(st.st_mode))
+        r = mb_asprintf("Attachment error: Path is not a file: %s", path);
+    if (!r && sv->upload_path) {
+        char *root = realpath(sv->upload_path, NULL);
+        size_t rl = root ? strlen(root) : 0;
+        if (!root || strncmp(real, root, rl) != 0 || (real[rl] != '/' && real[rl] != 0))
+            r = mb_asprintf("Attachment path validation failed: Error: Path '%s' is outside "
+                            "attachment upload path '%s'", path, root ? root : sv->upload_path);
+        free(root);
+    }
+    free(real);
+    return r;
+}
+
+/* EmailService.send_email: validate, build, send, keep a \Seen copy in the
+ * first Sent folder that takes it. NULL, or the error text after
+ * "Failed to send email: ". */
+static char *send_common(const pe_srv *sv, const pe_acct *a, const char *to, const char *subject,
+                         const char *body, const char *html, const char *cc, const char *bcc,
+                         const char *const *att, size_t n_att)
+{
+    char *bad = list_bad(to), *why = NULL, *inner = NULL;
+    if (bad) why = mb_asprintf("Invalid TO addresses: %s", bad);
+    else if (cc && *cc && (bad = list_bad(cc))) why = mb_asprintf("Invalid CC addresses: %s", bad);
+    else if (bcc && *bcc && (bad = list_bad(bcc)))
+        why = mb_asprintf("Invalid BCC addresses: %s", bad);
+    free(bad);
+    if (why) return why;
+    int fd = pe_endpoint_connect(&a->smtp);
+    if (fd < 0)
+        return mb_asprintf("SMTP connection failed: [Errno 111] Connection refused");
+    close(fd);
+    for (size_t i = 0; !inner && i < n_att; i++) inner = att_check(sv, att[i]);
+    mb_buf msg = {0};
+    if (!inner) {
+        char *from = *a->name ? mb_asprintf("%s <%s>", a->name, a->email) : mb_strdup(a->email);
+        pe_out out = {.from = from, .to = to, .cc = cc, .bcc = bcc, .subject = subject,
+                      .body = body, .html = html, .att_paths = att, .n_att = n_att};
+        if (!pe_compose(&out, &msg, &inner)) {
+            const char **rc = NULL;
+            size_t nr = 0;
+            push_split(&rc, &nr, to);
+            push_split(&rc, &nr, cc);
+            push_split(&rc, &nr, bcc);
+            char *w = NULL;
+            if (pe_smtp_send(&a->smtp, a->email, rc, nr, msg.data, msg.len, &w)) {
+                /* pe_smtp_send words it "Failed to send email: ..." already */
+                why = w;
+            } else {
+                static const char *const sent[] = {"Sent", "INBOX.Sent", "Sent Messages",
+                                                   "Sent Items"};
+                pe_imap *c = NULL;
+                char *w2 = NULL;
+                if (!pe_imap_open(&a->imap, a->email, a->password, &c, &w2)) {
+                    for (size_t i = 0; i < 4; i++) {
+                        char *mb = pe_imap_mailbox_arg(sent[i]);
+                        mb_buf ap = {0};
+                        mb_buf_printf(&ap, "%s (\\Seen) {%zu+}\r\n", mb, msg.len);
+                        mb_buf_append(&ap, msg.data, msg.len);
+                        free(mb);
+                        pe_result r;
+                        char *w3 = NULL;
+                        int ok = pe_imap_cmd(c, "APPEND", ap.data, ap.len, &r, &w3) == 0;
+                        if (ok) {
+                            ok = !strcmp(r.typ, "OK");
+                            pe_result_free(&r);
+                        }
+                        free(w3);
+                        mb_buf_free(&ap);
+                        if (ok) break;
+                    }
+                    pe_imap_close(c);
+                }
+                free(w2);
+            }
+            mb_strv_free((char **)rc);
+        }
+        free(from);
+    }
+    if (inner && !why) why = mb_asprintf("Failed to send email: %s", inner);
+    free(inner);
+    mb_buf_free(&msg);
+    return why;
+}
+
+static int t_send_email(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    pe_srv *sv = mb_mcp_call_data(call);
+    pe_args v = {.tool = "send_email", .a = j};
+    const char *to = a_str(&v, "to", 1, "");
+    const char *subject = a_str(&v, "subject", 1, "");
+    const char *body = a_str(&v, "body", 1, "");
+    const char *html = a_str(&v, "html_body", 0, NULL);
+    const char *cc = a_str(&v, "cc", 0, NULL);
+    const char *bcc = a_str(&v, "bcc", 0, NULL);
+    long n_att;
+    const char **att = a_list(&v, "attachments", 0, &n_att);
+    if (a_done(&v, res)) {
+        free(att);
+        return MB_OK;
+    }
+    mb_buf o = {0};
+    pe_acct a;
+    char *why = NULL;
+    if (acct_load(&a, &why) == 0) {
+        why = send_common(sv, &a, to, subject, body, html, cc, bcc, att,
+                          n_att > 0 ? (size_t)n_att : 0);
+        acct_free(&a);
+    }
+    if (why) mb_buf_printf(&o, "Error sending email: Failed to send email: %s", why);
+    else if (n_att > 0) mb_buf_printf(&o, "Email sent successfully to %s with %ld attachments", to, n_att);
+    else mb_buf_printf(&o, "Email sent successfully to %s", to);
+    free(why);
+    free(att);
+    return replyf_buf(res, &o);
+}
+
+/* reply_email and forward_email */
+static int t_reply_forward(mb_mcp_call *call, json_t *j, mb_mcp_result *res, int fwd)
+{
+    pe_srv *sv = mb_mcp_call_data(call);
+    pe_args v = {.tool = fwd ? "forward_email" : "reply_email", .a = j};
+    const char *id = a_str(&v, "email_id", 1, "");
+    const char *to = fwd ? a_str(&v, "to", 1, "") : NULL;
+    const char *body = a_str(&v, "body", !fwd, fwd ? NULL : "");
+    const char *html = a_str(&v, "html_body", 0, NULL);
+    const char *cc = a_str(&v, "cc", 0, NULL);
+    const char *bcc = a_str(&v, "bcc", 0, NULL);
+    int all = 0;
+    if (!fwd) {
+        json_t *x = json_is_object(j) ? json_object_get(j, "reply_all") : NULL;
+        if (x && !mb_py_lax_bool(x, 1, &all))
+            verr(&v, "reply_all", json_is_string(x) ? "Input should be a valid boolean, unable "
+                 "to interpret input" : "Input should be a valid boolean",
+                 json_is_string(x) ? "bool_parsing" : "bool_type", x);
+    }
+    const char *folder = a_str(&v, "folder", 0, "INBOX");
+    if (a_done(&v, res)) return MB_OK;
+    sess s;
+    mb_mail_msg m;
+    int seen, fl;
+    mb_buf o = {0};
+    const char *what = fwd ? "forwarding" : "replying to";
+    const char *fail = fwd ? "Failed to forward email" : "Failed to reply to email";
+    if (sess_open(&s) || fetch_email(&s, id, folder, &m, &seen, &fl)) {
+        mb_buf_printf(&o, "Error %s email: %s: %s", what, fail, s.why);
+        sess_close(&s);
+        return replyf_buf(res, &o);
+    }
+    mb_buf b = {0}, h = {0}, subj = {0}, ccb = {0};
+    char *why = NULL;
+    const char *pfx = fwd ? "Fwd:" : "Re:";
+    if (!strncmp(m.subject, pfx, strlen(pfx))) mb_buf_puts(&subj, m.subject);
+    else mb_buf_printf(&subj, "%s %s", pfx, m.subject);
+    mb_buf_putc(&subj, 0);
+    if (!fwd) {
+        mb_buf_printf(&b, "%s\n\n--- Original Message ---\nFrom: %s\nDate: %s\nSubject: %s\n\n%s",
+                      body, m.from_addr, m.date, m.subject, m.body_text);
+        if (html && *html)
+            mb_buf_printf(&h, "%s<br><br><hr><b>Original Message:</b><br>From: %s<br>Date: %s<br>"
+                          "Subject: %s<br><br>%s", html, m.from_addr, m.date, m.subject,
+                          *m.body_html ? m.body_html : m.body_text);
+        const char *reply_cc = cc;
+        if (all) {
+            const char **rs = NULL;
+            size_t nr = 0;
+            push_split(&rs, &nr, m.to_addr);
+            push_split(&rs, &nr, m.cc_addr);
+            char *me = mb_strdup(s.a.email);
+            for (char *p = me; *p; p++) *p = (char)tolower((unsigned char)*p);
+            for (size_t i = 0; i < nr; i++) {
+                char *low = mb_strdup(rs[i]);
+                for (char *p = low; *p; p++) *p = (char)tolower((unsigned char)*p);
+                if (!strstr(low, me)) mb_buf_printf(&ccb, "%s%s", ccb.len ? "," : "", rs[i]);
+                free(low);
+            }
+            free(me);
+            mb_strv_free((char **)rs);
+            mb_buf_putc(&ccb, 0);
+            if (ccb.len > 1) reply_cc = ccb.data;
+        }
+        mb_buf_putc(&b, 0);
+        mb_buf_putc(&h, 0);
+        why = send_common(sv, &s.a, m.from_addr, subj.data, b.data, h.len > 1 ? h.data : NULL,
+                          reply_cc, bcc, NULL, 0);
+    } else {
+        mb_buf_printf(&b, "%s\n\n--- Forwarded Message ---\nFrom: %s\nTo: %s\nDate: %s\nSubject: "
+                      "%s\n\n%s", body ? body : "", m.from_addr, m.to_addr, m.date, m.subject,
+                      m.body_text);
+        if ((html && *html) || *m.body_html)
+            mb_buf_printf(&h, "%s<br><br><hr><b>Forwarded Message:</b><br>From: %s<br>To: %s<br>"
+                          "Date: %s<br>Subject: %s<br><br>%s", html ? html : "", m.from_addr,
+                          m.to_addr, m.date, m.subject, *m.body_html ? m.body_html : m.body_text);
+        mb_buf_putc(&b, 0);
+        mb_buf_putc(&h, 0);
+        /* the original's attachments go through temporary files, as upstream */
+        const char **paths = mb_calloc(m.n_atts + 1, sizeof *paths);
+        size_t np = 0;
+        char tmpl[] = "/tmp/pe_fwd_XXXXXX";
+        char *dir = m.n_atts ? mkdtemp(tmpl) : NULL;
+        for (size_t i = 0; dir && i < m.n_atts; i++) {
+            if (!m.atts[i].size) continue;
+            const char *base = strrchr(m.atts[i].filename, '/');
+            char *p = mb_asprintf("%s/%s", dir, base ? base + 1 : m.atts[i].filename);
+            if (mb_write_file_atomic(p, m.atts[i].data, m.atts[i].size, 0600, NULL) == MB_OK)
+                paths[np++] = p;
+            else free(p);
+        }
+        why = send_common(sv, &s.a, to, subj.data, b.data, h.len > 1 ? h.data : NULL, cc, bcc,
+                          paths, np);
+        for (size_t i = 0; i < np; i++) {
+            unlink(paths[i]);
+            free((char *)paths[i]);
+        }
+        if (dir) rmdir(dir);
+        free(paths);
+    }
+    if (why)
+        mb_buf_printf(&o, "Error %s email: %s: %sFailed to send email: %s", what, fail,
+                      fwd ? "Failed to send email with original attachments: " : "", why);
+    else if (fwd) mb_buf_printf(&o, "Email forwarded successfully to %s", to);
+    else mb_buf_printf(&o, "Reply sent successfully to %s", all ? "all recipients" : "sender");
+    free(why);
+    mb_buf_free(&b);
+    mb_buf_free(&h);
+    mb_buf_free(&subj);
+    mb_buf_free(&ccb);
+    mb_mail_msg_free(&m);
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int t_reply_email(mb_mcp_call *c, json_t *j, mb_mcp_result *r) { return t_reply_forward(c, j, r, 0); }
+static int t_forward_email(mb_mcp_call *c, json_t *j, mb_mcp_result *r) { return t_reply_forward(c, j, r, 1); }
+
+/* Drafts live in a DraftService made for each request (create_services),
+ * so as Klavis hosts the server no draft outlives the call that saved it. */
+static int t_save_draft(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "save_draft", .a = j};
+    a_str(&v, "subject", 1, "");
+    a_str(&v, "body", 1, "");
+    a_str(&v, "html_body", 0, NULL);
+    a_str(&v, "to", 0, NULL);
+    a_str(&v, "cc", 0, NULL);
+    a_str(&v, "bcc", 0, NULL);
+    if (a_done(&v, res)) return MB_OK;
+    return reply(res, "Draft saved successfully with ID: draft_1");
+}
+
+static int t_get_drafts(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "get_drafts", .a = j};
+    a_int(&v, "page", 1);
+    a_int(&v, "page_size", 20);
+    if (a_done(&v, res)) return MB_OK;
+    return reply(res, "No drafts found");
+}
+
+static int t_update_draft(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "update_draft", .a = j};
+    const char *id = a_str(&v, "draft_id", 1, "");
+    static const char *const opt[] = {"subject", "body", "html_body", "to", "cc", "bcc"};
+    for (size_t i = 0; i < 6; i++) a_str(&v, opt[i], 0, NULL);
+    if (a_done(&v, res)) return MB_OK;
+    mb_buf o = {0};
+    mb_buf_printf(&o, "Error updating draft: Draft not found: %s", id);
+    return replyf_buf(res, &o);
+}
+
+static int t_delete_draft(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "delete_draft", .a = j};
+    const char *id = a_str(&v, "draft_id", 1, "");
+    if (a_done(&v, res)) return MB_OK;
+    mb_buf o = {0};
+    mb_buf_printf(&o, "Error deleting draft: Draft not found: %s", id);
+    return replyf_buf(res, &o);
+}
+
+static int t_delete_email(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "delete_email", .a = j};
+    const char *id = a_str(&v, "email_id", 1, "");
+    const char *folder = a_str(&v, "folder", 0, "INBOX");
+    if (a_done(&v, res)) return MB_OK;
+    sess s;
+    mb_buf o = {0};
+    long t, u;
+    pe_result r;
+    char *a = mb_asprintf("%s +FLAGS \\Deleted", id);
+    if (sess_open(&s) || select_folder(&s, folder, &t, &u) || run(&s, "STORE", a, &r)) {
+        mb_buf_printf(&o, "Error deleting email: Failed to delete email %s: Failed to delete "
+                      "email: %s", id, s.why);
+    } else {
+        pe_result_free(&r);
+        if (run(&s, "EXPUNGE", NULL, &r) == 0) pe_result_free(&r);
+        mb_buf_printf(&o, "Email %s deleted successfully", id);
+    }
+    free(a);
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+/* move_email of the backend: FETCH FLAGS, COPY, STORE \Deleted, EXPUNGE. */
+static int move_one(sess *s, const char *id, const char *target, const char *source)
+{
+    long t, u;
+    if (select_folder(s, source, &t, &u)) return -1;
+    pe_result r;
+    char *a = mb_asprintf("%s (FLAGS)", id);
+    int rc = run(s, "FETCH", a, &r);
+    free(a);
+    if (rc) return -1;
+    pe_result_free(&r);
+    char *mb = pe_imap_mailbox_arg(target);
+    a = mb_asprintf("%s %s", id, mb);
+    free(mb);
+    rc = run(s, "COPY", a, &r);
+    free(a);
+    if (rc) return -1;
+    if (strcmp(r.typ, "OK") != 0) {
+        mb_buf b = {0};
+        pe_py_bytes_repr(&b, r.text, strlen(r.text));
+        s->why = mb_asprintf("Failed to copy email to %s: [%s]", target, b.data);
+        mb_buf_free(&b);
+        pe_result_free(&r);
+        return -1;
+    }
+    pe_result_free(&r);
+    a = mb_asprintf("%s +FLAGS \\Deleted", id);
+    if (run(s, "STORE", a, &r) == 0) pe_result_free(&r);
+    free(a);
+    if (run(s, "EXPUNGE", NULL, &r) == 0) pe_result_free(&r);
+    return 0;
+}
+
+static int t_move_email(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "move_email", .a = j};
+    const char *id = a_str(&v, "email_id", 1, "");
+    const char *target = a_str(&v, "target_folder", 1, "");
+    const char *source = a_str(&v, "source_folder", 0, "INBOX");
+    if (a_done(&v, res)) return MB_OK;
+    sess s;
+    mb_buf o = {0};
+    if (sess_open(&s) || move_one(&s, id, target, source))
+        mb_buf_printf(&o, "Error moving email: Failed to move email %s: Failed to move email: %s",
+                      id, s.why);
+    else mb_buf_printf(&o, "Email %s moved to %s successfully", id, target);
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int t_mark_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "mark_emails", .a = j};
+    long n;
+    const char **ids = a_list(&v, "email_ids", 1, &n);
+    const char *status = a_str(&v, "status", 1, "");
+    const char *folder = a_str(&v, "folder", 0, "INBOX");
+    if (a_done(&v, res)) {
+        free(ids);
+        return MB_OK;
+    }
+    static const char *const st[] = {"read", "unread", "important", "not_important"};
+    static const char *const op[] = {"+FLAGS \\Seen", "-FLAGS \\Seen", "+FLAGS \\Flagged",
+                                     "-FLAGS \\Flagged"};
+    int k = -1;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(status, st[i])) k = i;
+    mb_buf o = {0};
+    if (k < 0) {
+        free(ids);
+        return reply(res, "Error: Status must be 'read', 'unread', 'important', or "
+                          "'not_important'");
+    }
+    sess s;
+    long ok = 0;
+    if (sess_open(&s)) {
+        mb_buf_printf(&o, "Error marking emails: Failed to mark emails: %s", s.why);
+    } else {
+        for (long i = 0; i < n; i++) {
+            long t, u;
+            if (select_folder(&s, folder, &t, &u) == 0 && store(&s, ids[i], op[k]) == 0) ok++;
+        }
+        mb_buf_printf(&o, "Successfully marked %ld/%ld emails as %s", ok, n, status);
+    }
+    free(ids);
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+/* move_emails / delete_emails: highest ids first, each checked first. */
+static int bulk(mb_mcp_call *call, json_t *j, mb_mcp_result *res, int move)
+{
+    (void)call;
+    pe_args v = {.tool = move ? "move_emails" : "delete_emails", .a = j};
+    long n;
+    const char **ids = a_list(&v, "email_ids", 1, &n);
+    const char *target = move ? a_str(&v, "target_folder", 1, "") : NULL;
+    const char *folder = a_str(&v, move ? "source_folder" : "folder", 0, "INBOX");
+    if (a_done(&v, res)) {
+        free(ids);
+        return MB_OK;
+    }
+    const char **sorted = mb_calloc((size_t)n + 1, sizeof *sorted);
+    memcpy(sorted, ids, (size_t)n * sizeof *ids);
+    /* sorted(key=int if digits else 0, reverse=True), stable */
+    for (long i = 1; i < n; i++)
+        for (long k = i; k > 0; k--) {
+            long long a = 0, b = 0;
+            if (!mb_py_int_str(sorted[k - 1], &a) || strspn(sorted[k - 1], "0123456789") != strlen(sorted[k - 1])) a = 0;
+            if (!mb_py_int_str(sorted[k], &b) || strspn(sorted[k], "0123456789") != strlen(sorted[k])) b = 0;
+            if (b > a) {
+                const char *t = sorted[k];
+                sorted[k] = sorted[k - 1];
+                sorted[k - 1] = t;
+            } else break;
+        }
+    sess s;
+    mb_buf o = {0}, failed = {0};
+    long ok = 0, nf = 0;
+    if (sess_open(&s)) {
+        mb_buf_printf(&o, "Error %s emails: %s", move ? "moving" : "deleting", s.why);
+    } else {
+        for (long i = 0; i < n; i++) {
+            int done = 0;
+            /* _check_email_exists: FETCH FLAGS in INBOX */
+            long t, u;
+            pe_result r;
+            char *a = mb_asprintf("%s (FLAGS)", sorted[i]);
+            int exists = select_folder(&s, "INBOX", &t, &u) == 0 && run(&s, "FETCH", a, &r) == 0;
+            if (exists) {
+                exists = !strcmp(r.typ, "OK") && r.n > 0;
+                pe_result_free(&r);
+            }
+            free(a);
+            if (exists) {
+                if (move) done = move_one(&s, sorted[i], target, folder) == 0;
+                else {
+                    char *st = mb_asprintf("%s +FLAGS \\Deleted", sorted[i]);
+                    done = select_folder(&s, folder, &t, &u) == 0 && run(&s, "STORE", st, &r) == 0;
+                    if (done) {
+                        pe_result_free(&r);
+                        if (run(&s, "EXPUNGE", NULL, &r) == 0) pe_result_free(&r);
+                    }
+                    free(st);
+                }
+            }
+            if (done) ok++;
+            else {
+                if (nf < 5) mb_buf_printf(&failed, "%s%s", nf ? ", " : "", sorted[i]);
+                nf++;
+            }
+        }
+        if (move) mb_buf_printf(&o, "Successfully moved %ld/%ld emails to %s", ok, n, target);
+        else mb_buf_printf(&o, "Successfully deleted %ld/%ld emails", ok, n);
+        if (nf) {
+            mb_buf_printf(&o, " (%ld failed: %s", nf, failed.data);
+            if (nf > 5) mb_buf_printf(&o, " and %ld more", nf - 5);
+            mb_buf_putc(&o, ')');
+        }
+    }
+    mb_buf_free(&failed);
+    free(sorted);
+    free(ids);
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int t_move_emails(mb_mcp_call *c, json_t *j, mb_mcp_result *r) { return bulk(c, j, r, 1); }
+static int t_delete_emails(mb_mcp_call *c, json_t *j, mb_mcp_result *r) { return bulk(c, j, r, 0); }
+
+typedef struct folder_info {
+    char *name;
+    int selectable;
+    long total, unread;
+} folder_info;
+
+static int list_folders(sess *s, folder_info **out, size_t *n)
+{
+    pe_result r;
+    *out = NULL;
+    *n = 0;
+    if (run(s, "LIST", "\"\" *", &r)) return -1;
+    char **names = mb_calloc(r.n + 1, sizeof *names);
+    int *noselect = mb_calloc(r.n + 1, sizeof *noselect);
+    size_t m = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const char *l = r.v[i].line;
+        if (strncasecmp(l, "* LIST ", 7) != 0) continue;
+        /* the upstream parser: split on '"', the 4th piece, or the 3rd */
+        char *name = NULL;
+        if (r.v[i].lit) name = mb_strdup(r.v[i].lit);
+        else {
+            const char *q[5] = {0};
+            int k = 0;
+            for (const char *p = l; *p && k < 5; p++)
+                if (*p == '"') q[k++] = p;
+            if (k >= 4) name = mb_strndup(q[2] + 1, (size_t)(q[3] - q[2] - 1));
+            else {
+                const char *sp = strrchr(l, ' ');
+                name = mb_strdup(sp ? sp + 1 : l);
+            }
+        }
+        if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) {
+            free(name);
+            continue;
+        }
+        noselect[m] = strstr(l, "\\Noselect") != NULL;
+        names[m++] = name;
+    }
+    pe_result_free(&r);
+    folder_info *f = mb_calloc(m + 1, sizeof *f);
+    for (size_t i = 0; i < m; i++) {
+        f[i].name = names[i];
+        f[i].selectable = !noselect[i] &&
+                          select_folder(s, names[i], &f[i].total, &f[i].unread) == 0;
+    }
+    free(names);
+    free(noselect);
+    *out = f;
+    *n = m;
+    return 0;
+}
+
+static void folders_free(folder_info *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(f[i].name);
+    free(f);
+}
+
+static int t_get_folders(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    (void)j;
+    sess s;
+    mb_buf o = {0};
+    folder_info *f = NULL;
+    size_t n = 0;
+    if (sess_open(&s) || list_folders(&s, &f, &n)) {
+        mb_buf_printf(&o, "Error getting folders: Error listing folders: %s", s.why);
+    } else if (!n) {
+        mb_buf_puts(&o, "No folders found");
+    } else {
+        mb_buf_puts(&o, "Available folders:\n");
+        for (size_t i = 0; i < n; i++) {
+            mb_buf_printf(&o, "%zu. %s", i + 1, f[i].name);
+            if (f[i].selectable) mb_buf_printf(&o, " (%ld total, %ld unread)", f[i].total, f[i].unread);
+            else mb_buf_puts(&o, " (cannot select)");
+            mb_buf_putc(&o, '\n');
+        }
+    }
+    folders_free(f, n);
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int folder_op(mb_mcp_call *call, json_t *j, mb_mcp_result *res, int create)
+{
+    (void)call;
+    pe_args v = {.tool = create ? "create_folder" : "delete_folder", .a = j};
+    const char *name = a_str(&v, "folder_name", 1, "");
+    if (a_done(&v, res)) return MB_OK;
+    sess s;
+    mb_buf o = {0};
+    int rc = -1;
+    if (!sess_open(&s)) {
+        char *mb = pe_imap_mailbox_arg(name);
+        rc = simple(&s, create ? "CREATE" : "DELETE", mb);
+        free(mb);
+    }
+    if (rc < 0)
+        mb_buf_printf(&o, "Error %s folder: %s", create ? "creating" : "deleting", s.why);
+    else if (rc > 0)
+        mb_buf_printf(&o, "Failed to %s folder '%s'", create ? "create" : "delete", name);
+    else mb_buf_printf(&o, "Folder '%s' %s successfully", name, create ? "created" : "deleted");
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int t_create_folder(mb_mcp_call *c, json_t *j, mb_mcp_result *r) { return folder_op(c, j, r, 1); }
+static int t_delete_folder(mb_mcp_call *c, json_t *j, mb_mcp_result *r) { return folder_op(c, j, r, 0); }
+
+static int t_mailbox_stats(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "get_mailbox_stats", .a = j};
+    const char *name = a_str(&v, "folder_name", 0, NULL);
+    if (a_done(&v, res)) return MB_OK;
+    sess s;
+    mb_buf o = {0};
+    if (sess_open(&s)) {
+        mb_buf_printf(&o, "Error getting mailbox stats: %s", s.why);
+    } else if (name && *name) {
+        long t, u;
+        if (select_folder(&s, name, &t, &u))
+            mb_buf_printf(&o, "Error getting mailbox stats: %s", s.why);
+        else mb_buf_printf(&o, "Folder Statistics for '%s':\nTotal messages: %ld\nUnread "
+                           "messages: %ld\n", name, t, u);
+    } else {
+        folder_info *f = NULL;
+        size_t n = 0;
+        if (list_folders(&s, &f, &n)) {
+            mb_buf_printf(&o, "Error getting mailbox stats: Error listing folders: %s", s.why);
+        } else {
+            long tt = 0, tu = 0;
+            mb_buf_puts(&o, "Mailbox Statistics:\n");
+            for (size_t i = 0; i < n; i++)
+                if (f[i].selectable) {
+                    mb_buf_printf(&o, "  %s: %ld total, %ld unread\n", f[i].name, f[i].total,
+                                  f[i].unread);
+                    tt += f[i].total;
+                    tu += f[i].unread;
+                }
+            mb_buf_printf(&o, "\nOverall Total: %ld messages, %ld unread\n", tt, tu);
+        }
+        folders_free(f, n);
+    }
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int t_unread_count(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "get_unread_count", .a = j};
+    const char *name = a_str(&v, "folder_name", 0, NULL);
+    if (a_done(&v, res)) return MB_OK;
+    sess s;
+    mb_buf o = {0};
+    if (sess_open(&s)) {
+        mb_buf_printf(&o, "Error getting unread count: %s", s.why);
+    } else if (name && *name) {
+        long t, u;
+        if (select_folder(&s, name, &t, &u)) mb_buf_printf(&o, "Error getting unread count: %s", s.why);
+        else mb_buf_printf(&o, "Unread messages in '%s': %ld", name, u);
+    } else {
+        folder_info *f = NULL;
+        size_t n = 0;
+        long tu = 0;
+        if (list_folders(&s, &f, &n) == 0)
+            for (size_t i = 0; i < n; i++) tu += f[i].selectable ? f[i].unread : 0;
+        folders_free(f, n);
+        mb_buf_printf(&o, "Total unread messages: %ld", tu);
+    }
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int t_check_connection(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    (void)j;
+    sess s;
+    int imap_ok = sess_open(&s) == 0, smtp_ok = 0;
+    if (s.a.email) {
+        int fd = pe_endpoint_connect(&s.a.smtp);
+        if (fd >= 0) {
+            char buf[8] = "";
+            smtp_ok = read(fd, buf, 3) == 3 && !memcmp(buf, "220", 3);
+            close(fd);
+        }
+    }
+    mb_buf o = {0};
+    mb_buf_printf(&o, "Connection Status:\nIMAP: %s\nSMTP: %s\n",
+                  imap_ok ? "\u2713 Connected" : "\u2717 Failed",
+                  smtp_ok ? "\u2713 Connected" : "\u2717 Failed");
+    if (imap_ok && smtp_ok) mb_buf_puts(&o, "\nAll connections are working properly");
+    else if (imap_ok) mb_buf_puts(&o, "\nWarning: SMTP connection failed - cannot send emails");
+    else if (smtp_ok) mb_buf_puts(&o, "\nWarning: IMAP connection failed - cannot receive emails");
+    else mb_buf_puts(&o, "\nError: Both connections failed - check configuration");
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int t_email_headers(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "get_email_headers", .a = j};
+    const char *id = a_str(&v, "email_id", 1, "");
+    const char *folder = a_str(&v, "folder", 0, "INBOX");
+    if (a_done(&v, res)) return MB_OK;
+    sess s;
+    mb_buf o = {0};
+    mb_mail_msg m;
+    int seen, fl;
+    if (sess_open(&s) || fetch_email(&s, id, folder, &m, &seen, &fl)) {
+        mb_buf_printf(&o, "Error getting email headers: %s", s.why);
+    } else {
+        mb_buf_printf(&o, "Email Headers for ID: %s\n", id);
+        mb_buf_puts(&o, "==================================================\n");
+        for (size_t i = 0; i < m.n_headers; i++)
+            mb_buf_printf(&o, "%s: %s\n", m.hnames[i], m.hvalues[i]);
+        mb_mail_msg_free(&m);
+    }
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+/* ------------------------------------------------------ import/export */
+
+static int id_key(const char *id)
+{
+    long long v;
+    if (!*id || strspn(id, "0123456789") != strlen(id) || !mb_py_int_str(id, &v)) return 0;
+    return (int)(v > 2000000000 ? 2000000000 : v);
+}
+
+/* json.loads' message for what jansson refused (position as Python counts). */
+static char *json_err(const json_error_t *je)
+{
+    return mb_asprintf("Expecting value: line %d column %d (char %d)", je->line > 0 ? je->line : 1,
+                       je->column > 0 ? je->column : 1, je->position > 0 ? je->position - 1 : 0);
+}
+
+static const char *jget(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static void hdr(mb_buf *m, const char *name, const char *v)
+{
+    mb_buf_printf(m, "%s: ", name);
+    pe_header_word(m, v, 0);
+    mb_buf_putc(m, '\n');
+}
+
+/* The message an imported email becomes: _reconstruct_email_message, or
+ * with attachments the MIMEMultipart of file_backend._parse_email_data. */
+static void import_message(json_t *e, mb_buf *m)
+{
+    const char *subject = jget(e, "subject"), *from = jget(e, "from_addr"),
+               *to = jget(e, "to_addr"), *cc = jget(e, "cc_addr"), *bcc = jget(e, "bcc_addr"),
+               *mid = jget(e, "message_id"), *date = jget(e, "date"),
+               *text = jget(e, "body_text"), *html = jget(e, "body_html");
+    json_t *atts = json_object_get(e, "attachments");
+    unsigned char rnd[8];
+    mb_random_bytes(rnd, sizeof rnd, NULL);
+    unsigned long long r = 0;
+    for (int i = 0; i < 8; i++) r = r << 8 | rnd[i];
+    char bd[64];
+    snprintf(bd, sizeof bd, "===============%019llu==", r % 10000000000000000000ULL);
+    if (json_array_size(atts)) {
+        mb_buf_printf(m, "Content-Type: multipart/mixed; boundary=\"%s\"\nMIME-Version: 1.0\n", bd);
+        hdr(m, "Subject", subject ? subject : "");
+        hdr(m, "From", from ? from : "");
+        hdr(m, "To", to ? to : "");
+        if (cc && *cc) hdr(m, "Cc", cc);
+        if (mid && *mid) hdr(m, "Message-ID", mid);
+        if (date && *date) hdr(m, "Date", date);
+        mb_buf_putc(m, '\n');
+        if (text && *text) {
+            mb_buf_printf(m, "--%s\nContent-Type: text/plain; charset=\"utf-8\"\nMIME-Version: 1.0\n"
+                          "Content-Transfer-Encoding: base64\n\n", bd);
+            pe_b64_lines(m, (const unsigned char *)text, strlen(text));
+        }
+        if (html && *html) {
+            mb_buf_printf(m, "--%s\nContent-Type: text/html; charset=\"utf-8\"\nMIME-Version: 1.0\n"
+                          "Content-Transfer-Encoding: base64\n\n", bd);
+            pe_b64_lines(m, (const unsigned char *)html, strlen(html));
+        }
+        size_t i;
+        json_t *a;
+        json_array_foreach(atts, i, a) {
+            const char *content = jget(a, "content"), *ct = jget(a, "content_type"),
+                       *fn = jget(a, "filename");
+            if (!content || !*content) continue;
+            const char *slash = ct ? strchr(ct, '/') : NULL;
+            int two = slash && !strchr(slash + 1, '/');
+            mb_buf_printf(m, "--%s\nContent-Type: %s\nMIME-Version: 1.0\nContent-Transfer-Encoding: "
+                          "base64\nContent-Disposition: attachment; filename=\"%s\"\n\n%s\n", bd,
+                          two ? ct : "application/octet-stream", fn ? fn : "", content);
+        }
+        mb_buf_printf(m, "--%s--\n", bd);
+        return;
+    }
+    if (html && *html)
+        mb_buf_printf(m, "Content-Type: multipart/alternative; boundary=\"%s\"\nMIME-Version: 1.0\n",
+                      bd);
+    else
+        mb_buf_puts(m, "Content-Type: text/plain; charset=\"utf-8\"\nMIME-Version: 1.0\n"
+                       "Content-Transfer-Encoding: base64\n");
+    hdr(m, "Subject", subject ? subject : "");
+    hdr(m, "From", from ? from : "");
+    hdr(m, "To", to ? to : "");
+    if (cc && *cc) hdr(m, "Cc", cc);
+    if (bcc && *bcc) hdr(m, "Bcc", bcc);
+    if (mid && *mid) hdr(m, "Message-ID", mid);
+    if (date && *date) {
+        hdr(m, "Date", date);
+    } else {
+        char d[64];
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(d, sizeof d, "%a, %d %b %Y %H:%M:%S %z", &tm);
+        hdr(m, "Date", d);
+    }
+    mb_buf_putc(m, '\n');
+    if (html && *html) {
+        mb_buf_printf(m, "--%s\nContent-Type: text/plain; charset=\"utf-8\"\nMIME-Version: 1.0\n"
+                      "Content-Transfer-Encoding: base64\n\n", bd);
+        pe_b64_lines(m, (const unsigned char *)(text ? text : ""), text ? strlen(text) : 0);
+        mb_buf_printf(m, "--%s\nContent-Type: text/html; charset=\"utf-8\"\nMIME-Version: 1.0\n"
+                      "Content-Transfer-Encoding: base64\n\n", bd);
+        pe_b64_lines(m, (const unsigned char *)html, strlen(html));
+        mb_buf_printf(m, "--%s--\n", bd);
+    } else {
+        pe_b64_lines(m, (const unsigned char *)(text ? text : ""), text ? strlen(text) : 0);
+    }
+}
+
+static int t_import_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    (void)call;
+    pe_args v = {.tool = "import_emails", .a = j};
+    const char *js = a_str(&v, "json_string", 1, "");
+    const char *target = a_str(&v, "target_folder", 0, NULL);
+    int preserve = 1;
+    json_t *px = json_is_object(j) ? json_object_get(j, "preserve_folders") : NULL;
+    if (px && !mb_py_lax_bool(px, 1, &preserve))
+        verr(&v, "preserve_folders", json_is_string(px) ? "Input should be a valid boolean, "
+             "unable to interpret input" : "Input should be a valid boolean",
+             json_is_string(px) ? "bool_parsing" : "bool_type", px);
+    if (a_done(&v, res)) return MB_OK;
+    mb_buf o = {0};
+    json_error_t je;
+    json_t *doc = json_loads(js, JSON_DECODE_ANY, &je);
+    if (!doc) {
+        char *m = json_err(&je);
+        mb_buf_printf(&o, "Error importing emails: Invalid JSON string: %s", m);
+        free(m);
+        return replyf_buf(res, &o);
+    }
+    json_t *emails = json_is_object(doc) ? json_object_get(doc, "emails") : NULL;
+    if (!emails) {
+        json_decref(doc);
+        return reply(res, "Error importing emails: Invalid JSON format: missing 'emails' key");
+    }
+    /* required fields, as the KeyError of the parser reports them */
+    size_t n = json_array_size(emails), i;
+    json_t *e;
+    static const char *const req[] = {"email_id", "subject", "from_addr", "to_addr"};
+    json_array_foreach(emails, i, e) {
+        for (size_t k = 0; k < 4; k++)
+            if (!json_object_get(e, req[k])) {
+                mb_buf_printf(&o, "Error importing emails: Missing required field in JSON: '%s'",
+                              req[k]);
+                json_decref(doc);
+                return replyf_buf(res, &o);
+            }
+        size_t ai;
+        json_t *a;
+        json_array_foreach(json_object_get(e, "attachments"), ai, a) {
+            static const char *const areq[] = {"filename", "content_type", "size"};
+            for (size_t k = 0; k < 3; k++)
+                if (!json_object_get(a, areq[k])) {
+                    mb_buf_printf(&o, "Error importing emails: Missing required field in JSON: "
+                                  "'%s'", areq[k]);
+                    json_decref(doc);
+                    return replyf_buf(res, &o);
+                }
+        }
+    }
+    if (!n) {
+        json_decref(doc);
+        return reply(res, "No emails found in the provided JSON data");
+    }
+    /* stable ascending sort by numeric id (others count 0) */
+    json_t **v2 = mb_calloc(n, sizeof *v2);
+    for (i = 0; i < n; i++) v2[i] = json_array_get(emails, i);
+    for (size_t a = 1; a < n; a++)
+        for (size_t b = a; b > 0; b--) {
+            const char *x = jget(v2[b - 1], "email_id"), *y = jget(v2[b], "email_id");
+            if (id_key(y ? y : "") < id_key(x ? x : "")) {
+                json_t *t = v2[b];
+                v2[b] = v2[b - 1];
+                v2[b - 1] = t;
+            } else break;
+        }
+    sess s;
+    if (sess_open(&s)) {
+        mb_buf_printf(&o, "Error importing emails: %s", s.why);
+        sess_close(&s);
+        free(v2);
+        json_decref(doc);
+        return replyf_buf(res, &o);
+    }
+    long ok = 0, nf = 0;
+    mb_buf reasons = {0};
+    char **fnames = mb_calloc(n + 1, sizeof *fnames);
+    long *fcounts = mb_calloc(n + 1, sizeof *fcounts);
+    size_t nfold = 0;
+    for (i = 0; i < n; i++) {
+        e = v2[i];
+        json_t *idj = json_object_get(e, "email_id");
+        char *id = json_is_string(idj) ? mb_strdup(json_string_value(idj)) : json_dumps(idj, JSON_ENCODE_ANY);
+        const char *ef = jget(e, "folder");
+        char *folder = mb_strdup(preserve && ef && *ef ? ef : target && *target ? target : "INBOX");
+        long t, u;
+        int usable = select_folder(&s, folder, &t, &u) == 0;
+        if (!usable) {
+            if (preserve && ef && *ef && strcmp(ef, "INBOX") && strcmp(ef, "SENT") &&
+                strcmp(ef, "DRAFTS") && strcmp(ef, "TRASH")) {
+                char *mb = pe_imap_mailbox_arg(folder);
+                int c = simple(&s, "CREATE", mb);
+                free(mb);
+                if (c != 0 || select_folder(&s, folder, &t, &u) != 0) {
+                    free(folder);
+                    folder = mb_strdup("INBOX");
+                    select_folder(&s, folder, &t, &u);
+                }
+            } else {
+                nf++;
+                if (nf <= 5)
+                    mb_buf_printf(&reasons, "\n  - Email %s: Cannot access folder '%s': %s", id,
+                                  folder, s.why);
+                free(folder);
+                free(id);
+                continue;
+            }
+        }
+        mb_buf msg = {0};
+        import_message(e, &msg);
+        char *mb = pe_imap_mailbox_arg(folder);
+        mb_buf ap = {0};
+        int seen = json_is_true(json_object_get(e, "is_read"));
+        mb_buf_printf(&ap, "%s %s{%zu+}\r\n", mb, seen ? "(\\Seen) " : "", msg.len);
+        mb_buf_append(&ap, msg.data, msg.len);
+        free(mb);
+        pe_result r;
+        char *w = NULL;
+        int appended = pe_imap_cmd(s.c, "APPEND", ap.data, ap.len, &r, &w) == 0;
+        if (appended) {
+            appended = !strcmp(r.typ, "OK");
+            pe_result_free(&r);
+        }
+        free(w);
+        mb_buf_free(&ap);
+        mb_buf_free(&msg);
+        if (appended) {
+            ok++;
+            size_t k = 0;
+            while (k < nfold && strcmp(fnames[k], folder)) k++;
+            if (k == nfold) fnames[nfold++] = mb_strdup(folder);
+            fcounts[k]++;
+        } else {
+            nf++;
+            if (nf <= 5) mb_buf_printf(&reasons, "\n  - Email %s: APPEND to '%s' failed", id, folder);
+        }
+        free(folder);
+        free(id);
+    }
+    mb_buf_printf(&o, "Successfully imported %ld/%zu emails", ok, n);
+    if (preserve && nfold > 1) {
+        mb_buf_puts(&o, "\n\nImport breakdown by folder:");
+        for (size_t k = 0; k < nfold; k++)
+            mb_buf_printf(&o, "\n  - %s: %ld emails", fnames[k], fcounts[k]);
+    } else if (nfold) {
+        mb_buf_printf(&o, " to %s", fnames[0]);
+    }
+    if (nf) {
+        mb_buf_printf(&o, "\n\n%ld emails failed to import:", nf);
+        if (reasons.len) mb_buf_append(&o, reasons.data, reasons.len);
+        if (nf > 5) mb_buf_printf(&o, "\n  ... and %ld more", nf - 5);
+    }
+    mb_buf_free(&reasons);
+    for (size_t k = 0; k < nfold; k++) free(fnames[k]);
+    free(fnames);
+    free(fcounts);
+    free(v2);
+    json_decref(doc);
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static int t_download_attachment(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    pe_srv *sv = mb_mcp_call_data(call);
+    pe_args v = {.tool = "download_attachment", .a = j};
+    const char *id = a_str(&v, "email_id", 1, "");
+    const char *fn = a_str(&v, "attachment_filename", 1, "");
+    if (a_done(&v, res)) return MB_OK;
+    sess s;
+    mb_mail_msg m;
+    int seen, fl;
+    mb_buf o = {0};
+    if (sess_open(&s) || fetch_email(&s, id, "INBOX", &m, &seen, &fl)) {
+        mb_buf_printf(&o, "Error downloading attachment: %s", s.why);
+        sess_close(&s);
+        return replyf_buf(res, &o);
+    }
+    const mb_mail_att *att = NULL;
+    for (size_t i = 0; i < m.n_atts && !att; i++)
+        if (!strcmp(m.atts[i].filename, fn)) att = &m.atts[i];
+    if (!att) {
+        mb_buf_printf(&o, "Attachment '%s' not found in email %s", fn, id);
+    } else if (!att->size) {
+        mb_buf_printf(&o, "Could not extract attachment data for '%s'", fn);
+    } else {
+        /* the file name comes from the mail: never a path */
+        const char *base = strrchr(fn, '/');
+        base = base ? base + 1 : fn;
+        const char *dir = sv->download_path ? sv->download_path : ".";
+        mb_err err = {0};
+        char *path = NULL;
+        if (mb_mkdir_p(dir, 0755, &err) == MB_OK) {
+            path = mb_asprintf("%s/%s", dir, base);
+            const char *dot = strrchr(base, '.');
+            size_t stem = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+            for (int k = 1; access(path, F_OK) == 0; k++) {
+                free(path);
+                path = mb_asprintf("%s/%.*s(%d)%s", dir, (int)stem, base, k, base + stem);
+            }
+            if (mb_write_file_atomic(path, att->data, att->size, 0644, &err) != MB_OK) {
+                free(path);
+                path = NULL;
+            }
+        }
+        if (path) mb_buf_printf(&o, "Attachment '%s' saved to: %s", fn, path);
+        else mb_buf_printf(&o, "Error downloading attachment: Failed to save attachment: %s", err.msg);
+        free(path);
+    }
+    mb_mail_msg_free(&m);
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+static void export_one(json_t *arr, const char *id, const char *folder, const mb_mail_msg *m, int seen,
+                       int flagged)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "email_id", json_string(id));
+    json_object_set_new(e, "subject", json_string(m->subject));
+    json_object_set_new(e, "from_addr", json_string(m->from_addr));
+    json_object_set_new(e, "to_addr", json_string(m->to_addr));
+    json_object_set_new(e, "cc_addr", m->cc_addr ? json_string(m->cc_addr) : json_null());
+    json_object_set_new(e, "bcc_addr", json_null());
+    json_object_set_new(e, "date", json_string(m->date));
+    json_object_set_new(e, "message_id", json_string(m->message_id));
+    json_object_set_new(e, "body_text", json_string(m->body_text));
+    json_object_set_new(e, "body_html", json_string(m->body_html));
+    json_object_set_new(e, "is_read", json_boolean(seen));
+    json_object_set_new(e, "is_important", json_boolean(flagged));
+    json_object_set_new(e, "folder", json_string(folder));
+    json_t *atts = json_array();
+    for (size_t i = 0; i < m->n_atts; i++) {
+        json_t *a = json_object();
+        json_object_set_new(a, "filename", json_string(m->atts[i].filename));
+        json_object_set_new(a, "content_type", json_string(m->atts[i].content_type));
+        json_object_set_new(a, "size", json_integer((json_int_t)m->atts[i].size));
+        mb_buf b = {0};
+        pe_b64_lines(&b, (const unsigned char *)m->atts[i].data, m->atts[i].size);
+        mb_buf_putc(&b, 0);
+        size_t w = 0;
+        for (size_t k = 0; b.data[k]; k++)
+            if (b.data[k] != '\n') b.data[w++] = b.data[k];
+        b.data[w] = 0;
+        json_object_set_new(a, "content", m->atts[i].size ? json_string(b.data) : json_null());
+        mb_buf_free(&b);
+        json_array_append_new(atts, a);
+    }
+    json_object_set_new(e, "attachments", atts);
+    json_array_append_new(arr, e);
+}
+
+static int t_export_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
+{
+    pe_srv *sv = mb_mcp_call_data(call);
+    pe_args v = {.tool = "export_emails", .a = j};
+    const char *folder = a_str(&v, "folder", 0, NULL);
+    a_str(&v, "export_path", 0, "emails_export.json");
+    json_t *mx = json_is_object(j) ? json_object_get(j, "max_emails") : NULL;
+    long long max = mx && !json_is_null(mx) ? a_int(&v, "max_emails", 0) : 0;
+    int all = 0;
+    json_t *ax = json_is_object(j) ? json_object_get(j, "export_all_folders") : NULL;
+    if (ax && !mb_py_lax_bool(ax, 1, &all))
+        verr(&v, "export_all_folders", "Input should be a valid boolean", "bool_type", ax);
+    if (a_done(&v, res)) return MB_OK;
+    if (all && folder && *folder)
+        return reply(res, "Error: Cannot specify both 'folder' and 'export_all_folders=True'");
+    sess s;
+    mb_buf o = {0};
+    if (sess_open(&s)) {
+        mb_buf_printf(&o, "Error exporting emails: %s", s.why);
+        sess_close(&s);
+        return replyf_buf(res, &o);
+    }
+    folder_info *f = NULL;
+    size_t nf = 0;
+    const char **names = NULL;
+    size_t nn = 0;
+    if (all) {
+        list_folders(&s, &f, &nf);
+        for (size_t i = 0; i < nf; i++)
+            if (f[i].selectable) mb_strv_push(&names, &nn, mb_strdup(f[i].name));
+    } else {
+        mb_strv_push(&names, &nn, mb_strdup(folder && *folder ? folder : "INBOX"));
+    }
+    json_t *arr = json_array();
+    long *counts = mb_calloc(nn + 1, sizeof *counts);
+    for (size_t k = 0; k < nn; k++) {
+        long t, u;
+        if (select_folder(&s, names[k], &t, &u) || !t) continue;
+        int failed;
+        char **ids = search_ids(&s, "ALL", 3, &failed);
+        for (size_t i = 0; ids && ids[i]; i++) {
+            if (max && (long long)json_array_size(arr) >= max) break;
+            mb_mail_msg m;
+            int seen, fl;
+            if (fetch_email(&s, ids[i], names[k], &m, &seen, &fl)) continue;
+            export_one(arr, ids[i], names[k], &m, seen, fl);
+            counts[k]++;
+            mb_mail_msg_free(&m);
+        }
+        mb_strv_free(ids);
+        if (max && (long long)json_array_size(arr) >= max) break;
+    }
+    if (!json_array_size(arr)) {
+        mb_buf_printf(&o, "No emails found to export from %s", all ? "all folders" : names[0]);
+    } else {
+        char ts[32], iso[40];
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(ts, sizeof ts, "%Y%m%d_%H%M%S", &tm);
+        mb_iso8601(mb_now(), iso);
+        const char *dir = sv->export_path ? sv->export_path : ".";
+        char *path = all ? mb_asprintf("%s/all_folders_export_%s.json", dir, ts)
+                         : mb_asprintf("%s/%s_export_%s.json", dir, names[0], ts);
+        json_t *doc = json_object();
+        json_object_set_new(doc, "export_date", json_string(iso));
+        json_object_set_new(doc, "total_emails", json_integer((json_int_t)json_array_size(arr)));
+        json_object_set(doc, "emails", arr);
+        char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        mb_err err = {0};
+        if (mb_mkdir_p(dir, 0755, &err) || !text ||
+            mb_write_file_atomic(path, text, strlen(text), 0644, &err)) {
+            mb_buf_printf(&o, "Error exporting emails: Export failed: %s", err.msg);
+        } else {
+            mb_buf_printf(&o, "Successfully exported %zu emails to %s", json_array_size(arr), path);
+            if (all) {
+                mb_buf_puts(&o, "\nExport breakdown by folder:");
+                for (size_t k = 0; k < nn; k++)
+                    mb_buf_printf(&o, "\n  - %s: %ld emails", names[k], counts[k]);
+            }
+        }
+        free(text);
+        free(path);
+        json_decref(doc);
+    }
+    json_decref(arr);
+    free(counts);
+    mb_strv_free((char **)names);
+    folders_free(f, nf);
+    sess_close(&s);
+    return replyf_buf(res, &o);
+}
+
+/* ------------------------------------------------------------- table */
+
+#define S(n, t) "\"" n "\": {\"title\": \"" t "\", \"type\": \"string\"}"
+#define SD(n, d, t) "\"" n "\": {\"default\": \"" d "\", \"title\": \"" t "\", \"type\": \"string\"}"
+#define SN(n, t) "\"" n "\": {\"default\": null, \"title\": \"" t "\", \"type\": \"string\"}"
+#define ID(n, d, t) "\"" n "\": {\"default\": " d ", \"title\": \"" t "\", \"type\": \"integer\"}"
+#define LS(n, t) "\"" n "\": {\"items\": {\"type\": \"string\"}, \"title\": \"" t "\", \"type\": \"array\"}"
+#define LSN(n, t) "\"" n "\": {\"default\": null, \"items\": {\"type\": \"string\"}, \"title\": \"" t "\", \"type\": \"array\"}"
+#define BD(n, d, t) "\"" n "\": {\"default\": " d ", \"title\": \"" t "\", \"type\": \"boolean\"}"
+#define SCHEMA(tool, props, req) \
+    "{\"properties\": {" props "}, " req "\"title\": \"" tool "Arguments\", \"type\": \"object\"}"
+#define REQ(...) "\"required\": [" __VA_ARGS__ "], "
+#define OUT(tool)                                                                               \
+    "{\"properties\": {\"result\": {\"title\": \"Result\", \"type\": \"string\"}}, \"required\": " \
+    "[\"result\"], \"title\": \"" tool "Output\", \"type\": \"object\"}"
+#define TOOL(nm, desc, props, req, f) \
+    {.name = nm, .description = desc, .input_schema = SCHEMA(nm, props, req), \
+     .output_schema = OUT(nm), .fn = f}
+
+static const mb_mcp_tool TOOLS[] = {
+    TOOL("get_emails",
+         "Get paginated list of emails from specified folder\n        \n        Args:\n"
+         "            folder: Email folder name (default: INBOX)\n            page: Page number "
+         "starting from 1 (default: 1)\n            page_size: Number of emails per page "
+         "(default: 20)\n        ",
+         SD("folder", "INBOX", "Folder") ", " ID("page", "1", "Page") ", "
+             ID("page_size", "20", "Page Size"), "", t_get_emails),
+    TOOL("read_email",
+         "Read full content of a specific email\n        \n        Args:\n            email_id: "
+         "Email ID to read\n            folder: Email folder the email is in (default: INBOX)\n"
+         "        ",
+         S("email_id", "Email Id") ", " SD("folder", "INBOX", "Folder"), REQ("\"email_id\""),
+         t_read_email),
+    TOOL("search_emails",
+         "Search emails with query string (sorted by date descending)\n        \n        Args:\n"
+         "            query: Search query (subject, from, body content)\n            folder: "
+         "Folder to search in (default: INBOX)\n            page: Page number starting from 1 "
+         "(default: 1)\n            page_size: Number of results per page (default: 20)\n        ",
+         S("query", "Query") ", " SD("folder", "INBOX", "Folder") ", " ID("page", "1", "Page") ", "
+             ID("page_size", "20", "Page Size"), REQ("\"query\""), t_search_emails),
+    TOOL("send_email",
+         "Send an email with optional HTML body, CC, BCC, and attachments\n        \n        "
+         "Args:\n            to: Recipient email address(es), comma-separated\n            "
+         "subject: Email subject\n            body: Plain text body\n            html_body: HTML "
+         "body content (optional)\n            cc: CC recipients, comma-separated (optional)\n"
+         "            bcc: BCC recipients, comma-separated (optional)\n            attachments: "
+         "List of file paths to attach (optional)\n        ",
+         S("to", "To") ", " S("subject", "Subject") ", " S("body", "Body") ", "
+             SN("html_body", "Html Body") ", " SN("cc", "Cc") ", " SN("bcc", "Bcc") ", "
+             LSN("attachments", "Attachments"), REQ("\"to\", \"subject\", \"body\""), t_send_email),
+    TOOL("reply_email",
+         "Reply to an email\n        \n        Args:\n            email_id: ID of email to reply "
+         "to\n            body: Reply message body (plain text)\n            html_body: Reply "
+         "message body (HTML, optional)\n            cc: Additional CC recipients (optional)\n"
+         "            bcc: BCC recipients (optional)\n            reply_all: Whether to reply to "
+         "all recipients (default: False)\n            folder: Email folder the email is in "
+         "(default: INBOX)\n        ",
+         S("email_id", "Email Id") ", " S("body", "Body") ", " SN("html_body", "Html Body") ", "
+             SN("cc", "Cc") ", " SN("bcc", "Bcc") ", " BD("reply_all", "false", "Reply All") ", "
+             SD("folder", "INBOX", "Folder"), REQ("\"email_id\", \"body\""), t_reply_email),
+    TOOL("forward_email",
+         "Forward an email to other recipients\n        \n        Args:\n            email_id: ID "
+         "of email to forward\n            to: Recipients to forward to\n            body: "
+         "Additional message body (optional)\n            html_body: Additional HTML message body "
+         "(optional)\n            cc: CC recipients (optional)\n            bcc: BCC recipients "
+         "(optional)\n            folder: Email folder the email is in (default: INBOX)\n        ",
+         S("email_id", "Email Id") ", " S("to", "To") ", " SN("body", "Body") ", "
+             SN("html_body", "Html Body") ", " SN("cc", "Cc") ", " SN("bcc", "Bcc") ", "
+             SD("folder", "INBOX", "Folder"), REQ("\"email_id\", \"to\""), t_forward_email),
+    TOOL("delete_email",
+         "Delete an email\n        \n        Args:\n            email_id: Email ID to delete\n"
+         "            folder: Email folder the email is in (default: INBOX)\n        ",
+         S("email_id", "Email Id") ", " SD("folder", "INBOX", "Folder"), REQ("\"email_id\""),
+         t_delete_email),
+    TOOL("move_email",
+         "Move email to another folder\n        \n        Args:\n            email_id: Email ID "
+         "to move\n            target_folder: Target folder name\n            source_folder: "
+         "Source folder the email is in (default: INBOX)\n        ",
+         S("email_id", "Email Id") ", " S("target_folder", "Target Folder") ", "
+             SD("source_folder", "INBOX", "Source Folder"), REQ("\"email_id\", \"target_folder\""),
+         t_move_email),
+    TOOL("mark_emails",
+         "Mark multiple emails with status (read/unread/important/not_important)\n        \n"
+         "        Args:\n            email_ids: List of email IDs to mark\n            status: "
+         "Status to set (read, unread, important, not_important)\n            folder: Email "
+         "folder the emails are in (default: INBOX)\n        ",
+         LS("email_ids", "Email Ids") ", " S("status", "Status") ", " SD("folder", "INBOX", "Folder"),
+         REQ("\"email_ids\", \"status\""), t_mark_emails),
+    TOOL("move_emails",
+         "Move multiple emails to another folder with improved ID synchronization\n        \n"
+         "        Args:\n            email_ids: List of email IDs to move\n            "
+         "target_folder: Target folder name\n            source_folder: Source folder the emails "
+         "are in (default: INBOX)\n        ",
+         LS("email_ids", "Email Ids") ", " S("target_folder", "Target Folder") ", "
+             SD("source_folder", "INBOX", "Source Folder"),
+         REQ("\"email_ids\", \"target_folder\""), t_move_emails),
+    TOOL("delete_emails",
+         "Delete multiple emails with improved ID synchronization\n        \n        Args:\n"
+         "            email_ids: List of email IDs to delete\n            folder: Email folder the "
+         "emails are in (default: INBOX)\n        ",
+         LS("email_ids", "Email Ids") ", " SD("folder", "INBOX", "Folder"), REQ("\"email_ids\""),
+         t_delete_emails),
+    TOOL("get_folders", "Get list of available email folders", "", "", t_get_folders),
+    TOOL("create_folder",
+         "Create new email folder\n        \n        Args:\n            folder_name: Name of "
+         "folder to create\n        ",
+         S("folder_name", "Folder Name"), REQ("\"folder_name\""), t_create_folder),
+    TOOL("delete_folder",
+         "Delete email folder\n        \n        Args:\n            folder_name: Name of folder "
+         "to delete\n        ",
+         S("folder_name", "Folder Name"), REQ("\"folder_name\""), t_delete_folder),
+    TOOL("get_mailbox_stats",
+         "Get mailbox statistics\n        \n        Args:\n            folder_name: Specific "
+         "folder name (optional, defaults to all folders)\n        ",
+         SN("folder_name", "Folder Name"), "", t_mailbox_stats),
+    TOOL("get_unread_count",
+         "Get unread message count\n        \n        Args:\n            folder_name: Specific "
+         "folder name (optional, defaults to all folders)\n        ",
+         SN("folder_name", "Folder Name"), "", t_unread_count),
+    TOOL("check_connection", "Check email server connection status", "", "", t_check_connection),
+    TOOL("get_email_headers",
+         "Get complete email headers for technical analysis\n        \n        Args:\n"
+         "            email_id: Email ID to get headers for\n            folder: Email folder the "
+         "email is in (default: INBOX)\n        ",
+         S("email_id", "Email Id") ", " SD("folder", "INBOX", "Folder"), REQ("\"email_id\""),
+         t_email_headers),
+    TOOL("save_draft",
+         "Save email draft\n        \n        Args:\n            subject: Email subject\n"
+         "            body: Plain text body\n            html_body: HTML body content (optional)\n"
+         "            to: Recipient email address(es) (optional)\n            cc: CC recipients "
+         "(optional)\n            bcc: BCC recipients (optional)\n        ",
+         S("subject", "Subject") ", " S("body", "Body") ", " SN("html_body", "Html Body") ", "
+             SN("to", "To") ", " SN("cc", "Cc") ", " SN("bcc", "Bcc"),
+         REQ("\"subject\", \"body\""), t_save_draft),
+    TOOL("get_drafts",
+         "Get list of saved drafts\n        \n        Args:\n            page: Page number "
+         "starting from 1 (default: 1)\n            page_size: Number of drafts per page "
+         "(default: 20)\n        ",
+         ID("page", "1", "Page") ", " ID("page_size", "20", "Page Size"), "", t_get_drafts),
+    TOOL("update_draft",
+         "Update existing draft\n        \n        Args:\n            draft_id: Draft ID to "
+         "update\n            subject: Email subject (optional)\n            body: Plain text body "
+         "(optional)\n            html_body: HTML body content (optional)\n            to: "
+         "Recipient email address(es) (optional)\n            cc: CC recipients (optional)\n"
+         "            bcc: BCC recipients (optional)\n        ",
+         S("draft_id", "Draft Id") ", " SN("subject", "Subject") ", " SN("body", "Body") ", "
+             SN("html_body", "Html Body") ", " SN("to", "To") ", " SN("cc", "Cc") ", "
+             SN("bcc", "Bcc"), REQ("\"draft_id\""), t_update_draft),
+    TOOL("delete_draft",
+         "Delete draft\n        \n        Args:\n            draft_id: Draft ID to delete\n"
+         "        ",
+         S("draft_id", "Draft Id"), REQ("\"draft_id\""), t_delete_draft),
+    TOOL("export_emails",
+         "Export emails to file for backup\n        \n        Args:\n            folder: Specific "
+         "folder to export (mutually exclusive with export_all_folders)\n            export_path: "
+         "Path where to save the export file  \n            max_emails: Maximum number of emails "
+         "to export (optional, exports all if not specified)\n            export_all_folders: "
+         "Export from all folders instead of just one (default: False)\n        ",
+         SN("folder", "Folder") ", " SD("export_path", "emails_export.json", "Export Path") ", "
+             "\"max_emails\": {\"default\": null, \"title\": \"Max Emails\", \"type\": "
+             "\"integer\"}, " BD("export_all_folders", "false", "Export All Folders"),
+         "", t_export_emails),
+    TOOL("import_emails",
+         "Import emails from a JSON string to IMAP server\n        \n        Args:\n            "
+         "json_string: JSON string containing email data with 'emails' key\n            "
+         "target_folder: Target folder for imported emails (if preserve_folders=False)\n"
+         "            preserve_folders: Whether to preserve original folder structure (default: "
+         "True)\n        ",
+         S("json_string", "Json String") ", " SN("target_folder", "Target Folder") ", "
+             BD("preserve_folders", "true", "Preserve Folders"), REQ("\"json_string\""),
+         t_import_emails),
+    TOOL("download_attachment",
+         "Download email attachment to configured download path\n        \n        Args:\n"
+         "            email_id: Email ID containing the attachment\n            "
+         "attachment_filename: Name of attachment to download\n        ",
+         S("email_id", "Email Id") ", " S("attachment_filename", "Attachment Filename"),
+         REQ("\"email_id\", \"attachment_filename\""), t_download_attachment),
+    {0},
+};
+
+static const mb_mcp_info INFO = {
+    .name = "emails-mcp",
+    .version = "1.23.2", /* FastMCP reports the mcp package's version */
+    .flavor = MB_MCP_PY_FASTMCP,
+};
+
+static void srv_free(void *p)
+{
+    pe_srv *s = p;
+    if (!s) return;
+    free(s->upload_path);
+    free(s->download_path);
+    free(s->export_path);
+    free(s);
+}
+
+int mb_srv_poste_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
+{
+    pe_srv *s = mb_calloc(1, sizeof *s);
+    static const struct option lo[] = {
+        {"attachment_upload_path", required_argument, NULL, 'u'},
+        {"attachment_download_path", required_argument, NULL, 'd'},
+        {"email_export_path", required_argument, NULL, 'e'},
+        {"port", required_argument, NULL, 'p'},
+        {"debug", no_argument, NULL, 'g'},
+        {NULL, 0, NULL, 0},
+    };
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        char **dst = c == 'u' ? &s->upload_path : c == 'd' ? &s->download_path
+                   : c == 'e' ? &s->export_path : NULL;
+        if (c == '?') {
+            srv_free(s);
+            return mb_err_set(err, MB_EINVAL, "usage: mcpbox mcp poste_email_toolathlon "
+                              "[--attachment_upload_path DIR] [--attachment_download_path DIR] "
+                              "[--email_export_path DIR]");
+        }
+        if (dst) {
+            free(*dst);
+            *dst = mb_strdup(optarg);
+        }
+    }
+    /* Inside a sandbox: the agent's programs reach mail on the usual ports. */
+    if (access(MB_MAIL_DIR_INSIDE "/imap.sock", F_OK) == 0) {
+        mb_err e2;
+        if (mb_mail_forward_start(MB_MAIL_DIR_INSIDE "/imap.sock", 1143, &e2))
+            mb_debug("poste: %s", e2.msg);
+        if (mb_mail_forward_start(MB_MAIL_DIR_INSIDE "/smtp.sock", 1587, &e2))
+            mb_debug("poste: %s", e2.msg);
+    }
+    return mb_mcp_server_new_with_tools(&INFO, TOOLS, s, srv_free, out, err);
+}

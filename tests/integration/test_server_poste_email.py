@@ -1,0 +1,304 @@
+"""poste_email_toolathlon through the gateway, inside a sandbox whose mail
+domain the daemon provisioned: every implemented tool with valid and invalid
+input, texts as emails-mcp words them; mail the agent sent is what a grader
+reads over plain IMAP (Sent included)."""
+import imaplib
+import os
+import time
+
+import pytest
+
+from gwharness import Session, text_of
+from mailutil import MailDaemon, needs_dovecot
+
+pytestmark = needs_dovecot
+
+ACCOUNT = "amoss1@mcp71.com"
+
+
+@pytest.fixture(scope="module")
+def env():
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="mcpbox-test-") as root:
+        d = MailDaemon(root).start()
+        try:
+            with d.client() as api:
+                r = api.post("/local-sandbox", json={
+                    "server_names": ["poste_email_toolathlon", "filesystem",
+                                     "code-executor"],
+                    "benchmark": "Toolathlon", "test_account_email": ACCOUNT})
+                assert r.status_code == 201, r.text
+                sb = r.json()
+                srv = {s["server_name"]: s for s in sb["servers"]}
+                assert srv["poste_email_toolathlon"]["status"] == "occupied", srv
+                s = Session(srv["poste_email_toolathlon"]["mcp_server_url"], timeout=120)
+                fs = Session(srv["filesystem"]["mcp_server_url"], timeout=120)
+                py = Session(srv["code-executor"]["mcp_server_url"], timeout=120)
+                yield d, s, fs, py, api
+                py.close()
+                s.close()
+                fs.close()
+        finally:
+            d.stop()
+            from conftest import sweep_sandboxes
+            sweep_sandboxes(root)
+
+
+def call(s, tool, args=None):
+    msg = s.call(tool, args or {})
+    assert "result" in msg, msg
+    return msg["result"]
+
+
+def text(s, tool, args=None):
+    r = call(s, tool, args)
+    t = text_of({"result": r})
+    assert not r.get("isError"), t
+    assert r["structuredContent"] == {"result": t}
+    return t
+
+
+def grader(d, user=ACCOUNT, pw="ada_pw1"):
+    m = imaplib.IMAP4("127.0.0.1", d.imap_port)
+    m.login(user, pw)
+    return m
+
+
+def test_tools_list(env):
+    d, s, *_ = env
+    tools = s.result("tools/list")["result"]["tools"]
+    names = [t["name"] for t in tools]
+    assert names == [
+        "get_emails", "read_email", "search_emails", "send_email", "reply_email",
+        "forward_email", "delete_email", "move_email", "mark_emails", "move_emails",
+        "delete_emails", "get_folders", "create_folder", "delete_folder", "get_mailbox_stats",
+        "get_unread_count", "check_connection", "get_email_headers", "save_draft", "get_drafts",
+        "update_draft", "delete_draft", "export_emails", "import_emails", "download_attachment"]
+    send = next(t for t in tools if t["name"] == "send_email")
+    assert send["inputSchema"]["required"] == ["to", "subject", "body"]
+    assert send["inputSchema"]["properties"]["attachments"] == {
+        "default": None, "items": {"type": "string"}, "title": "Attachments", "type": "array"}
+    assert send["outputSchema"]["title"] == "send_emailOutput"
+
+
+def test_send_read_search_and_grader_view(env):
+    d, s, fs, py, api = env
+    t = text(s, "check_connection")
+    assert t == ("Connection Status:\nIMAP: \u2713 Connected\nSMTP: \u2713 Connected\n\n"
+                 "All connections are working properly")
+    assert text(s, "get_emails") == "Folder 'INBOX' is empty or page 1 is out of range"
+    t = text(s, "send_email", {"to": "bhart2@mcp71.com, amoss1@mcp71.com",
+                               "subject": "Quarterly report \u00e9t\u00e9",
+                               "body": "Numbers attached.\nBest", "cc": "cquill3@mcp71.com"})
+    assert t == "Email sent successfully to bhart2@mcp71.com, amoss1@mcp71.com"
+    # The grader's view: delivered to each recipient, and a \Seen copy in Sent.
+    m = grader(d, "bhart2@mcp71.com", "ben_pw2")
+    m.select("INBOX")
+    ids = m.search("UTF-8", "SUBJECT", '"Quarterly report \u00e9t\u00e9"'.encode())[1][0].split()
+    assert ids == [b"1"]
+    raw = m.fetch("1", "(RFC822)")[1][0][1]
+    assert b"From: Ada Moss <amoss1@mcp71.com>" in raw
+    m.logout()
+    m = grader(d)
+    m.select("Sent")
+    assert len(m.search(None, "ALL")[1][0].split()) == 1
+    assert b"\\Seen" in m.fetch("1", "(FLAGS)")[1][0]
+    m.logout()
+
+    t = text(s, "get_emails")
+    assert t.startswith("Folder: INBOX\nPage: 1/1\nTotal emails: 1\n\n1. ID: 1\n"
+                        "   Subject: Quarterly report \u00e9t\u00e9\n"
+                        "   From: amoss1@mcp71.com\n   Date: ")
+    t = text(s, "read_email", {"email_id": "1"})
+    assert t.startswith("Email ID: 1\nSubject: Quarterly report \u00e9t\u00e9\n"
+                        "From: amoss1@mcp71.com\nTo: \nCC: cquill3@mcp71.com\nDate: ")
+    assert "Text Content:\nNumbers attached.\nBest\n\n" in t
+    assert text(s, "get_unread_count", {"folder_name": "INBOX"}) == "Unread messages in 'INBOX': 0"
+    t = text(s, "search_emails", {"query": "Quarterly"})
+    assert t.startswith("Search query: Quarterly\nFolder: INBOX\nPage: 1/1\nTotal results: 1\n\n"
+                        "1. ID: 1\n")
+    assert text(s, "search_emails", {"query": "nothing-like-this"}) == \
+        "No emails found matching query: nothing-like-this"
+    assert text(s, "search_emails", {"query": "  "}) == \
+        "Error searching emails: Failed to search emails: Search query cannot be empty"
+    t = text(s, "get_email_headers", {"email_id": "1"})
+    assert t.startswith("Email Headers for ID: 1\n" + "=" * 50 + "\n")
+    assert "Subject: =?utf-8?q?Quarterly_report_=C3=A9t=C3=A9?=" in t
+
+
+def test_folders_flags_moves(env):
+    d, s, *_ = env
+    t = text(s, "get_folders")
+    assert t.startswith("Available folders:\n")
+    for f in ("INBOX", "Sent", "Drafts", "Junk", "Trash"):
+        assert ". %s (" % f in t
+    assert text(s, "create_folder", {"folder_name": "Projects"}) == \
+        "Folder 'Projects' created successfully"
+    assert text(s, "create_folder", {"folder_name": "Projects"}) == \
+        "Failed to create folder 'Projects'"
+    for i in range(3):
+        text(s, "send_email", {"to": ACCOUNT, "subject": "msg %d" % i, "body": "b%d" % i})
+    assert text(s, "mark_emails", {"email_ids": ["1", "2"], "status": "important"}) == \
+        "Successfully marked 2/2 emails as important"
+    assert text(s, "mark_emails", {"email_ids": ["1"], "status": "bogus"}) == \
+        "Error: Status must be 'read', 'unread', 'important', or 'not_important'"
+    m = grader(d)
+    m.select("INBOX")
+    assert len(m.search(None, "FLAGGED")[1][0].split()) == 2
+    m.logout()
+    assert text(s, "move_email", {"email_id": "1", "target_folder": "Projects"}) == \
+        "Email 1 moved to Projects successfully"
+    assert text(s, "get_mailbox_stats", {"folder_name": "Projects"}) == \
+        "Folder Statistics for 'Projects':\nTotal messages: 1\nUnread messages: 0\n"
+    t = text(s, "move_emails", {"email_ids": ["1", "99"], "target_folder": "Projects"})
+    assert t == "Successfully moved 1/2 emails to Projects (1 failed: 99)"
+    t = text(s, "delete_emails", {"email_ids": ["1"]})
+    assert t == "Successfully deleted 1/1 emails"
+    assert text(s, "delete_email", {"email_id": "1", "folder": "Projects"}) == \
+        "Email 1 deleted successfully"
+    assert text(s, "delete_folder", {"folder_name": "Projects"}) == \
+        "Folder 'Projects' deleted successfully"
+    assert text(s, "get_unread_count").startswith("Total unread messages: ")
+    assert text(s, "get_mailbox_stats").startswith("Mailbox Statistics:\n  ")
+
+
+def test_invalid_input(env):
+    d, s, *_ = env
+    t = text(s, "get_emails", {"folder": "NoSuchFolder"})
+    assert t == ("Error getting emails: Failed to get emails: Error selecting folder "
+                 "'NoSuchFolder': Failed to select folder 'NoSuchFolder': NO")
+    t = text(s, "read_email", {"email_id": "999"})
+    assert t.startswith("Error reading email: Failed to read email 999: FETCH command error: "
+                        "BAD [b'Error in IMAP command FETCH: Invalid messageset")
+    t = text(s, "read_email", {"email_id": "abc"})
+    assert t.startswith("Error reading email: Failed to read email abc: FETCH command error: BAD")
+    t = text(s, "send_email", {"to": "not-an-address", "subject": "x", "body": "y"})
+    assert t == ("Error sending email: Failed to send email: Invalid TO addresses: Invalid "
+                 "email addresses: not-an-address")
+    t = text(s, "send_email", {"to": ACCOUNT, "subject": "x", "body": "y",
+                               "attachments": ["/etc/passwd"]})
+    assert t == ("Error sending email: Failed to send email: Failed to send email: Attachment "
+                 "path validation failed: Error: Path '/etc/passwd' is outside attachment upload "
+                 "path '/data'")
+    t = text(s, "send_email", {"to": ACCOUNT, "subject": "x", "body": "y",
+                               "attachments": ["/data/none.txt"]})
+    assert t == "Error sending email: Failed to send email: Failed to send email: Attachment " \
+                "error: File does not exist: /data/none.txt"
+    r = call(s, "get_emails", {"page": "x"})
+    assert r["isError"]
+    assert text_of({"result": r}).startswith(
+        "Error executing tool get_emails: 1 validation error for get_emailsArguments\npage\n"
+        "  Input should be a valid integer, unable to parse string as an integer "
+        "[type=int_parsing, input_value='x', input_type=str]")
+    r = call(s, "read_email", {})
+    assert r["isError"] and "email_id\n  Field required [type=missing" in text_of({"result": r})
+    r = call(s, "mark_emails", {"email_ids": "1", "status": "read"})
+    assert r["isError"] and "Input should be a valid list" in text_of({"result": r})
+
+
+def test_attachment_and_agent_ports(env):
+    d, s, fs, py, api = env
+    r = fs.call("write_file", {"path": "/data/report.txt", "content": "hello attachment"})
+    assert "result" in r
+    t = text(s, "send_email", {"to": "bhart2@mcp71.com", "subject": "with file", "body": "see",
+                               "attachments": ["/data/report.txt"]})
+    assert t == "Email sent successfully to bhart2@mcp71.com with 1 attachments"
+    m = grader(d, "bhart2@mcp71.com", "ben_pw2")
+    m.select("INBOX")
+    n = m.search(None, 'SUBJECT "with file"')[1][0].split()[-1]
+    raw = m.fetch(n, "(RFC822)")[1][0][1]
+    assert b'Content-Disposition: attachment; filename= report.txt' in raw
+    m.logout()
+    # Programs inside the sandbox reach the same mail on 127.0.0.1:1143 / :1587,
+    # and only their own domain.
+    script = ("import imaplib,smtplib\n"
+              "m=imaplib.IMAP4('127.0.0.1',1143)\n"
+              "try:\n m.login('bhart2@mcp1.com','ben_pw2'); print('LEAK')\n"
+              "except imaplib.IMAP4.error as e: print('refused')\n"
+              "m=imaplib.IMAP4('127.0.0.1',1143); m.login('%s','ada_pw1'); m.select('Sent')\n"
+              "print('sent', len(m.search(None,'ALL')[1][0].split()))\n"
+              "s=smtplib.SMTP('127.0.0.1',1587); s.sendmail('%s',['cquill3@mcp71.com'],"
+              "b'Subject: from inside\\r\\n\\r\\nx'); s.quit(); print('ok')\n") % (ACCOUNT, ACCOUNT)
+    out = text_of(py.call("python_execute", {"code": script}))
+    assert "refused\nsent " in out and "ok" in out and "LEAK" not in out, out
+    m = grader(d, "cquill3@mcp71.com", "cleo_pw3")
+    m.select("INBOX")
+    assert m.search(None, 'SUBJECT "from inside"')[1][0].split()
+    m.logout()
+
+
+def test_reply_forward_drafts(env):
+    d, s, *_ = env
+    text(s, "send_email", {"to": ACCOUNT, "subject": "ping", "body": "original body",
+                           "cc": "cquill3@mcp71.com"})
+    n = text(s, "search_emails", {"query": "ping"}).split("1. ID: ")[1].split("\n")[0]
+    assert text(s, "reply_email", {"email_id": n, "body": "pong"}) == \
+        "Reply sent successfully to sender"
+    assert text(s, "reply_email", {"email_id": n, "body": "pong all", "reply_all": True}) == \
+        "Reply sent successfully to all recipients"
+    assert text(s, "forward_email", {"email_id": n, "to": "bhart2@mcp71.com", "body": "fyi"}) == \
+        "Email forwarded successfully to bhart2@mcp71.com"
+    m = grader(d, "bhart2@mcp71.com", "ben_pw2")
+    m.select("INBOX")
+    k = m.search(None, 'SUBJECT "Fwd: ping"')[1][0].split()[-1]
+    raw = m.fetch(k, "(RFC822)")[1][0][1].decode()
+    m.logout()
+    assert "--- Forwarded Message ---" not in raw  # base64 body
+    import base64 as b64, email as em
+    body = em.message_from_string(raw).get_payload(decode=True).decode()
+    assert body.startswith("fyi\n\n--- Forwarded Message ---\nFrom: amoss1@mcp71.com\nTo: ")
+    assert body.endswith("Subject: ping\n\noriginal body")
+    t = text(s, "reply_email", {"email_id": "9999", "body": "x"})
+    assert t.startswith("Error replying to email: Failed to reply to email: FETCH command error: BAD")
+    # Drafts live for one request, as Klavis hosts the server.
+    assert text(s, "save_draft", {"subject": "s", "body": "b"}) == \
+        "Draft saved successfully with ID: draft_1"
+    assert text(s, "get_drafts") == "No drafts found"
+    assert text(s, "update_draft", {"draft_id": "draft_1", "body": "x"}) == \
+        "Error updating draft: Draft not found: draft_1"
+    assert text(s, "delete_draft", {"draft_id": "draft_1"}) == \
+        "Error deleting draft: Draft not found: draft_1"
+
+
+def test_import_export_download(env):
+    import base64 as b64
+    import json as js
+    d, s, fs, *_ = env
+    data = {"emails": [
+        {"email_id": "2", "subject": "second", "from_addr": "x@mcp71.com",
+         "to_addr": ACCOUNT, "date": "Mon, 01 Jan 2024 10:00:00 +0000", "body_text": "two",
+         "is_read": True, "folder": "Archive2024"},
+        {"email_id": "1", "subject": "first \u00e9", "from_addr": "x@mcp71.com",
+         "to_addr": ACCOUNT, "body_text": "one", "body_html": "<p>one</p>",
+         "attachments": [{"filename": "a.txt", "content_type": "text/plain", "size": 5,
+                          "content": b64.b64encode(b"hello").decode()}]}]}
+    t = text(s, "import_emails", {"json_string": js.dumps(data)})
+    assert t == ("Successfully imported 2/2 emails\n\nImport breakdown by folder:\n"
+                 "  - INBOX: 1 emails\n  - Archive2024: 1 emails")
+    m = grader(d)
+    m.select("Archive2024")
+    assert b"\\Seen" in m.fetch("1", "(FLAGS)")[1][0]
+    m.logout()
+    assert text(s, "import_emails", {"json_string": "{"}).startswith(
+        "Error importing emails: Invalid JSON string: ")
+    assert text(s, "import_emails", {"json_string": "{}"}) == \
+        "Error importing emails: Invalid JSON format: missing 'emails' key"
+    assert text(s, "import_emails", {"json_string": '{"emails": [{"subject": "x"}]}'}) == \
+        "Error importing emails: Missing required field in JSON: 'email_id'"
+    assert text(s, "import_emails", {"json_string": '{"emails": []}'}) == \
+        "No emails found in the provided JSON data"
+    n = text(s, "search_emails", {"query": "first"}).split("1. ID: ")[1].split("\n")[0]
+    t = text(s, "read_email", {"email_id": n})
+    assert "Subject: first \u00e9\n" in t and "1. a.txt (text/plain, 5 bytes)" in t
+    t = text(s, "download_attachment", {"email_id": n, "attachment_filename": "a.txt"})
+    assert t == "Attachment 'a.txt' saved to: /data/a.txt"
+    t = text(s, "download_attachment", {"email_id": n, "attachment_filename": "a.txt"})
+    assert t == "Attachment 'a.txt' saved to: /data/a(1).txt"
+    assert text(s, "download_attachment", {"email_id": n, "attachment_filename": "b.txt"}) == \
+        "Attachment 'b.txt' not found in email %s" % n
+    r = fs.call("read_file", {"path": "/data/a.txt"})
+    assert "hello" in text_of(r)
+    t = text(s, "export_emails", {"folder": "Archive2024"})
+    assert t.startswith("Successfully exported 1 emails to /data/Archive2024_export_")
+    assert text(s, "export_emails", {"folder": "INBOX", "export_all_folders": True}) == \
+        "Error: Cannot specify both 'folder' and 'export_all_folders=True'"
