@@ -37,6 +37,15 @@ const char *mb_gc_project(const mb_gc *gc);
 
 /* Milliseconds since the epoch as the project's clock sees it. */
 int64_t mb_gc_now_ms(void);
+/* Python's datetime.isoformat() of an aware UTC datetime at epoch ms
+ * ("2025-03-10T09:00:00.123000+00:00", no fraction when it is zero). */
+void mb_gc_isoformat(int64_t ms, char out[48]);
+/* Epoch milliseconds of a date / timestamp text (values.c rules); 0 or -1. */
+int mb_gc_parse_ms(const char *s, int64_t *out);
+/* Python repr of a date / timestamp value as the BigQuery client gives it:
+ * datetime.date(2025, 3, 10), datetime.datetime(2025, 3, 10, 9, 0,
+ * tzinfo=datetime.timezone.utc) (aware only for TIMESTAMP). */
+void mb_gc_py_datetime(mb_buf *out, const char *value, const char *type);
 
 /* ------------------------------------------------------------ BigQuery */
 
@@ -168,6 +177,21 @@ int mb_gc_ce_action(mb_gc *gc, const char *name, const char *zone, const char *a
 int mb_gc_ce_get(mb_gc *gc, const char *name, const char *zone, json_t **out, mb_err *err);
 json_t *mb_gc_ce_list(mb_gc *gc, const char *zone);
 int mb_gc_ce_operation(mb_gc *gc, const char *name, json_t **out, mb_err *err);
+
+/* ---------------------------------------------------- per sandbox */
+
+/* The file name of a sandbox's project database in its state directory. */
+#define MB_GCLOUD_DB "gcloud.db"
+/* A sandbox's project id: "mcpbox-" and the first 12 hex digits of its id. */
+void mb_gcloud_project_id(const char *sandbox_id, char out[32]);
+/* (Re)makes the project database at db_path: a copy of `baseline` when that
+ * file exists (the state after the last initialize), else a new empty
+ * project `project_id`; the file is owned by uid/gid (the sandbox's root).
+ * Replaces db_path atomically. */
+int mb_gcloud_provision(const char *db_path, const char *baseline, const char *project_id,
+                        unsigned uid, mb_err *err);
+/* Snapshots the project at db_path into `baseline` (VACUUM INTO). */
+int mb_gcloud_snapshot(const char *db_path, const char *baseline, mb_err *err);
 
 /* ---------------------------------------------- Klavis GoogleCloudData */
 

@@ -386,3 +386,47 @@ json_t *mb_gc__column_json(sqlite3_stmt *st, int i, const char *type, const char
     }
     }
 }
+
+void mb_gc_isoformat(int64_t ms, char out[48])
+{
+    long days = (long)(ms >= 0 ? ms / 86400000LL : -((-ms + 86399999LL) / 86400000LL));
+    int64_t r = ms - (int64_t)days * 86400000LL;
+    int y, m, d;
+    mb_gc__civil(days, &y, &m, &d);
+    int n = snprintf(out, 48, "%04d-%02d-%02dT%02d:%02d:%02d", y, m, d, (int)(r / 3600000),
+                     (int)(r / 60000 % 60), (int)(r / 1000 % 60));
+    if (r % 1000) n += snprintf(out + n, 48 - (size_t)n, ".%03d000", (int)(r % 1000));
+    snprintf(out + n, 48 - (size_t)n, "+00:00");
+}
+
+int mb_gc_parse_ms(const char *s, int64_t *out)
+{
+    long days;
+    long long us;
+    int has_time;
+    if (!s || mb_gc__ts_parse(s, &days, &us, &has_time)) return -1;
+    *out = (int64_t)days * 86400000LL + us / 1000;
+    return 0;
+}
+
+void mb_gc_py_datetime(mb_buf *out, const char *value, const char *type)
+{
+    long days;
+    long long us;
+    int has_time;
+    if (mb_gc__ts_parse(value, &days, &us, &has_time)) {
+        mb_buf_printf(out, "'%s'", value);
+        return;
+    }
+    int y, m, d;
+    mb_gc__civil(days, &y, &m, &d);
+    if (!strcmp(type, "DATE")) {
+        mb_buf_printf(out, "datetime.date(%d, %d, %d)", y, m, d);
+        return;
+    }
+    long long s = us / 1000000, f = us % 1000000;
+    mb_buf_printf(out, "datetime.datetime(%d, %d, %d, %lld, %lld", y, m, d, s / 3600, s / 60 % 60);
+    if (s % 60 || f) mb_buf_printf(out, ", %lld", s % 60);
+    if (f) mb_buf_printf(out, ", %lld", f);
+    mb_buf_puts(out, strcmp(type, "TIMESTAMP") ? ")" : ", tzinfo=datetime.timezone.utc)");
+}
