@@ -60,8 +60,15 @@ int mb_gcloud_snapshot(const char *db_path, const char *baseline, mb_err *err)
     if (rc) return rc;
     char *tmp = mb_asprintf("%s.new", baseline);
     unlink(tmp);
+    char *dir = mb_strdup(baseline);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        rc = mb_mkdir_p(dir, 0700, err);
+    }
+    free(dir);
     sqlite3_stmt *st;
-    rc = mb_gc__prep(gc, "VACUUM INTO ?", &st, err);
+    if (!rc) rc = mb_gc__prep(gc, "VACUUM INTO ?", &st, err);
     if (!rc) {
         sqlite3_bind_text(st, 1, tmp, -1, SQLITE_STATIC);
         rc = mb_gc__step_done(gc, st, err);
