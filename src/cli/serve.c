@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "core/core.h"
 #include "gateway/gateway.h"
+#include "gcloud/gcloud.h"
 #include "http/http.h"
 
 #include <pthread.h>
@@ -71,6 +72,28 @@ static void on_bound(void *ctx, unsigned port)
     free(url);
 }
 
+
+/* The Google Cloud REST facade (src/gcloud/rest.c) on MCPBOX_GCLOUD_LISTEN
+ * (default 127.0.0.1:10050; "off" turns it off). A port already taken is
+ * logged, not fatal: the daemon serves without it. */
+static char *gcloud_resolve(void *ctx, const char *project)
+{
+    return mb_core_gcloud_db(ctx, project);
+}
+
+static mb_gcloud_rest *gcloud_facade_start(mb_core *core)
+{
+    const char *listen_on = getenv("MCPBOX_GCLOUD_LISTEN");
+    if (!listen_on || !*listen_on) listen_on = "127.0.0.1:10050";
+    if (!strcmp(listen_on, "off")) return NULL;
+    mb_gcloud_rest *r = NULL;
+    mb_err err = {0};
+    if (mb_gcloud_rest_start(listen_on, gcloud_resolve, core, &r, &err))
+        mb_warn("Google Cloud REST facade not started: %s", err.msg);
+    else mb_info("Google Cloud REST facade on port %d", mb_gcloud_rest_port(r));
+    return r;
+}
+
 int mb_cmd_serve(int argc, char **argv)
 {
     mb_config cfg;
@@ -122,6 +145,7 @@ int mb_cmd_serve(int argc, char **argv)
         mb_config_free(&cfg);
         return 1;
     }
+    mb_gcloud_rest *gcr = gcloud_facade_start(core);
     printf("mcpbox: serving on %s (data dir %s)\n", mb_core_public_url(core), cfg.data_dir);
     fflush(stdout);
 
@@ -131,6 +155,7 @@ int mb_cmd_serve(int argc, char **argv)
     /* Streams and waiting MCP calls end first, or the HTTP stop would wait
      * for them. */
     mb_gateway_shutdown(mb_core_gateway(core));
+    mb_gcloud_rest_stop(gcr);
     mb_http_stop(http);
     mb_api_destroy(api);
     if (cfg.release_on_exit) {

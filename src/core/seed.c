@@ -5,6 +5,7 @@
 #include "core/core_int.h"
 #include "gcloud/gcloud.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -42,4 +43,24 @@ int mb_core__gcloud_seed(mb_core *core, const mb_sandbox_rec *rec, mb_err *err)
     free(db);
     free(base);
     return rc;
+}
+
+char *mb_core_gcloud_db(mb_core *core, const char *project)
+{
+    if (strncmp(project, "mcpbox-", 7) || strlen(project) != 19) return NULL;
+    char *dir = mb_asprintf("%s/workspaces", core->cfg.data_dir);
+    DIR *d = opendir(dir);
+    free(dir);
+    char *found = NULL;
+    struct dirent *e;
+    while (d && !found && (e = readdir(d))) {
+        if (!mb_is_uuid(e->d_name)) continue;
+        char pid[32];
+        mb_gcloud_project_id(e->d_name, pid);
+        mb_sandbox_rec rec;
+        if (strcmp(pid, project) || mb_core_live(core, e->d_name, &rec, NULL) != MB_OK) continue;
+        found = mb_core_service_state(core, e->d_name, MB_GCLOUD_DB, 0);
+    }
+    if (d) closedir(d);
+    return found;
 }

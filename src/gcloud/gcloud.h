@@ -193,6 +193,18 @@ int mb_gcloud_provision(const char *db_path, const char *baseline, const char *p
 /* Snapshots the project at db_path into `baseline` (VACUUM INTO). */
 int mb_gcloud_snapshot(const char *db_path, const char *baseline, mb_err *err);
 
+/* ------------------------------------------------------- REST facade */
+
+/* BigQuery v2 and the Cloud Storage JSON API on their own port (rest.c). */
+typedef struct mb_gcloud_rest mb_gcloud_rest;
+/* The project database path of a project id (malloc'ed), NULL when no live
+ * sandbox has that project. Called from the facade's threads. */
+typedef char *(*mb_gcloud_resolve_fn)(void *ctx, const char *project);
+int mb_gcloud_rest_start(const char *listen_on, mb_gcloud_resolve_fn resolve, void *ctx,
+                         mb_gcloud_rest **out, mb_err *err);
+int mb_gcloud_rest_port(const mb_gcloud_rest *rs);
+void mb_gcloud_rest_stop(mb_gcloud_rest *rs);
+
 /* ---------------------------------------------- Klavis GoogleCloudData */
 
 /* Replaces the project's state with a GoogleCloudData document (datasets,

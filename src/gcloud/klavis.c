@@ -81,7 +81,7 @@ int mb_gc_clear(mb_gc *gc, mb_err *err)
     }
     json_decref(drops);
     if (!rc)
-        rc = mb_gc__exec(gc, "DELETE FROM __bq_datasets; DELETE FROM __bq_tables; DELETE FROM __bq_jobs;"
+        rc = mb_gc__exec(gc, "DELETE FROM __bq_datasets; DELETE FROM __bq_tables; DELETE FROM __bq_jobs; DELETE FROM __bq_results;"
                              "DELETE FROM __gcs_buckets; DELETE FROM __gcs_objects; DELETE FROM __log_entries;"
                              "DELETE FROM __log_sinks; DELETE FROM __log_buckets; DELETE FROM __ce_instances;"
                              "DELETE FROM __ce_operations;", err);

@@ -8,7 +8,8 @@
  *   __meta(key, value)                       project id, format version
  *   __bq_datasets(id, description, location, labels, created, modified)
  *   __bq_tables(dataset, id, description, fields, created, modified)
- *   __bq_jobs, __gcs_*, __log_*, __ce_*      see their files
+ *   __bq_jobs, __bq_results (REST query jobs' results), __gcs_*, __log_*, __ce_*
+ *                                            see their files
  */
 #define _GNU_SOURCE
 #include "gcloud/gcloud_int.h"
@@ -27,6 +28,8 @@ static const char SCHEMA[] =
     " fields TEXT, created INTEGER, modified INTEGER, PRIMARY KEY(dataset, id));"
     "CREATE TABLE IF NOT EXISTS __bq_jobs(seq INTEGER PRIMARY KEY, id TEXT UNIQUE, type TEXT,"
     " state TEXT, query TEXT, error TEXT, created INTEGER, ended INTEGER);"
+    "CREATE TABLE IF NOT EXISTS __bq_results(job_id TEXT PRIMARY KEY, statement_type TEXT,"
+    " affected INTEGER, fields TEXT, rows TEXT);"
     "CREATE TABLE IF NOT EXISTS __gcs_buckets(name TEXT PRIMARY KEY, location TEXT,"
     " storage_class TEXT, versioning INTEGER, lifecycle TEXT, labels TEXT, created INTEGER,"
     " updated INTEGER);"
