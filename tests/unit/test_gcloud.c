@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gcloud/gcloud.h"
@@ -370,6 +371,52 @@ static void test_hostile_sql(void **state)
     free(dir);
 }
 
+static void test_provision(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *db = mb_asprintf("%s/state.db", dir), *base = mb_asprintf("%s/blobs/base.db", dir);
+    char pid[32];
+    mb_gcloud_project_id("5a38cac2-cc06-4ae8-922a-da59db01cc2f", pid);
+    assert_string_equal(pid, "mcpbox-5a38cac2cc06");
+    mb_err err = {0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(mb_gcloud_provision(db, base, pid, (unsigned)getuid(), &err), MB_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    fprintf(stderr, "provision of an empty project: %.2f ms\n",
+            (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+    mb_gc *gc;
+    assert_int_equal(mb_gc_open(db, pid, &gc, &err), MB_OK);
+    assert_int_equal(mb_gc_bq_dataset_create(gc, "kept", NULL, "US", &err), MB_OK);
+    mb_gc_close(gc);
+    assert_int_equal(mb_gcloud_snapshot(db, base, &err), MB_OK);
+    assert_int_equal(mb_gc_open(db, pid, &gc, &err), MB_OK);
+    assert_int_equal(mb_gc_bq_dataset_create(gc, "later", NULL, "US", &err), MB_OK);
+    mb_gc_close(gc);
+    /* reset: back to the snapshot */
+    assert_int_equal(mb_gcloud_provision(db, base, pid, (unsigned)getuid(), &err), MB_OK);
+    assert_int_equal(mb_gc_open(db, NULL, &gc, &err), MB_OK);
+    assert_string_equal(mb_gc_project(gc), pid);
+    json_t *l = mb_gc_bq_dataset_list(gc);
+    assert_int_equal(json_array_size(l), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(l, 0), "id")), "kept");
+    json_decref(l);
+    mb_gc_close(gc);
+    /* no baseline: an empty project */
+    unlink(base);
+    assert_int_equal(mb_gcloud_provision(db, base, pid, (unsigned)getuid(), &err), MB_OK);
+    assert_int_equal(mb_gc_open(db, pid, &gc, &err), MB_OK);
+    l = mb_gc_bq_dataset_list(gc);
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+    mb_gc_close(gc);
+    free(db);
+    free(base);
+    mb_rm_rf(dir, NULL);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_storage_logging_compute),
         cmocka_unit_test(test_isolation),
         cmocka_unit_test(test_hostile_sql),
+        cmocka_unit_test(test_provision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
