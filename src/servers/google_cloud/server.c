@@ -471,27 +471,11 @@ static const spec SPECS[] = {
 
 /* ------------------------------------------------------------ schemas */
 
-static char *title_of(const char *name)
-{
-    mb_buf t = {0};
-    int up = 1;
-    for (const char *p = name; *p; p++) {
-        if (*p == '_') {
-            mb_buf_putc(&t, ' ');
-            up = 1;
-            continue;
-        }
-        mb_buf_putc(&t, up && *p >= 'a' && *p <= 'z' ? (char)(*p - 32) : *p);
-        up = 0;
-    }
-    return mb_buf_steal(&t);
-}
-
 static char *input_schema(const spec *t)
 {
     json_t *props = json_object(), *req = json_array();
     for (const param *p = t->params; p->name; p++) {
-        char *title = title_of(p->name);
+        char *title = mb_py_field_title(p->name);
         json_t *o = json_object();
         if (p->def) json_object_set_new(o, "default", json_loads(p->def, JSON_DECODE_ANY, NULL));
         else json_array_append_new(req, json_string(p->name));
@@ -500,24 +484,7 @@ static char *input_schema(const spec *t)
         json_object_set_new(props, p->name, o);
         free(title);
     }
-    json_t *s = json_object();
-    json_object_set_new(s, "properties", props);
-    if (json_array_size(req)) json_object_set_new(s, "required", req);
-    else json_decref(req);
-    char *title = mb_asprintf("%sArguments", t->name);
-    json_object_set_new(s, "title", json_string(title));
-    json_object_set_new(s, "type", json_string("object"));
-    free(title);
-    char *text = json_dumps(s, JSON_PRESERVE_ORDER | JSON_COMPACT);
-    json_decref(s);
-    return text;
-}
-
-static char *output_schema(const spec *t)
-{
-    return mb_asprintf("{\"properties\":{\"result\":{\"title\":\"Result\",\"type\":\"string\"}},"
-                       "\"required\":[\"result\"],\"title\":\"%sOutput\",\"type\":\"object\"}",
-                       t->name);
+    return mb_fastmcp_input_schema(t->name, props, req);
 }
 
 /* ---------------------------------------------------- argument checking */
@@ -760,7 +727,7 @@ int mb_srv_google_cloud_create(int argc, char **argv, mb_mcp_server **out, mb_er
     for (int i = 0; i < 4; i++) st->gs.allowed[i] = split_list(lists[i]);
     for (size_t i = 0; i < NSPECS; i++) {
         st->schemas[2 * i] = input_schema(&SPECS[i]);
-        st->schemas[2 * i + 1] = output_schema(&SPECS[i]);
+        st->schemas[2 * i + 1] = mb_fastmcp_output_schema(SPECS[i].name);
         st->tools[i] = (mb_mcp_tool){.name = SPECS[i].name,
                                      .description = SPECS[i].doc,
                                      .input_schema = st->schemas[2 * i],
