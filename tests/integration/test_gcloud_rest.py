@@ -175,3 +175,46 @@ def test_projects_select_sandboxes(env):
     assert httpx.get(f"{base}/storage/v1/b", headers={"Authorization": f"Bearer {pb}"}).json()["items"] == []
     # the token endpoint for service-account key files
     assert httpx.post(f"{base}/token", data={"grant_type": "x"}).json()["token_type"] == "Bearer"
+
+
+def rest_equal(got, want, ftype):
+    if want is None or got is None:
+        return got is want
+    if isinstance(want, bool) or ftype == "BOOLEAN":
+        return got == ("true" if want else "false")
+    if isinstance(want, (int, float)):
+        return abs(float(got) - want) < 1e-9
+    if isinstance(want, list):
+        return [x["v"] for x in got] == want
+    if ftype == "TIMESTAMP":
+        import datetime
+        t = datetime.datetime.fromisoformat(want).replace(tzinfo=datetime.timezone.utc)
+        return abs(float(got) - t.timestamp()) < 1e-6
+    if ftype == "DATETIME":
+        return got.replace("T", " ") == want
+    return got == want
+
+
+def test_query_corpus_through_the_facade(env):
+    """Every case of tests/data/gcloud/corpus.json, in order, through jobs.query."""
+    api, base = env
+    corpus = json.load(open(os.path.join(HERE, "..", "data", "gcloud", "corpus.json")))
+    _, project = sandbox(api, corpus["setup"])
+    h = httpx.Client(base_url=f"{base}/bigquery/v2/projects/{project}", timeout=60)
+    for i, case in enumerate(corpus["cases"]):
+        sql = case["sql"].replace("test-proj", project)
+        r = h.post("/queries", json={"query": sql, "useLegacySql": False,
+                                     "queryParameters": case.get("params", [])})
+        if "error" in case:
+            assert r.status_code >= 400, (i, r.text)
+            assert case["error"].replace("test-proj", project) in r.json()["error"]["message"], (i, r.text)
+            continue
+        assert r.status_code == 200, (i, r.text)
+        out = r.json()
+        fields = out["schema"]["fields"]
+        rows = [[c["v"] for c in row["f"]] for row in out.get("rows", [])]
+        want = case["rows"]
+        assert len(rows) == len(want), (i, rows, want)
+        for got_row, want_row in zip(rows, want):
+            for k, (g, w) in enumerate(zip(got_row, want_row)):
+                assert rest_equal(g, w, fields[k]["type"]), (i, k, g, w, fields[k])
