@@ -111,7 +111,11 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
 {
     *out = NULL;
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+    /* The file lies in a directory the sandbox writes: never follow a
+     * symlink there, keep the journal and temp files in memory (a planted
+     * "-journal" symlink is never opened), and distrust the schema. */
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+                                       SQLITE_OPEN_NOFOLLOW,
                         NULL) != SQLITE_OK) {
         int rc = mb_err_set(err, MB_EIO, "cannot open %s: %s", path,
                             db ? sqlite3_errmsg(db) : "out of memory");
@@ -119,11 +123,14 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
         return rc;
     }
     sqlite3_busy_timeout(db, 10000);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
     mb_gc *gc = mb_calloc(1, sizeof *gc);
     gc->db = db;
     /* The project lives on the sandbox's workspace tmpfs and dies with it:
      * no fsync buys nothing there (and a reset replaces the file whole). */
-    int rc = mb_gc__exec(gc, "PRAGMA case_sensitive_like=ON; PRAGMA synchronous=OFF", err);
+    int rc = mb_gc__exec(gc, "PRAGMA case_sensitive_like=ON; PRAGMA synchronous=OFF; "
+                                 "PRAGMA journal_mode=MEMORY; PRAGMA temp_store=MEMORY", err);
     if (!rc) rc = mb_gc__exec(gc, SCHEMA, err); /* one transaction: one sync, not one per table */
     if (rc) mb_gc__rollback(gc);
     if (!rc && mb_gc__udf_register(db) != SQLITE_OK)

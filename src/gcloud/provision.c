@@ -27,29 +27,39 @@ void mb_gcloud_project_id(const char *sandbox_id, char out[32])
 int mb_gcloud_provision(const char *db_path, const char *baseline, const char *project_id,
                         unsigned uid, mb_err *err)
 {
-    char *tmp = mb_asprintf("%s.new", db_path);
-    unlink(tmp);
+    /* The bytes are made away from the state directory (the sandbox writes
+     * there): the baseline, or an empty project serialized from memory;
+     * then written by mb_write_file_atomic (O_EXCL|O_NOFOLLOW temp, rename)
+     * and owned by the sandbox's root without following a link. */
+    char *data = NULL;
+    size_t len = 0;
     int rc = MB_OK;
     if (baseline && access(baseline, F_OK) == 0) {
-        char *data = NULL;
-        size_t len = 0;
         rc = mb_read_file(baseline, (size_t)1 << 34, &data, &len, err);
-        if (!rc) rc = mb_write_file_atomic(tmp, data, len, 0644, err);
-        free(data);
     } else {
         mb_gc *gc;
-        rc = mb_gc_open(tmp, project_id, &gc, err);
-        mb_gc_close(gc);
+        rc = mb_gc_open(":memory:", project_id, &gc, err);
+        if (!rc) {
+            sqlite3_int64 n = 0;
+            unsigned char *bytes = sqlite3_serialize(gc->db, "main", &n, 0);
+            if (!bytes) rc = mb_err_set(err, MB_EIO, "cannot serialize the new project");
+            else {
+                len = (size_t)n;
+                data = mb_malloc(len + 1);
+                memcpy(data, bytes, len);
+                sqlite3_free(bytes);
+            }
+            mb_gc_close(gc);
+        }
     }
-    if (!rc && chown(tmp, uid, uid) != 0) rc = mb_err_sys(err, errno, "cannot chown %s", tmp);
-    if (!rc && rename(tmp, db_path) != 0) rc = mb_err_sys(err, errno, "cannot replace %s", db_path);
+    if (!rc) rc = mb_write_file_atomic(db_path, data, len, 0644, err);
+    if (!rc && lchown(db_path, uid, uid) != 0) rc = mb_err_sys(err, errno, "cannot chown %s", db_path);
     if (!rc) {
         char *j = mb_asprintf("%s-journal", db_path);
         unlink(j); /* a journal of the file just replaced must not be replayed into it */
         free(j);
     }
-    if (rc) unlink(tmp);
-    free(tmp);
+    free(data);
     return rc;
 }
 

@@ -403,6 +403,29 @@ static void test_provision(void **state)
     assert_string_equal(json_string_value(json_object_get(json_array_get(l, 0), "id")), "kept");
     json_decref(l);
     mb_gc_close(gc);
+    /* links the sandbox plants in its state directory are never followed */
+    char *victim = mb_asprintf("%s/victim", dir), *journal = mb_asprintf("%s-journal", db);
+    char *link2 = mb_asprintf("%s/link.db", dir);
+    assert_int_equal(mb_write_file_atomic(victim, "keep", 4, 0644, &err), MB_OK);
+    assert_int_equal(symlink(victim, journal), 0);
+    /* SQLite refuses the project rather than read or write through the link */
+    if (mb_gc_open(db, pid, &gc, &err) == MB_OK) {
+        mb_gc_bq_dataset_create(gc, "x", NULL, "US", &err);
+        mb_gc_close(gc);
+    }
+    char *vdata;
+    size_t vlen;
+    assert_int_equal(mb_read_file(victim, 100, &vdata, &vlen, &err), MB_OK);
+    assert_int_equal(vlen, 4);
+    free(vdata);
+    assert_int_equal(symlink(db, link2), 0);
+    assert_int_not_equal(mb_gc_open(link2, pid, &gc, &err), MB_OK);
+    free(victim);
+    free(link2);
+    /* a reset clears the planted journal */
+    assert_int_equal(mb_gcloud_provision(db, base, pid, (unsigned)getuid(), &err), MB_OK);
+    assert_int_equal(access(journal, F_OK), -1);
+    free(journal);
     /* no baseline: an empty project */
     unlink(base);
     assert_int_equal(mb_gcloud_provision(db, base, pid, (unsigned)getuid(), &err), MB_OK);
