@@ -197,3 +197,70 @@ def test_game_statistics_task_end_to_end(api):
     assert grade_leaderboard(s, "2025-03-10") is False
     s.close()
     api.delete(f"/sandbox/google_cloud/{sid}")
+
+
+def test_storage_logging_compute_tools(api, tmp_root):
+    sid = acquire(api)
+    s = session(api, sid)
+    # files in /data: load a CSV, export, upload, download
+    api.post(f"/sandbox/google_cloud/{sid}/initialize")
+    assert call(s, "bigquery_create_dataset", {"dataset_id": "d", "description": "x"}) == \
+        "Successfully created dataset 'd' in location 'US'"
+    assert call(s, "bigquery_create_dataset", {"dataset_id": "d"}).startswith(
+        "Error creating BigQuery dataset: 409 POST https://bigquery.googleapis.com/bigquery/v2/projects/")
+    assert call(s, "bigquery_load_csv_data", {"dataset_id": "d", "table_id": "t", "csv_file_path": "/data/nope.csv"}) == \
+        "Error loading CSV data to BigQuery: [Errno 2] No such file or directory: '/data/nope.csv'"
+    assert call(s, "storage_create_bucket", {"bucket_name": "b-1"}).startswith("Successfully")
+    # a file made through the MCP server itself: export a query result, download it to /data
+    call(s, "bigquery_run_query", {"query": "CREATE TABLE d.src AS SELECT 1 AS a, 'x,y' AS b UNION ALL SELECT 2, 'z'"})
+    assert call(s, "bigquery_export_table", {"dataset_id": "d", "table_id": "src", "destination_bucket": "b-1",
+                                             "destination_path": "out/src.csv"}) == \
+        "Successfully exported table 'd.src' to 'gs://b-1/out/src.csv'"
+    assert call(s, "storage_download_file", {"bucket_name": "b-1", "source_blob_name": "out/src.csv",
+                                             "destination_file_path": "/data/dl/src.csv"}) == \
+        "Successfully downloaded 'b-1/out/src.csv' to '/data/dl/src.csv'"
+    assert call(s, "bigquery_load_csv_data", {"dataset_id": "d", "table_id": "t", "csv_file_path": "/data/dl/src.csv"}) == \
+        "Successfully loaded CSV data from '/data/dl/src.csv' to table 'd.t'"
+    assert "Row 1: {'a': 1, 'b': 'x,y'}" in call(s, "bigquery_run_query", {"query": "SELECT a, b FROM d.t ORDER BY a"})
+    assert call(s, "storage_upload_file", {"bucket_name": "b-1", "source_file_path": "/data/dl/src.csv",
+                                           "destination_blob_name": "copy.csv"}) == \
+        "Successfully uploaded '/data/dl/src.csv' to 'b-1/copy.csv'"
+    assert call(s, "storage_list_objects", {"bucket_name": "b-1"}) == \
+        "Found 2 objects in bucket 'b-1':\n- copy.csv: 16 bytes\n- out/src.csv: 16 bytes"
+    assert call(s, "storage_delete_object", {"bucket_name": "b-1", "blob_name": "nope"}) == \
+        "Object 'nope' not found in bucket 'b-1'"
+    info = call(s, "storage_get_bucket_info", {"bucket_name": "b-1"})
+    assert info.startswith("Bucket Information for 'b-1':\nLocation: US\nStorage Class: STANDARD\nCreated: 20")
+    assert info.endswith("Versioning: Disabled\nLabels: {}\nLifecycle Rules: 0")
+    call(s, "storage_set_bucket_lifecycle", {"bucket_name": "b-1"})
+    assert call(s, "storage_get_bucket_info", {"bucket_name": "b-1"}).endswith("Lifecycle Rules: 1")
+    assert call(s, "storage_get_bucket_size", {"bucket_name": "b-1"}) == (
+        "Bucket Size Statistics for 'b-1':\nTotal Objects: 2\nTotal Size: 32 bytes\nSize (MB): 0.00 MB\nSize (GB): 0.00 GB")
+    assert "1 BigQuery jobs" not in call(s, "bigquery_list_jobs", {})
+    # logging: text entries print "No message" (upstream's precedence slip), filters apply
+    call(s, "logging_write_log", {"log_name": "app", "message": "started", "severity": "WARNING"})
+    out = call(s, "logging_read_logs", {"log_filter": "severity>=WARNING"})
+    assert re.fullmatch(r"Found 1 log entries:\n\[20\d\d-\d\d-\d\dT[\d:.]+\+00:00\] WARNING: No message\n", out), out
+    assert call(s, "logging_read_logs", {"log_filter": "severity>=ERROR"}) == \
+        "No log entries found matching the filter criteria"
+    assert call(s, "logging_export_logs_to_bigquery", {"dataset_id": "d", "table_id": "logs"}) == (
+        "Error exporting logs to BigQuery: CloudLoggingManager.export_logs_to_bigquery() got an unexpected "
+        "keyword argument 'table_id'")
+    assert call(s, "logging_create_log_sink", {"sink_name": "s1", "destination": "storage.googleapis.com/b-1"}) == \
+        "Successfully created log sink 's1' to destination 'storage.googleapis.com/b-1'"
+    assert call(s, "logging_list_log_sinks", {}) == \
+        "Found 1 log sinks:\n- s1\n  Destination: storage.googleapis.com/b-1\n  Filter: \n"
+    # compute: create, stop, restart refused, start, wait
+    assert call(s, "compute_create_instance", {"instance_name": "vm-1", "zone": "us-central1-a"}) == \
+        "Successfully initiated creation of instance 'vm-1' in zone 'us-central1-a'"
+    assert call(s, "compute_list_instances", {}) == "Found 1 instances:\n- vm-1: RUNNING in us-central1-a"
+    call(s, "compute_stop_instance", {"instance_name": "vm-1", "zone": "us-central1-a"})
+    assert call(s, "compute_restart_instance", {"instance_name": "vm-1", "zone": "us-central1-a"}) == (
+        "Cannot restart instance 'vm-1': current status is 'TERMINATED'. Instance must be RUNNING or STOPPING to restart.")
+    got = call(s, "compute_get_instance", {"instance_name": "vm-1", "zone": "us-central1-a"})
+    assert got.startswith("Instance Information for 'vm-1':\nStatus: TERMINATED\nZone: us-central1-a\nMachine Type: e2-micro\n")
+    assert call(s, "compute_list_zones", {}).startswith("Found 24 available zones:\n- asia-east1-a\n")
+    assert call(s, "compute_wait_for_operation", {"operation_name": "nope", "zone": "us-central1-a"}) == \
+        "Operation 'nope' timed out after 5 minutes"
+    s.close()
+    api.delete(f"/sandbox/google_cloud/{sid}")
