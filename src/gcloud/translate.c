@@ -13,9 +13,10 @@
  *   - functions map onto SQLite built-ins or the bq_ UDFs (udf.c), date parts
  *     and INTERVALs becoming string arguments; an unknown function is
  *     "Function not found: X";
- *   - '/' always divides as FLOAT64; "..." strings become '...'.
+ *   - '/' always divides as FLOAT64; "..." strings become '...';
+ *   - SELECT * EXCEPT (...) over one table lists the other columns.
  * What it does not translate it refuses with an error naming the construct
- * (QUALIFY, UNNEST, ARRAY, STRUCT, SELECT * EXCEPT, MERGE, ...), so a query
+ * (QUALIFY, UNNEST, ARRAY, STRUCT, SELECT * REPLACE, MERGE, ...), so a query
  * either runs with BigQuery's meaning or fails; it never answers differently.
  *
  * Statements: SELECT/WITH, INSERT, DELETE/UPDATE (WHERE required), CREATE
@@ -1013,6 +1014,83 @@ static void column_path(xl *x, json_t *parts)
     }
 }
 
+/* ------------------------------------------------------- * EXCEPT */
+
+/* SELECT * EXCEPT (a, b) FROM one table: the table's other columns, from
+ * the catalog. Over a join, a subquery or a CTE it is refused by name. */
+static size_t star_except(xl *x, size_t i)
+{
+    size_t close = match_paren(x, i + 2);
+    json_t *drop = json_array();
+    for (size_t k = i + 3; k < close; k++) {
+        if (T(x, k)->type == T_IDENT || T(x, k)->type == T_QIDENT) json_array_append_new(drop, json_string(T(x, k)->text));
+        else if (!is_op(x, k, ",")) {
+            fail(x, MB_EINVAL, "Syntax error: SELECT * EXCEPT expects a list of column names");
+            json_decref(drop);
+            return close + 1;
+        }
+    }
+    /* the FROM of this SELECT, at this depth */
+    int depth = 0;
+    size_t from = 0;
+    for (size_t k = close + 1; k < x->l.n && T(x, k)->type != T_EOF; k++) {
+        if (is_op(x, k, "(")) depth++;
+        else if (is_op(x, k, ")")) {
+            if (--depth < 0) break;
+        } else if (!depth && is_kw(x, k, "FROM")) {
+            from = k;
+            break;
+        }
+    }
+    json_t *fields = NULL;
+    if (from && (T(x, from + 1)->type == T_IDENT || T(x, from + 1)->type == T_QIDENT)) {
+        size_t k = from + 1;
+        json_t *parts = take_path(x, &k, 1);
+        if (is_kw(x, k, "AS")) k++;
+        if ((T(x, k)->type == T_IDENT || T(x, k)->type == T_QIDENT) && !is_keyword(T(x, k)->text)) k++;
+        int single = !(is_op(x, k, ",") || is_kw(x, k, "JOIN") || is_kw(x, k, "LEFT") || is_kw(x, k, "RIGHT") ||
+                       is_kw(x, k, "INNER") || is_kw(x, k, "CROSS") || is_kw(x, k, "FULL"));
+        const char *ds, *tb;
+        size_t n = json_array_size(parts);
+        if (single && (n == 2 || n == 3) && !strchr(part(parts, n - 1), '*')) {
+            if (resolve(x, parts, &ds, &tb) == MB_OK) fields = mb_gc__table_fields(x->gc, ds, tb);
+        }
+        json_decref(parts);
+    }
+    if (!fields) {
+        if (!x->failed) unsupported(x, "SELECT * EXCEPT over a join, a subquery, a CTE or a wildcard table");
+        json_decref(drop);
+        return close + 1;
+    }
+    size_t k;
+    json_t *d;
+    json_array_foreach(drop, k, d) {
+        int found = 0;
+        size_t m;
+        json_t *f;
+        json_array_foreach(fields, m, f) found |= !strcasecmp(json_string_value(json_object_get(f, "name")), json_string_value(d));
+        if (!found) {
+            fail(x, MB_EINVAL, "Column %s in SELECT * EXCEPT list does not exist", json_string_value(d));
+            break;
+        }
+    }
+    int n = 0;
+    json_t *f;
+    json_array_foreach(x->failed ? NULL : fields, k, f) {
+        const char *name = json_string_value(json_object_get(f, "name"));
+        int dropped = 0;
+        size_t m;
+        json_array_foreach(drop, m, d) dropped |= !strcasecmp(name, json_string_value(d));
+        if (dropped) continue;
+        mb_buf_puts(&x->out, n++ ? ", " : " ");
+        put_quoted_id(&x->out, name);
+    }
+    if (!x->failed && !n) fail(x, MB_EINVAL, "SELECT * EXCEPT must not exclude every column");
+    json_decref(fields);
+    json_decref(drop);
+    return close + 1;
+}
+
 /* ------------------------------------------------------------ walker */
 
 static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
@@ -1053,9 +1131,11 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
                 i++;
             } else if (!strcmp(s, ".")) {
                 fail(x, MB_EINVAL, "Syntax error: Unexpected \".\"");
-            } else if (!strcmp(s, "*") && (is_kw(x, i + 1, "EXCEPT") || is_kw(x, i + 1, "REPLACE")) &&
-                       is_op(x, i + 2, "(")) {
-                unsupported(x, is_kw(x, i + 1, "EXCEPT") ? "SELECT * EXCEPT" : "SELECT * REPLACE");
+            } else if (!strcmp(s, "*") && is_kw(x, i + 1, "EXCEPT") && is_op(x, i + 2, "(")) {
+                i = star_except(x, i);
+                continue;
+            } else if (!strcmp(s, "*") && is_kw(x, i + 1, "REPLACE") && is_op(x, i + 2, "(")) {
+                unsupported(x, "SELECT * REPLACE");
             } else if (!strcmp(s, ";")) {
                 fail(x, MB_EINVAL, "Syntax error: Unexpected \";\"");
             } else if (!strcmp(s, "=>") || !strcmp(s, ":") || !strcmp(s, "~") || !strcmp(s, "^") ||
@@ -1339,7 +1419,7 @@ static json_t *select_hints(xl *x, size_t a, size_t b)
                                          is_kw(x, k, "LIMIT") || is_kw(x, k, "UNION") ||
                                          is_kw(x, k, "HAVING") || T(x, k)->type == T_EOF));
         if (stop || (!depth && is_op(x, k, ","))) {
-            if (k > start && is_op(x, k - 1, "*")) { /* * or t.*: positions unknown after it */
+            if (k > start && (is_op(x, k - 1, "*") || is_op(x, start, "*"))) { /* *, t.*, * EXCEPT */
                 json_array_append_new(hints, json_string("*"));
                 break;
             }
