@@ -87,12 +87,43 @@ int mb_api__gcloud_dump(mb_api *api, mb_call *call, const mb_svc_target *t, json
 
 json_t *mb_api__gcloud_auth_data(mb_api *api, const mb_svc_target *t)
 {
-    (void)api;
     char pid[32];
     mb_gcloud_project_id(t->rec.id, pid);
-    /* The shape Klavis gives (an OAuth token set) plus the project id; the
-     * REST facade takes any bearer token, the project id selects the sandbox. */
-    return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "project_id", pid, "access_token", pid, "refresh_token",
-                     "mcpbox", "client_id", "mcpbox", "client_secret", "mcpbox", "scope",
-                     "https://www.googleapis.com/auth/cloud-platform");
+    /* The shape Klavis gives (an OAuth token set) plus the project id, the
+     * REST facade's endpoints and a service-account key file whose token_uri
+     * is the facade (made once per sandbox, kept with its blobs). Any bearer
+     * token is accepted there; the project id selects the sandbox. */
+    const char *listen_on = getenv("MCPBOX_GCLOUD_LISTEN");
+    if (!listen_on || !*listen_on) listen_on = "127.0.0.1:10050";
+    json_t *a = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "project_id", pid, "access_token", pid, "refresh_token",
+                          "mcpbox", "client_id", "mcpbox", "client_secret", "mcpbox", "scope",
+                          "https://www.googleapis.com/auth/cloud-platform");
+    if (!strcmp(listen_on, "off")) return a;
+    char *base = mb_asprintf("http://%s", listen_on);
+    char *token_uri = mb_asprintf("%s/p/%s/token", base, pid);
+    char *storage = mb_asprintf("%s/p/%s", base, pid);
+    json_object_set_new(a, "token_uri", json_string(token_uri));
+    json_object_set_new(a, "bigquery_emulator_host", json_string(base));
+    json_object_set_new(a, "storage_emulator_host", json_string(storage));
+    char *path = mb_core_service_state(api->core, t->rec.id, "gcloud-key.json", 1);
+    char *key = NULL;
+    size_t len = 0;
+    mb_err err = {0};
+    if (mb_read_file(path, 1 << 20, &key, &len, NULL) != MB_OK) {
+        key = mb_gcloud_sa_key(pid, token_uri, &err);
+        char *dir = mb_strdup(path);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = '\0';
+        if (key && (mb_mkdir_p(dir, 0700, &err) || mb_write_file_atomic(path, key, strlen(key), 0600, &err)))
+            mb_warn("google_cloud: cannot keep the key file of %s: %s", t->rec.id, err.msg);
+        free(dir);
+    }
+    json_t *k = key ? json_loads(key, 0, NULL) : NULL;
+    if (k) json_object_set_new(a, "service_account_key", k);
+    free(key);
+    free(path);
+    free(storage);
+    free(token_uri);
+    free(base);
+    return a;
 }

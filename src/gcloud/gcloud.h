@@ -190,6 +190,9 @@ void mb_gcloud_project_id(const char *sandbox_id, char out[32]);
  * Replaces db_path atomically. */
 int mb_gcloud_provision(const char *db_path, const char *baseline, const char *project_id,
                         unsigned uid, mb_err *err);
+/* A service-account key file (JSON text, malloc'ed) for the project: a
+ * fresh RSA key and token_uri, which the REST facade's /token honours. */
+char *mb_gcloud_sa_key(const char *project_id, const char *token_uri, mb_err *err);
 /* Snapshots the project at db_path into `baseline` (VACUUM INTO). */
 int mb_gcloud_snapshot(const char *db_path, const char *baseline, mb_err *err);
 

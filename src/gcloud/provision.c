@@ -1,13 +1,17 @@
 /*
  * provision.c - a sandbox's project database as files: made empty (or from
  * the baseline of the last initialize) when the sandbox is seeded or reset,
- * and snapshotted after an initialize. Each step leaves either the old file
+ * and snapshotted after an initialize; and the service-account key file a
+ * sandbox's clients are given (token_uri at the REST facade). Each step leaves either the old file
  * or the new one, never a half-written database.
  */
 #define _GNU_SOURCE
 #include "gcloud/gcloud_int.h"
 
 #include <errno.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,4 +92,42 @@ int mb_gcloud_snapshot(const char *db_path, const char *baseline, mb_err *err)
     if (rc) unlink(tmp);
     free(tmp);
     return rc;
+}
+
+char *mb_gcloud_sa_key(const char *project_id, const char *token_uri, mb_err *err)
+{
+    EVP_PKEY *key = EVP_RSA_gen(2048);
+    if (!key) {
+        mb_err_set(err, MB_EIO, "cannot generate an RSA key");
+        return NULL;
+    }
+    BIO *bio = BIO_new(BIO_s_mem());
+    char *pem = NULL;
+    if (bio && PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL)) {
+        char *p;
+        long n = BIO_get_mem_data(bio, &p);
+        pem = mb_strndup(p, (size_t)n);
+    }
+    BIO_free(bio);
+    EVP_PKEY_free(key);
+    if (!pem) {
+        mb_err_set(err, MB_EIO, "cannot write the RSA key");
+        return NULL;
+    }
+    unsigned char r[20];
+    char kid[41];
+    mb_random_bytes(r, sizeof r, NULL);
+    mb_hex(r, sizeof r, kid);
+    char *email = mb_asprintf("mcpbox@%s.iam.gserviceaccount.com", project_id);
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "type", "service_account", "project_id",
+                          project_id, "private_key_id", kid, "private_key", pem, "client_email", email, "client_id",
+                          "100000000000000000001", "auth_uri", "https://accounts.google.com/o/oauth2/auth",
+                          "token_uri", token_uri, "auth_provider_x509_cert_url",
+                          "https://www.googleapis.com/oauth2/v1/certs", "client_x509_cert_url", "",
+                          "universe_domain", "googleapis.com");
+    char *out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    free(email);
+    free(pem);
+    return out;
 }

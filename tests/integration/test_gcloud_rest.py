@@ -218,3 +218,25 @@ def test_query_corpus_through_the_facade(env):
         for got_row, want_row in zip(rows, want):
             for k, (g, w) in enumerate(zip(got_row, want_row)):
                 assert rest_equal(g, w, fields[k]["type"]), (i, k, g, w, fields[k])
+
+
+def test_service_account_key_and_token(env):
+    """auth_data carries a key file whose token_uri is the facade (google-auth's
+    service_account.Credentials POSTs a JWT-bearer grant there) and the emulator hosts."""
+    api, base = env
+    sid, project = sandbox(api)
+    a = api.get(f"/sandbox/google_cloud/{sid}").json()["auth_data"]
+    key = a["service_account_key"]
+    assert key["type"] == "service_account" and key["project_id"] == project
+    assert key["private_key"].startswith("-----BEGIN PRIVATE KEY-----")
+    assert key["token_uri"] == a["token_uri"] == f"{base}/p/{project}/token"
+    assert a["bigquery_emulator_host"] == base and a["storage_emulator_host"] == f"{base}/p/{project}"
+    # the same key on the next read
+    assert api.get(f"/sandbox/google_cloud/{sid}").json()["auth_data"]["service_account_key"] == key
+    tok = httpx.post(key["token_uri"], data={"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
+                                             "assertion": "x.y.z"}).json()
+    assert tok["access_token"] == project and tok["token_type"] == "Bearer"
+    # that token selects the project on Storage paths without a prefix
+    h = {"Authorization": f"Bearer {tok['access_token']}"}
+    assert httpx.post(f"{base}/storage/v1/b", json={"name": "via-token"}, headers=h).status_code == 200
+    assert [b["name"] for b in httpx.get(f"{base}/storage/v1/b", headers=h).json()["items"]] == ["via-token"]
