@@ -623,6 +623,14 @@ static int run_select(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r,
             }
         }
     }
+    /* the hidden column of a QUALIFY (translate.c) */
+    json_t *last = json_array_get(fields, json_array_size(fields) - 1);
+    if (!rc && last && !strcmp(json_string_value(json_object_get(last, "name")) ?: "", "__mb_qualify")) {
+        size_t k;
+        json_t *row;
+        json_array_remove(fields, json_array_size(fields) - 1);
+        json_array_foreach(rows, k, row) json_array_remove(row, json_array_size(row) - 1);
+    }
     free(types);
     free(modes);
     json_decref(keep);

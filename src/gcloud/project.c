@@ -125,6 +125,10 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
     sqlite3_busy_timeout(db, 10000);
     sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
     sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+    /* "name" is always an identifier: an unknown column must be an error,
+     * never SQLite's legacy fallback to a string literal */
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 0, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DDL, 0, NULL);
     mb_gc *gc = mb_calloc(1, sizeof *gc);
     gc->db = db;
     /* The project lives on the sandbox's workspace tmpfs and dies with it:

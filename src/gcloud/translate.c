@@ -14,9 +14,10 @@
  *     and INTERVALs becoming string arguments; an unknown function is
  *     "Function not found: X";
  *   - '/' always divides as FLOAT64; "..." strings become '...';
- *   - SELECT * EXCEPT (...) over one table lists the other columns.
+ *   - SELECT * EXCEPT (...) over one table lists the other columns;
+ *   - the outermost SELECT's QUALIFY filters a wrapper of the query.
  * What it does not translate it refuses with an error naming the construct
- * (QUALIFY, UNNEST, ARRAY, STRUCT, SELECT * REPLACE, MERGE, ...), so a query
+ * (UNNEST, ARRAY, STRUCT, SELECT * REPLACE, MERGE, QUALIFY in a subquery, ...), so a query
  * either runs with BigQuery's meaning or fails; it never answers differently.
  *
  * Statements: SELECT/WITH, INSERT, DELETE/UPDATE (WHERE required), CREATE
@@ -348,7 +349,7 @@ static int is_keyword(const char *s)
 }
 
 static const char *const UNSUPPORTED_KW[] = {
-    "QUALIFY", "UNNEST", "PIVOT", "UNPIVOT", "TABLESAMPLE", "MERGE", "ARRAY", "STRUCT",
+    "QUALIFY" /* but the outermost SELECT's (qualify()) */, "UNNEST", "PIVOT", "UNPIVOT", "TABLESAMPLE", "MERGE", "ARRAY", "STRUCT",
     "LATERAL", "RESPECT", "IGNORE", "WITHIN", "ROLLUP", "CUBE", "GROUPING", NULL};
 
 static const char *const DATE_PARTS[] = {
@@ -1559,10 +1560,41 @@ static int parse_type(xl *x, size_t *i, json_t *field)
     return MB_OK;
 }
 
+/* QUALIFY of the outermost SELECT: the query without it becomes a subquery,
+ * the condition a hidden last column "__mb_qualify" of a wrapper that keeps
+ * the rows where it holds (bigquery.c drops the column), then ORDER BY and
+ * LIMIT. The condition sees the select list's columns, as BigQuery's does;
+ * naming anything else fails in SQLite rather than answering otherwise.
+ * Returns 0 when the statement has no QUALIFY at its top level. */
+static int qualify(xl *x, size_t a, size_t b)
+{
+    int depth = 0;
+    size_t q = 0, tail = b;
+    for (size_t k = a; k < b; k++) {
+        if (is_op(x, k, "(")) depth++;
+        else if (is_op(x, k, ")")) depth--;
+        else if (!depth && is_kw(x, k, "QUALIFY")) q = k;
+        else if (!depth && q && tail == b && (is_kw(x, k, "ORDER") || is_kw(x, k, "LIMIT") || is_kw(x, k, "WINDOW")))
+            tail = k;
+        else if (!depth && (is_kw(x, k, "UNION") || is_kw(x, k, "INTERSECT") || is_kw(x, k, "EXCEPT")) &&
+                 !is_op(x, k - 1, "*"))
+            if (q) return unsupported(x, "QUALIFY with UNION, INTERSECT or EXCEPT"), 1;
+    }
+    if (!q) return 0;
+    if (is_kw(x, tail, "WINDOW")) return unsupported(x, "QUALIFY with a WINDOW clause"), 1;
+    mb_buf_puts(&x->out, "SELECT * FROM (SELECT *, (");
+    xrange(x, q + 1, tail, 0);
+    mb_buf_puts(&x->out, ") AS \"__mb_qualify\" FROM (");
+    xrange(x, a, q, 0);
+    mb_buf_puts(&x->out, ")) WHERE \"__mb_qualify\"");
+    xrange(x, tail, b, 0);
+    return 1;
+}
+
 static void plan_select(xl *x, size_t a, size_t b, mb_gc_plan *p)
 {
     mb_buf_reset(&x->out);
-    xrange(x, a, b, 0);
+    if (!qualify(x, a, b)) xrange(x, a, b, 0);
     if (!x->failed) {
         p->sql = mb_strndup(x->out.data ? x->out.data : "", x->out.len);
         p->hints = select_hints(x, a, b);

@@ -80,8 +80,8 @@ def test_initialize_query_dump_reset(api):
     text = call(s, "bigquery_run_query", {"query": "SELECT * FROM `game_analytics.nope`"})
     assert text.startswith("Error executing BigQuery query: 404 Not found: Table "
                            f"{project}:game_analytics.nope was not found in location US; reason: notFound")
-    text = call(s, "bigquery_run_query", {"query": "SELECT 1 QUALIFY TRUE"})
-    assert "Unsupported: QUALIFY is not supported by this emulator" in text
+    text = call(s, "bigquery_run_query", {"query": "SELECT x FROM UNNEST([1]) AS x"})
+    assert "Unsupported: UNNEST is not supported by this emulator" in text
     assert call(s, "bigquery_list_datasets", {}) == (
         f"Found 5 datasets:\n- ab_testing (Project: {project})\n- academic (Project: {project})\n"
         f"- fin (Project: {project})\n- game_analytics (Project: {project})\n- price (Project: {project})")
