@@ -108,17 +108,14 @@ static void value_repr(mb_buf *out, json_t *v, json_t *field)
 
 void gc_row_repr(mb_buf *out, json_t *fields, json_t *row)
 {
-    mb_buf_putc(out, '{');
+    /* dict(row): the row's values by field name, as a RECORD prints */
+    json_t *o = json_object();
     size_t i;
     json_t *f;
-    json_array_foreach(fields, i, f) {
-        const char *name = json_string_value(json_object_get(f, "name"));
-        if (i) mb_buf_puts(out, ", ");
-        mb_py_repr_str(out, name, strlen(name));
-        mb_buf_puts(out, ": ");
-        value_repr(out, json_array_get(row, i), f);
-    }
-    mb_buf_putc(out, '}');
+    json_array_foreach(fields, i, f)
+        json_object_set(o, json_string_value(json_object_get(f, "name")), json_array_get(row, i));
+    record_repr(out, o, fields);
+    json_decref(o);
 }
 
 static char *query_error(mb_gc *gc, const mb_err *e, const char *job_id)
