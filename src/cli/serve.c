@@ -145,6 +145,7 @@ int mb_cmd_serve(int argc, char **argv)
         mb_config_free(&cfg);
         return 1;
     }
+    if (mb_core_gcloud_service(core, &err) != MB_OK) mb_warn("google_cloud: %s", err.msg);
     mb_gcloud_rest *gcr = gcloud_facade_start(core);
     printf("mcpbox: serving on %s (data dir %s)\n", mb_core_public_url(core), cfg.data_dir);
     fflush(stdout);

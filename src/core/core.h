@@ -195,8 +195,10 @@ char *mb_core_workspace(mb_core *core, const char *id);
  * inside), or, with baseline, of its copy after the last initialize. */
 char *mb_core_service_state(mb_core *core, const char *id, const char *file, int baseline);
 /* The project database of the live sandbox whose Google Cloud project id
- * this is (seed.c), or NULL. */
+ * this is (gcloud.c), or NULL. */
 char *mb_core_gcloud_db(mb_core *core, const char *project);
+/* Registers the Google Cloud project as a node service (gcloud.c). */
+int mb_core_gcloud_service(mb_core *core, mb_err *err);
 
 /* The warm pool per profile, {"PROFILE": {"target", "idle", "creating",
  * "claimed", "misses", "failures", "last_error"?}}, or NULL without --pool.

@@ -188,8 +188,6 @@ int mb_core__sandbox_down(mb_core *core, const mb_sandbox_rec *rec, mb_err *err)
 int mb_core__sandbox_reset(mb_core *core, const mb_sandbox_rec *rec, mb_err *err);
 /* Copies the benchmark's --seed directory into /data (nothing without one). */
 int mb_core__seed(mb_core *core, const mb_sandbox_rec *rec, mb_err *err);
-/* The sandbox's Google Cloud project made empty or back to its baseline (seed.c). */
-int mb_core__gcloud_seed(mb_core *core, const mb_sandbox_rec *rec, mb_err *err);
 /* leftovers.c: removes staging dirs and partial uploads/dumps a killed daemon
  * left (all of them at_start; at reset only those no transfer can own). */
 void mb_core__clean_leftovers(mb_core *core, const char *id, int at_start);
