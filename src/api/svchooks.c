@@ -333,7 +333,7 @@ static const svc_hooks HOOKS[] = {
      * log_sinks, log_buckets, instances}; auth_data: access_token,
      * refresh_token, client_id, client_secret, scope (Toolathlon writes them
      * to configs/google_cloud_credentials.json). */
-    {"google_cloud", NULL, NULL, NULL, NOT_BUILT},
+    {"google_cloud", mb_api__gcloud_initialize, mb_api__gcloud_dump, mb_api__gcloud_auth_data, NULL},
 };
 
 static const svc_hooks *hooks_of(const char *server)

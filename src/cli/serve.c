@@ -8,6 +8,7 @@
 #include "cluster/cluster.h"
 #include "core/core.h"
 #include "gateway/gateway.h"
+#include "gcloud/gcloud.h"
 #include "http/http.h"
 #include "mail/mail.h"
 
@@ -90,6 +91,27 @@ static int start_cluster(const mb_config *cfg, mb_core *core, mb_api *api, mb_cl
     return rc;
 }
 
+/* The Google Cloud REST facade (src/gcloud/rest.c) on MCPBOX_GCLOUD_LISTEN
+ * (default 127.0.0.1:10050; "off" turns it off). A port already taken is
+ * logged, not fatal: the daemon serves without it. */
+static char *gcloud_resolve(void *ctx, const char *project)
+{
+    return mb_core_gcloud_db(ctx, project);
+}
+
+static mb_gcloud_rest *gcloud_facade_start(mb_core *core)
+{
+    const char *listen_on = getenv("MCPBOX_GCLOUD_LISTEN");
+    if (!listen_on || !*listen_on) listen_on = "127.0.0.1:10050";
+    if (!strcmp(listen_on, "off")) return NULL;
+    mb_gcloud_rest *r = NULL;
+    mb_err err = {0};
+    if (mb_gcloud_rest_start(listen_on, gcloud_resolve, core, &r, &err))
+        mb_warn("Google Cloud REST facade not started: %s", err.msg);
+    else mb_info("Google Cloud REST facade on port %d", mb_gcloud_rest_port(r));
+    return r;
+}
+
 int mb_cmd_serve(int argc, char **argv)
 {
     mb_config cfg;
@@ -161,6 +183,8 @@ int mb_cmd_serve(int argc, char **argv)
         mb_config_free(&cfg);
         return 1;
     }
+    if (mb_core_gcloud_service(core, &err) != MB_OK) mb_warn("google_cloud: %s", err.msg);
+    mb_gcloud_rest *gcr = gcloud_facade_start(core);
     printf("mcpbox: serving on %s (data dir %s)\n", mb_core_public_url(core), cfg.data_dir);
     fflush(stdout);
     if (first_key[0]) mb_cli_first_run_print(first_key, mb_core_public_url(core), cfg.data_dir);
@@ -172,6 +196,7 @@ int mb_cmd_serve(int argc, char **argv)
     /* Streams and waiting MCP calls end first, or the HTTP stop would wait
      * for them. */
     mb_gateway_shutdown(mb_core_gateway(core));
+    mb_gcloud_rest_stop(gcr);
     mb_http_stop(http);
     mb_cluster_stop(cluster);
     mb_api_destroy(api);

@@ -226,6 +226,14 @@ int mb_core_verify_url(mb_core *core, const char *method, const char *path, cons
 
 /* Host path of a sandbox's /data; freed by the caller. */
 char *mb_core_workspace(mb_core *core, const char *id);
+/* Host path of FILE in a sandbox's service state directory (/.mcpbox/state
+ * inside), or, with baseline, of its copy after the last initialize. */
+char *mb_core_service_state(mb_core *core, const char *id, const char *file, int baseline);
+/* The project database of the live sandbox whose Google Cloud project id
+ * this is (gcloud.c), or NULL. */
+char *mb_core_gcloud_db(mb_core *core, const char *project);
+/* Registers the Google Cloud project as a node service (gcloud.c). */
+int mb_core_gcloud_service(mb_core *core, mb_err *err);
 
 /* The warm pool per profile, {"PROFILE": {"target", "idle", "creating",
  * "claimed", "misses", "failures", "last_error"?}}, or NULL without --pool.

@@ -7,6 +7,7 @@
  *   DIR/workspaces/ID/            mount point of the workspace tmpfs (the quota)
  *   DIR/workspaces/ID/data/       what the sandbox sees as /data
  *   DIR/workspaces/ID/.logs/F     servers' stderr and the egress log
+ *   DIR/workspaces/ID/state/F     services' state, /.mcpbox/state inside (gcloud.db)
  *   DIR/blobs/ID/NAME             uploads, baselines and dumps (transfer.c)
  *   DIR/egress/ID/                proxy sockets of a sandbox with egress
  * Callers free what these return.
@@ -50,4 +51,10 @@ char *mb_core__path_blob(mb_core *core, const char *id, const char *name)
 char *mb_core__path_egress(mb_core *core, const char *id)
 {
     return mb_asprintf("%s/egress/%s", core->cfg.data_dir, id);
+}
+
+char *mb_core_service_state(mb_core *core, const char *id, const char *file, int baseline)
+{
+    if (baseline) return mb_core__path_blob(core, id, file);
+    return mb_asprintf("%s/workspaces/%s/" MB_SB_STATE_SUBDIR "/%s", core->cfg.data_dir, id, file);
 }

@@ -387,8 +387,8 @@ int mb_sandbox_create(const mb_sandbox_opts *o, mb_sandbox **out, mb_err *err)
         }
         goto fail;
     }
-    if (o->data_subdir) {
-        char *data = mb_asprintf("%s/%s", o->workspace, o->data_subdir);
+    for (int k = 0; o->data_subdir && k < 2; k++) { /* /data, then /.mcpbox/state */
+        char *data = mb_asprintf("%s/%s", o->workspace, k ? MB_SB_STATE_SUBDIR : o->data_subdir);
         if (mkdir(data, 0755) != 0 && errno != EEXIST) rc = mb_err_sys(err, errno, "cannot create %s", data);
         else if (chown(data, o->uid_base, o->uid_base) != 0)
             rc = mb_err_sys(err, errno, "cannot chown %s", data);

@@ -51,6 +51,7 @@
 /* Where the mcpbox binary is bound inside every sandbox (read-only), so that
  * `/.mcpbox/mcpbox mcp NAME` servers can run there. */
 #define MB_SANDBOX_MCPBOX_PATH "/.mcpbox/mcpbox"
+#define MB_SB_STATE_SUBDIR "state"
 /* Where the workspace appears inside. */
 #define MB_SANDBOX_DATA_PATH "/data"
 /* PATH given to processes whose spec has no environment. */
@@ -157,7 +158,10 @@ typedef struct mb_sandbox_opts {
      * mounted, and which is bound at /data inside. Created; must be absent or
      * empty. Files the host writes there should be chowned to uid_base. */
     const char *workspace;
-    /* NULL: the workspace tmpfs itself is /data. Otherwise the name of a
+    /* With data_subdir, the workspace's MB_SB_STATE_SUBDIR directory is
+     * bound at /.mcpbox/state: state of services the daemon keeps per
+     * sandbox (the Google Cloud project database), outside /data.
+     * NULL: the workspace tmpfs itself is /data. Otherwise the name of a
      * directory inside it (created, owned by uid_base) that is bound at /data
      * instead, so that the rest of the tmpfs is invisible from inside: the
      * daemon stages archives there, on the same file system as /data (rename

@@ -82,6 +82,11 @@ const mb_server_entry mb_servers[] = {
      "  --upstream-version V  1.1.9 (47 tools, Toolathlon's pin) or 568d8d8a (54, default)\n"},
     {"powerpoint", mb_srv_powerpoint_create, "office-powerpoint-mcp-server 2.0.6 (GongRzhe, 37 tools)",
      "mcpbox mcp powerpoint [--transport stdio]\n"},
+    {"google_cloud", mb_srv_google_cloud_create, "google-cloud-mcp (Toolathlon, 39 tools) over an emulated project",
+     "mcpbox mcp google_cloud [--db PATH] [--project-id ID] [--allowed-buckets LIST]\n"
+     "                        [--allowed-datasets LIST] [--allowed-log-buckets LIST] [--allowed-instances LIST]\n"
+     "  --db PATH  the project database ($MCPBOX_GCLOUD_DB, default /.mcpbox/state/gcloud.db)\n"
+     "  LIST       comma-separated names or 'prefix*' patterns, as upstream takes them\n"},
     {NULL, NULL, NULL, NULL},
 };
 

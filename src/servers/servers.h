@@ -61,4 +61,7 @@ int mb_srv_desktop_commander_create(int argc, char **argv, mb_mcp_server **out, 
 /* arxiv: arxiv-mcp-server 0.2.11 (MCP-Atlas) / 0.2.10 (Toolathlon) over an offline catalog */
 int mb_srv_arxiv_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 
+/* google_cloud: Toolathlon's google-cloud-mcp over an emulated project (src/gcloud) */
+int mb_srv_google_cloud_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
+
 #endif /* MB_SERVERS_H */

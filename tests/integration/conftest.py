@@ -39,7 +39,9 @@ class Daemon:
         # The node's mail system (Dovecot on 1143/1587) only where a test asks for it.
         if not any(a.startswith("--mail") or a == "--no-mail" for a in self.extra_args):
             self.extra_args.append("--no-mail")
-        self.env = dict(os.environ, MCPBOX_API_KEY=API_KEY, **(env or {}))
+        # The Google Cloud REST facade (fixed port 10050) only where a test asks for it.
+        self.env = dict(os.environ, MCPBOX_API_KEY=API_KEY, MCPBOX_GCLOUD_LISTEN="off")
+        self.env.update(env or {})
         # where `mcpbox keys` finds this daemon's keys
         self.store_args = ["--data-dir", data_dir]
         if PG_SERVER:

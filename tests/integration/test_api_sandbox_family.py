@@ -179,7 +179,7 @@ def test_local_dev_hands_out_only_live_urls(api):
         assert r.status_code == 201, r.text
         out = r.json()
         urls = out["server_urls"]
-        assert "filesystem" in urls and "canvas" not in urls and "google_cloud" not in urls
+        assert "filesystem" in urls and "canvas" not in urls and "google_cloud" in urls
         if bench == "Toolathlon":
             assert "code-runner" not in urls  # the Toolathlon profile does not offer it
         for name, url in urls.items():

@@ -106,6 +106,9 @@ PINS = {
     # generated from upstream 2.0.6 by src/servers/powerpoint/gen_surface.py (py_surface rules)
     ("none", "powerpoint"): ref_file("office-powerpoint-mcp-server-2.0.6"),
     ("Toolathlon", "powerpoint"): ref_file("office-powerpoint-mcp-server-2.0.6"),
+    # generated from the Klavis copy's server.py by py_surface.py (tests/surfaces/README.md)
+    ("none", "google_cloud"): ref_file("google-cloud-mcp-klavis-788dedf8"),
+    ("Toolathlon", "google_cloud"): ref_file("google-cloud-mcp-klavis-788dedf8"),
     ("none", "desktop-commander"): elsewhere(
         "test_diff_desktop_commander.py::test_same_results_as_npm_0_2_10"),
     ("MCP_Atlas", "desktop-commander"): elsewhere(

@@ -57,4 +57,13 @@ int mb_py_lax_bool(const json_t *v, int floats, int *out);
  * sets *out when the whole string parses. */
 int mb_py_int_str(const char *s, long long *out);
 
+/* FastMCP's schemas (pyvalidate.c). The title pydantic gives a field
+ * ("sheet_name" -> "Sheet Name"); malloc'ed. */
+char *mb_py_field_title(const char *name);
+/* The "<tool>Arguments" object schema text around props and required
+ * (both stolen; required left out when empty). */
+char *mb_fastmcp_input_schema(const char *tool, json_t *props, json_t *required);
+/* The "<tool>Output" {result: str} schema text of a `-> str` tool (mcp >= 1.10). */
+char *mb_fastmcp_output_schema(const char *tool);
+
 #endif /* MB_SERVERS_PYSCHEMA_H */

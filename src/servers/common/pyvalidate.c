@@ -2,7 +2,8 @@
  * pyvalidate.c - the pieces of pydantic's lax-mode argument validation that the
  * FastMCP-served Python upstreams (excel, word, powerpoint) share: the Python
  * type name of a JSON value, the ValidationError line format, the str/int/float
- * to bool and str to int coercions.
+ * to bool and str to int coercions; and FastMCP's field titles and the
+ * <tool>Arguments / <tool>Output schemas of excel and google_cloud.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -74,4 +75,42 @@ int mb_py_int_str(const char *s, long long *out)
     if (!*s || *end) return 0;
     *out = x;
     return 1;
+}
+
+char *mb_py_field_title(const char *name)
+{
+    mb_buf t = {0};
+    int up = 1;
+    for (const char *p = name; *p; p++) {
+        if (*p == '_') {
+            mb_buf_putc(&t, ' ');
+            up = 1;
+            continue;
+        }
+        mb_buf_putc(&t, up && *p >= 'a' && *p <= 'z' ? (char)(*p - 32) : *p);
+        up = 0;
+    }
+    return mb_buf_steal(&t);
+}
+
+char *mb_fastmcp_input_schema(const char *tool, json_t *props, json_t *required)
+{
+    json_t *s = json_object();
+    json_object_set_new(s, "properties", props);
+    if (json_array_size(required)) json_object_set_new(s, "required", required);
+    else json_decref(required);
+    char *title = mb_asprintf("%sArguments", tool);
+    json_object_set_new(s, "title", json_string(title));
+    json_object_set_new(s, "type", json_string("object"));
+    free(title);
+    char *text = json_dumps(s, JSON_PRESERVE_ORDER | JSON_COMPACT);
+    json_decref(s);
+    return text;
+}
+
+char *mb_fastmcp_output_schema(const char *tool)
+{
+    return mb_asprintf("{\"properties\":{\"result\":{\"title\":\"Result\",\"type\":\"string\"}},"
+                       "\"required\":[\"result\"],\"title\":\"%sOutput\",\"type\":\"object\"}",
+                       tool);
 }

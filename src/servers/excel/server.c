@@ -165,22 +165,6 @@ static int since_017(const char *name)
     return 0;
 }
 
-static char *title_of(const char *name)
-{
-    mb_buf t = {0};
-    int up = 1;
-    for (const char *p = name; *p; p++) {
-        if (*p == '_') {
-            mb_buf_putc(&t, ' ');
-            up = 1;
-            continue;
-        }
-        mb_buf_putc(&t, up && *p >= 'a' && *p <= 'z' ? (char)(*p - 32) : *p);
-        up = 0;
-    }
-    return mb_buf_steal(&t);
-}
-
 /* 0.1.4's `x: T = None`: the plain type's schema with default null, in
  * pydantic's (sorted) key order. */
 static json_t *none_default_schema(const param *p, const char *title)
@@ -205,12 +189,12 @@ static int is_optional(pk kind)
 static json_t *prop_schema(const param *p, int v014)
 {
     if (v014 && is_optional(p->kind)) {
-        char *title = title_of(p->name);
+        char *title = mb_py_field_title(p->name);
         json_t *o = none_default_schema(p, title);
         free(title);
         return o;
     }
-    char *title = title_of(p->name);
+    char *title = mb_py_field_title(p->name);
     json_t *o = json_object();
     json_t *def = p->def ? json_loads(p->def, JSON_DECODE_ANY, NULL) : NULL;
     switch (p->kind) {
@@ -255,24 +239,7 @@ static char *input_schema(const tool_spec *t, int v014)
         if (p->kind == P_STR || p->kind == P_INT || p->kind == P_LISTLIST || p->kind == P_LISTSTR)
             json_array_append_new(req, json_string(p->name));
     }
-    json_t *s = json_object();
-    json_object_set_new(s, "properties", props);
-    if (json_array_size(req)) json_object_set_new(s, "required", req);
-    else json_decref(req);
-    char *title = mb_asprintf("%sArguments", t->name);
-    json_object_set_new(s, "title", json_string(title));
-    json_object_set_new(s, "type", json_string("object"));
-    free(title);
-    char *text = json_dumps(s, JSON_PRESERVE_ORDER | JSON_COMPACT);
-    json_decref(s);
-    return text;
-}
-
-static char *output_schema(const tool_spec *t)
-{
-    return mb_asprintf("{\"properties\":{\"result\":{\"title\":\"Result\",\"type\":\"string\"}},"
-                       "\"required\":[\"result\"],\"title\":\"%sOutput\",\"type\":\"object\"}",
-                       t->name);
+    return mb_fastmcp_input_schema(t->name, props, req);
 }
 
 /* ---------------------------------------------------- argument checking */
@@ -542,7 +509,7 @@ int mb_srv_excel_create(int argc, char **argv, mb_mcp_server **out, mb_err *err)
     for (size_t i = 0; i < NSPECS; i++) {
         if (!SPECS[i].fn || (v014 && since_017(SPECS[i].name))) continue;
         st->schemas[2 * i] = input_schema(&SPECS[i], v014);
-        st->schemas[2 * i + 1] = v014 ? NULL : output_schema(&SPECS[i]);
+        st->schemas[2 * i + 1] = v014 ? NULL : mb_fastmcp_output_schema(SPECS[i].name);
         st->tools[nt++] = (mb_mcp_tool){.name = SPECS[i].name,
                                      .description = SPECS[i].doc,
                                      .input_schema = st->schemas[2 * i],

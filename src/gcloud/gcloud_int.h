@@ -1,0 +1,86 @@
+/*
+ * gcloud_int.h - shared between the files of src/gcloud only.
+ */
+#ifndef MB_GCLOUD_INT_H
+#define MB_GCLOUD_INT_H
+
+#include <sqlite3.h>
+
+#include "gcloud/gcloud.h"
+
+struct mb_gc {
+    sqlite3 *db;
+    char *project;
+};
+
+/* Runs SQL without results; MB_EIO with SQLite's message on failure. */
+int mb_gc__exec(mb_gc *gc, const char *sql, mb_err *err);
+/* Prepares; MB_EIO on failure. */
+int mb_gc__prep(mb_gc *gc, const char *sql, sqlite3_stmt **st, mb_err *err);
+/* Steps a statement that returns no rows and finalizes it. */
+int mb_gc__step_done(mb_gc *gc, sqlite3_stmt *st, mb_err *err);
+/* RFC 3339 with milliseconds and Z of epoch milliseconds. */
+void mb_gc__iso_ms(int64_t ms, char out[40]);
+int mb_gc__begin(mb_gc *gc, mb_err *err);
+int mb_gc__commit(mb_gc *gc, mb_err *err);
+void mb_gc__rollback(mb_gc *gc);
+/* The SQLite table holding dataset.table's rows: "dataset.table". */
+char *mb_gc__data_table(const char *dataset, const char *table);
+/* Checks a BigQuery dataset / table / bucket name. */
+int mb_gc__check_id(const char *what, const char *id, mb_err *err);
+/* Fields of a table (borrowed from a fresh json; caller decrefs), NULL when absent. */
+json_t *mb_gc__table_fields(mb_gc *gc, const char *dataset, const char *table);
+/* Canonical type name (INTEGER->INT64, ...); NULL when unknown. */
+const char *mb_gc__type_canon(const char *type);
+/* Normalises fields in place (types canonical, mode default NULLABLE). */
+int mb_gc__fields_check(json_t *fields, mb_err *err);
+/* The SQLite declaration of a column of this type. */
+const char *mb_gc__affinity(const char *type, const char *mode);
+
+/* A JSON value as BigQuery takes it for schema field `field` ({name, type,
+ * mode, fields}), bound to parameter i; MB_EINVAL naming the problem. */
+int mb_gc__bind_value(sqlite3_stmt *st, int i, json_t *v, json_t *field, mb_err *err);
+/* A text value (CSV cell) converted for the field; empty = NULL but for STRING. */
+int mb_gc__bind_text(sqlite3_stmt *st, int i, const char *s, size_t n, json_t *field,
+                     mb_err *err);
+/* Column i of a result row as a JSON value of `type`. */
+json_t *mb_gc__column_json(sqlite3_stmt *st, int i, const char *type, const char *mode);
+
+/* Canonical timestamp text "YYYY-MM-DD HH:MM:SS[.ffffff]" (UTC) of s;
+ * 0 on success. Accepts ISO 8601 with T or space, Z / +hh:mm / " UTC". */
+int mb_gc__ts_norm(const char *s, char out[40]);
+/* Same for DATE "YYYY-MM-DD" (a timestamp's date part is accepted). */
+int mb_gc__date_norm(const char *s, char out[16]);
+/* Parses a date or timestamp text: days since the epoch and microseconds
+ * into the day (UTC); *has_time when a time part was given. 0 or -1. */
+int mb_gc__ts_parse(const char *s, long *days, long long *micros, int *has_time);
+/* Days since 1970-01-01 of y-m-d. */
+long mb_gc__days(int y, int m, int d);
+void mb_gc__civil(long days, int *y, int *m, int *d);
+
+/* The UDFs (udf.c). */
+int mb_gc__udf_register(sqlite3 *db);
+
+/* translate.c: GoogleSQL statement -> plan. */
+typedef enum mb_gc_stmt_kind {
+    GC_SELECT, GC_INSERT, GC_DELETE, GC_UPDATE, GC_CREATE_TABLE, GC_CTAS, GC_DROP_TABLE,
+    GC_CREATE_SCHEMA, GC_DROP_SCHEMA, GC_TRUNCATE
+} mb_gc_stmt_kind;
+
+typedef struct mb_gc_plan {
+    mb_gc_stmt_kind kind;
+    char *sql;            /* SQLite text (SELECT, DML, the SELECT of a CTAS) */
+    char *dataset, *table; /* target of DDL/DML */
+    int or_replace, if_not_exists, if_exists;
+    json_t *fields;       /* CREATE TABLE column list */
+    json_t *hints;        /* per result column: type name or null */
+    char *description;
+} mb_gc_plan;
+
+int mb_gc__translate(mb_gc *gc, const char *sql, size_t len, mb_gc_plan *out, mb_err *err);
+void mb_gc__plan_free(mb_gc_plan *p);
+/* Splits a script at top-level ';' (quotes and comments respected):
+ * an array of statement strings, empty statements dropped. */
+json_t *mb_gc__split(const char *sql, mb_err *err);
+
+#endif /* MB_GCLOUD_INT_H */

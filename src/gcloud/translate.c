@@ -1,0 +1,1780 @@
+/*
+ * translate.c - GoogleSQL -> SQLite, token by token.
+ *
+ * A tokenizer (backticked identifiers, '...', "...", triple-quoted and raw
+ * strings, numbers, @params, -- # and C comments) feeds a translator that
+ * walks the tokens once, knowing the catalog:
+ *   - table paths (`p.d.t`, d.t, `d.t_*`, d.INFORMATION_SCHEMA.TABLES) in
+ *     FROM / JOIN / INTO positions become "d.t", a UNION ALL of the wildcard's
+ *     tables with _TABLE_SUFFIX, or views of the catalog; a missing table is
+ *     BigQuery's "Not found: Table p:d.t was not found in location US";
+ *   - RECORD field access (col.field, alias.col.field) becomes json_extract;
+ *   - DATE / TIMESTAMP / DATETIME literals are checked and normalised;
+ *   - functions map onto SQLite built-ins or the bq_ UDFs (udf.c), date parts
+ *     and INTERVALs becoming string arguments; an unknown function is
+ *     "Function not found: X";
+ *   - '/' always divides as FLOAT64; "..." strings become '...';
+ *   - SELECT * EXCEPT (...) over one table lists the other columns;
+ *   - the outermost SELECT's QUALIFY filters a wrapper of the query.
+ * What it does not translate it refuses with an error naming the construct
+ * (UNNEST, ARRAY, STRUCT, SELECT * REPLACE, MERGE, QUALIFY in a subquery, ...), so a query
+ * either runs with BigQuery's meaning or fails; it never answers differently.
+ *
+ * Statements: SELECT/WITH, INSERT, DELETE/UPDATE (WHERE required), CREATE
+ * [OR REPLACE] TABLE [IF NOT EXISTS] (column list, or AS query), DROP TABLE,
+ * TRUNCATE TABLE, CREATE/DROP SCHEMA; the plan says which (bigquery.c runs it).
+ */
+#define _GNU_SOURCE
+#include "gcloud/gcloud_int.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef enum tk { T_EOF, T_IDENT, T_QIDENT, T_STR, T_BYTES, T_NUM, T_PARAM, T_OP } tk;
+
+typedef struct tok {
+    tk type;
+    size_t start, len; /* in the source */
+    char *text;        /* identifier / decoded string / operator */
+    int space_before;
+} tok;
+
+typedef struct lexed {
+    tok *v;
+    size_t n;
+} lexed;
+
+static void lexed_free(lexed *l)
+{
+    for (size_t i = 0; i < l->n; i++) free(l->v[i].text);
+    free(l->v);
+}
+
+static void push(lexed *l, size_t *cap, tk type, size_t start, size_t len, char *text, int sp)
+{
+    if (l->n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        l->v = mb_realloc(l->v, *cap * sizeof *l->v);
+    }
+    l->v[l->n++] = (tok){type, start, len, text, sp};
+}
+
+static int is_id0(unsigned char c) { return isalpha(c) || c == '_' || c >= 0x80; }
+static int is_id(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
+
+static int lex(const char *s, size_t n, lexed *out, mb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t cap = 0, i = 0;
+    int sp = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        if (isspace(c)) { i++; sp = 1; continue; }
+        if (c == '#' || (c == '-' && i + 1 < n && s[i + 1] == '-')) {
+            while (i < n && s[i] != '\n') i++;
+            sp = 1;
+            continue;
+        }
+        if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+            const char *e = memmem(s + i + 2, n - i - 2, "*/", 2);
+            if (!e) goto unterminated_comment;
+            i = (size_t)(e - s) + 2;
+            sp = 1;
+            continue;
+        }
+        size_t st = i;
+        /* string prefixes r, b, rb, br */
+        size_t pre = 0;
+        int raw = 0, bytes = 0;
+        while (pre < 2 && i + pre < n && strchr("rRbB", s[i + pre])) {
+            if (s[i + pre] == 'r' || s[i + pre] == 'R') raw = 1;
+            else bytes = 1;
+            pre++;
+        }
+        if (i + pre < n && (s[i + pre] == '\'' || s[i + pre] == '"') &&
+            (pre == 0 || !(i > 0 && is_id((unsigned char)s[i - 1])))) {
+            i += pre;
+            char q = s[i];
+            int triple = i + 2 < n && s[i + 1] == q && s[i + 2] == q;
+            i += triple ? 3 : 1;
+            mb_buf b = {0};
+            mb_buf_puts(&b, "");
+            for (;;) {
+                if (i >= n) {
+                    mb_buf_free(&b);
+                    lexed_free(out);
+                    return mb_err_set(err, MB_EINVAL,
+                                      "Syntax error: Unclosed string literal at [1:%zu]", st + 1);
+                }
+                if (s[i] == q && (!triple || (i + 2 < n && s[i + 1] == q && s[i + 2] == q))) {
+                    i += triple ? 3 : 1;
+                    break;
+                }
+                if (!triple && s[i] == '\n') {
+                    mb_buf_free(&b);
+                    lexed_free(out);
+                    return mb_err_set(err, MB_EINVAL,
+                                      "Syntax error: Unclosed string literal at [1:%zu]", st + 1);
+                }
+                if (s[i] == '\\' && i + 1 < n && !raw) {
+                    char e = s[++i];
+                    switch (e) {
+                    case 'n': mb_buf_putc(&b, '\n'); break;
+                    case 't': mb_buf_putc(&b, '\t'); break;
+                    case 'r': mb_buf_putc(&b, '\r'); break;
+                    case '0': mb_buf_putc(&b, '\0'); break;
+                    default: mb_buf_putc(&b, e); break;
+                    }
+                    i++;
+                    continue;
+                }
+                if (s[i] == '\\' && raw && i + 1 < n) mb_buf_putc(&b, s[i++]);
+                mb_buf_putc(&b, s[i++]);
+            }
+            push(out, &cap, bytes ? T_BYTES : T_STR, st, i - st, mb_buf_steal(&b), sp);
+            sp = 0;
+            continue;
+        }
+        if (c == '`') {
+            const char *e = memchr(s + i + 1, '`', n - i - 1);
+            if (!e) {
+                lexed_free(out);
+                return mb_err_set(err, MB_EINVAL,
+                                  "Syntax error: Unclosed identifier literal at [1:%zu]", st + 1);
+            }
+            size_t len = (size_t)(e - (s + i + 1));
+            if (!len) {
+                lexed_free(out);
+                return mb_err_set(err, MB_EINVAL, "Syntax error: Invalid empty identifier");
+            }
+            push(out, &cap, T_QIDENT, st, len + 2, mb_strndup(s + i + 1, len), sp);
+            i += len + 2;
+            sp = 0;
+            continue;
+        }
+        int prev_path = out->n && (out->v[out->n - 1].type == T_IDENT ||
+                                   out->v[out->n - 1].type == T_QIDENT ||
+                                   !strcmp(out->v[out->n - 1].text, ")"));
+        if (isdigit(c) || (c == '.' && i + 1 < n && isdigit((unsigned char)s[i + 1]) && !prev_path)) {
+            if (c == '0' && i + 1 < n && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
+                i += 2;
+                while (i < n && isxdigit((unsigned char)s[i])) i++;
+            } else {
+                while (i < n && isdigit((unsigned char)s[i])) i++;
+                if (i < n && s[i] == '.') {
+                    i++;
+                    while (i < n && isdigit((unsigned char)s[i])) i++;
+                }
+                if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+                    size_t k = i + 1;
+                    if (k < n && (s[k] == '+' || s[k] == '-')) k++;
+                    if (k < n && isdigit((unsigned char)s[k])) {
+                        i = k;
+                        while (i < n && isdigit((unsigned char)s[i])) i++;
+                    }
+                }
+            }
+            /* an identifier may start with digits after a dot (`d.2024t`) */
+            if (i < n && is_id((unsigned char)s[i]) && prev_path) {
+                while (i < n && is_id((unsigned char)s[i])) i++;
+                push(out, &cap, T_IDENT, st, i - st, mb_strndup(s + st, i - st), sp);
+            } else {
+                push(out, &cap, T_NUM, st, i - st, mb_strndup(s + st, i - st), sp);
+            }
+            sp = 0;
+            continue;
+        }
+        if (is_id0(c)) {
+            while (i < n && is_id((unsigned char)s[i])) i++;
+            push(out, &cap, T_IDENT, st, i - st, mb_strndup(s + st, i - st), sp);
+            sp = 0;
+            continue;
+        }
+        if (c == '@' || c == '?') {
+            i++;
+            if (c == '@' && i < n && s[i] == '@') {
+                lexed_free(out);
+                return mb_err_set(err, MB_EINVAL,
+                                  "Unsupported: system variables (@@) are not supported by this "
+                                  "emulator");
+            }
+            if (c == '@') {
+                if (i >= n || !is_id0((unsigned char)s[i])) {
+                    lexed_free(out);
+                    return mb_err_set(err, MB_EINVAL, "Syntax error: Unexpected \"@\"");
+                }
+                while (i < n && is_id((unsigned char)s[i])) i++;
+            }
+            push(out, &cap, T_PARAM, st, i - st, mb_strndup(s + st, i - st), sp);
+            sp = 0;
+            continue;
+        }
+        static const char *const OPS2[] = {"<=", ">=", "<>", "!=", "||", "<<", ">>", "=>", NULL};
+        size_t len = 1;
+        for (const char *const *o = OPS2; *o; o++)
+            if (i + 1 < n && s[i] == (*o)[0] && s[i + 1] == (*o)[1]) len = 2;
+        if (len == 1 && !strchr("(),.;*+-/<>=!|[]{}:~&^%", c)) {
+            lexed_free(out);
+            if (c < 0x20 || c >= 0x7f)
+                return mb_err_set(err, MB_EINVAL, "Syntax error: Illegal input character \"\\x%02x\"", c);
+            return mb_err_set(err, MB_EINVAL, "Syntax error: Illegal input character \"%c\"", c);
+        }
+        push(out, &cap, T_OP, st, len, mb_strndup(s + i, len), sp);
+        i += len;
+        sp = 0;
+    }
+    push(out, &cap, T_EOF, n, 0, mb_strdup(""), sp);
+    return MB_OK;
+unterminated_comment:
+    lexed_free(out);
+    return mb_err_set(err, MB_EINVAL, "Syntax error: Unclosed comment");
+}
+
+json_t *mb_gc__split(const char *sql, mb_err *err)
+{
+    size_t n = strlen(sql);
+    lexed l;
+    if (lex(sql, n, &l, err)) return NULL;
+    json_t *out = json_array();
+    size_t from = 0;
+    int depth = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        tok *t = &l.v[i];
+        if (t->type == T_OP && !strcmp(t->text, "(")) depth++;
+        if (t->type == T_OP && !strcmp(t->text, ")")) depth--;
+        if (t->type == T_EOF || (t->type == T_OP && !strcmp(t->text, ";") && depth <= 0)) {
+            size_t a = i > 0 && from < l.n ? l.v[from].start : 0, b = t->start;
+            if (i > from) json_array_append_new(out, json_stringn(sql + a, b - a));
+            from = i + 1;
+        }
+    }
+    lexed_free(&l);
+    return out;
+}
+
+/* ---------------------------------------------------------- translator */
+
+typedef struct xl {
+    mb_gc *gc;
+    lexed l;
+    mb_buf out;
+    mb_err *err;
+    int failed;
+    json_t *records;   /* names of RECORD / REPEATED columns -> true */
+    json_t *coltypes;  /* column name (lower) -> type, or null when ambiguous */
+    json_t *ctes;      /* CTE names (lower) */
+} xl;
+
+static int fail(xl *x, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(xl *x, int code, const char *fmt, ...)
+{
+    if (x->failed) return x->failed;
+    va_list ap;
+    va_start(ap, fmt);
+    char msg[MB_ERR_MSG_MAX];
+    mb_text_vformat(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    x->failed = mb_err_set(x->err, code, "%s", msg);
+    return x->failed;
+}
+
+static int unsupported(xl *x, const char *what)
+{
+    return fail(x, MB_EINVAL, "Unsupported: %s is not supported by this emulator", what);
+}
+
+static tok *T(xl *x, size_t i) { return &x->l.v[i < x->l.n ? i : x->l.n - 1]; }
+static int is_op(xl *x, size_t i, const char *op) { return T(x, i)->type == T_OP && !strcmp(T(x, i)->text, op); }
+static int is_kw(xl *x, size_t i, const char *kw)
+{
+    return T(x, i)->type == T_IDENT && !strcasecmp(T(x, i)->text, kw);
+}
+
+/* Index of the ')' matching the '(' at i (or EOF). */
+static size_t match_paren(xl *x, size_t i)
+{
+    int depth = 0;
+    for (size_t k = i; k < x->l.n; k++) {
+        if (is_op(x, k, "(") || is_op(x, k, "[")) depth++;
+        else if (is_op(x, k, ")") || is_op(x, k, "]")) {
+            if (--depth == 0) return k;
+        }
+    }
+    return x->l.n - 1;
+}
+
+static void put_sep(xl *x)
+{
+    if (x->out.len && x->out.data[x->out.len - 1] != ' ' && x->out.data[x->out.len - 1] != '(')
+        mb_buf_putc(&x->out, ' ');
+}
+
+static void put_quoted_id(mb_buf *b, const char *s)
+{
+    mb_buf_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"') mb_buf_putc(b, '"');
+        mb_buf_putc(b, *s);
+    }
+    mb_buf_putc(b, '"');
+}
+
+static void put_string(mb_buf *b, const char *s)
+{
+    mb_buf_putc(b, '\'');
+    for (; *s; s++) {
+        if (*s == '\'') mb_buf_putc(b, '\'');
+        mb_buf_putc(b, *s);
+    }
+    mb_buf_putc(b, '\'');
+}
+
+static const char *const KEYWORDS[] = {
+    "ALL", "AND", "ANY", "AS", "ASC", "BETWEEN", "BY", "CASE", "COLLATE", "CROSS", "CURRENT",
+    "DEFAULT", "DESC", "DISTINCT", "ELSE", "END", "ESCAPE", "EXISTS", "FALSE", "FOLLOWING",
+    "FOR", "FROM", "FULL", "GROUP", "GROUPS", "HAVING", "IN", "INNER", "INTERSECT", "INTO", "IS",
+    "JOIN", "LEFT", "LIKE", "LIMIT", "NATURAL", "NOT", "NULL", "NULLS", "OF", "OFFSET", "ON",
+    "OR", "ORDER", "OUTER", "OVER", "PARTITION", "PRECEDING", "RANGE", "RECURSIVE", "RIGHT",
+    "ROWS", "ROW", "SELECT", "SET", "THEN", "TRUE", "UNBOUNDED", "UNION", "USING", "VALUES",
+    "WHEN", "WHERE", "WINDOW", "WITH", "EXCEPT", "INSERT", "DELETE", "UPDATE",
+    "TABLE", "ESCAPE", NULL};
+
+static int is_keyword(const char *s)
+{
+    for (const char *const *k = KEYWORDS; *k; k++)
+        if (!strcasecmp(s, *k)) return 1;
+    return 0;
+}
+
+static const char *const UNSUPPORTED_KW[] = {
+    "QUALIFY" /* but the outermost SELECT's (qualify()) */, "UNNEST", "PIVOT", "UNPIVOT", "TABLESAMPLE", "MERGE", "ARRAY", "STRUCT",
+    "LATERAL", "RESPECT", "IGNORE", "WITHIN", "ROLLUP", "CUBE", "GROUPING", NULL};
+
+static const char *const DATE_PARTS[] = {
+    "MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "DAYOFWEEK", "DAYOFYEAR",
+    "WEEK", "ISOWEEK", "MONTH", "QUARTER", "YEAR", "ISOYEAR", "DATE", NULL};
+
+static int is_date_part(const char *s)
+{
+    for (const char *const *k = DATE_PARTS; *k; k++)
+        if (!strcasecmp(s, *k)) return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------- table paths */
+
+/* Collects a dotted path starting at *i (identifiers, backticked parts split
+ * at dots, adjacent '-' pieces of project names, a trailing '*'); advances *i. */
+static json_t *take_path(xl *x, size_t *i, int table_ctx)
+{
+    json_t *parts = json_array();
+    mb_buf cur = {0};
+    size_t k = *i;
+    for (;;) {
+        tok *t = T(x, k);
+        if (t->type == T_QIDENT && table_ctx) {
+            const char *p = t->text;
+            for (;;) {
+                const char *dot = strchr(p, '.');
+                if (!dot) {
+                    mb_buf_puts(&cur, p);
+                    break;
+                }
+                mb_buf_append(&cur, p, (size_t)(dot - p));
+                json_array_append_new(parts, json_stringn(cur.data ? cur.data : "", cur.len));
+                mb_buf_reset(&cur);
+                p = dot + 1;
+            }
+        } else if (t->type == T_QIDENT || t->type == T_IDENT) {
+            mb_buf_puts(&cur, t->text);
+        } else break;
+        k++;
+        /* my-project / region-us: adjacent '-' NAME */
+        while (table_ctx && is_op(x, k, "-") && !T(x, k)->space_before &&
+               (T(x, k + 1)->type == T_IDENT || T(x, k + 1)->type == T_NUM) &&
+               !T(x, k + 1)->space_before) {
+            mb_buf_printf(&cur, "-%s", T(x, k + 1)->text);
+            k += 2;
+        }
+        if (table_ctx && is_op(x, k, "*") && !T(x, k)->space_before) {
+            mb_buf_putc(&cur, '*');
+            k++;
+        }
+        if (is_op(x, k, ".") && (T(x, k + 1)->type == T_IDENT || T(x, k + 1)->type == T_QIDENT)) {
+            json_array_append_new(parts, json_stringn(cur.data ? cur.data : "", cur.len));
+            mb_buf_reset(&cur);
+            k++;
+            continue;
+        }
+        break;
+    }
+    json_array_append_new(parts, json_stringn(cur.data ? cur.data : "", cur.len));
+    mb_buf_free(&cur);
+    *i = k;
+    return parts;
+}
+
+static const char *part(json_t *parts, size_t i) { return json_string_value(json_array_get(parts, i)); }
+
+static void info_schema(xl *x, const char *dataset, const char *view)
+{
+    mb_buf *b = &x->out;
+    const char *proj = x->gc->project;
+    put_sep(x);
+    if (!strcasecmp(view, "TABLES")) {
+        mb_buf_puts(b, "(SELECT ");
+        put_string(b, proj);
+        mb_buf_puts(b, " AS table_catalog, dataset AS table_schema, id AS table_name, "
+                       "'BASE TABLE' AS table_type, 'YES' AS is_insertable_into, 'NO' AS is_typed, "
+                       "bq_from_unix(created, 1000) AS creation_time FROM __bq_tables");
+    } else if (!strcasecmp(view, "COLUMNS")) {
+        mb_buf_puts(b, "(SELECT ");
+        put_string(b, proj);
+        mb_buf_puts(b, " AS table_catalog, t.dataset AS table_schema, t.id AS table_name, "
+                       "json_extract(j.value, '$.name') AS column_name, j.key + 1 AS "
+                       "ordinal_position, CASE json_extract(j.value, '$.mode') WHEN 'REQUIRED' "
+                       "THEN 'NO' ELSE 'YES' END AS is_nullable, "
+                       "(CASE WHEN json_extract(j.value, '$.mode') = 'REPEATED' THEN 'ARRAY<' "
+                       "ELSE '' END) || (CASE json_extract(j.value, '$.type') WHEN 'INTEGER' "
+                       "THEN 'INT64' WHEN 'FLOAT' THEN 'FLOAT64' WHEN 'BOOLEAN' THEN 'BOOL' "
+                       "WHEN 'RECORD' THEN 'STRUCT' ELSE json_extract(j.value, '$.type') END) || "
+                       "(CASE WHEN json_extract(j.value, '$.mode') = 'REPEATED' THEN '>' ELSE '' "
+                       "END) AS data_type, 'NO' AS is_partitioning_column "
+                       "FROM __bq_tables t, json_each(t.fields) j");
+    } else if (!strcasecmp(view, "SCHEMATA")) {
+        mb_buf_puts(b, "(SELECT ");
+        put_string(b, proj);
+        mb_buf_puts(b, " AS catalog_name, id AS schema_name, location, "
+                       "bq_from_unix(created, 1000) AS creation_time, "
+                       "bq_from_unix(modified, 1000) AS last_modified_time FROM __bq_datasets)");
+        return;
+    } else {
+        char *w = mb_asprintf("INFORMATION_SCHEMA.%s", view);
+        unsupported(x, w);
+        free(w);
+        return;
+    }
+    if (dataset) {
+        mb_buf_puts(b, !strcasecmp(view, "COLUMNS") ? " WHERE t.dataset = " : " WHERE dataset = ");
+        put_string(b, dataset);
+    }
+    mb_buf_puts(b, ")");
+}
+
+static int table_exists(xl *x, const char *dataset, const char *table)
+{
+    json_t *f = mb_gc__table_fields(x->gc, dataset, table);
+    json_decref(f);
+    return f != NULL;
+}
+
+static void wildcard(xl *x, const char *dataset, const char *prefix_star)
+{
+    size_t plen = strlen(prefix_star) - 1;
+    sqlite3_stmt *st;
+    if (mb_gc__prep(x->gc, "SELECT id, fields FROM __bq_tables WHERE dataset=? ORDER BY created DESC, id",
+                    &st, NULL)) {
+        fail(x, MB_EIO, "cannot read the catalog");
+        return;
+    }
+    sqlite3_bind_text(st, 1, dataset, -1, SQLITE_STATIC);
+    json_t *cols = json_array(), *tables = json_array();
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(st, 0);
+        if (strncmp(id, prefix_star, plen)) continue;
+        json_t *f = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL);
+        size_t i;
+        json_t *fld;
+        json_array_foreach(f, i, fld) {
+            const char *name = json_string_value(json_object_get(fld, "name"));
+            int have = 0;
+            for (size_t k = 0; k < json_array_size(cols); k++)
+                have |= !strcasecmp(json_string_value(json_array_get(cols, k)), name);
+            if (!have) json_array_append_new(cols, json_string(name));
+        }
+        json_array_append_new(tables, json_pack("{s:s,s:o}", "id", id, "fields", f ? f : json_array()));
+    }
+    sqlite3_finalize(st);
+    if (!json_array_size(tables)) {
+        fail(x, MB_ENOTFOUND, "Not found: Table %s:%s.%s was not found in location US",
+             x->gc->project, dataset, prefix_star);
+    } else {
+        put_sep(x);
+        mb_buf_puts(&x->out, "(");
+        size_t i;
+        json_t *t;
+        json_array_foreach(tables, i, t) {
+            const char *id = json_string_value(json_object_get(t, "id"));
+            mb_buf_puts(&x->out, i ? " UNION ALL SELECT " : "SELECT ");
+            for (size_t c = 0; c < json_array_size(cols); c++) {
+                const char *name = json_string_value(json_array_get(cols, c));
+                int have = 0;
+                size_t k;
+                json_t *fld;
+                json_array_foreach(json_object_get(t, "fields"), k, fld)
+                    have |= !strcasecmp(json_string_value(json_object_get(fld, "name")), name);
+                if (have) put_quoted_id(&x->out, name);
+                else mb_buf_puts(&x->out, "NULL");
+                mb_buf_puts(&x->out, " AS ");
+                put_quoted_id(&x->out, name);
+                mb_buf_puts(&x->out, ", ");
+            }
+            put_string(&x->out, id + plen);
+            mb_buf_puts(&x->out, " AS _TABLE_SUFFIX FROM ");
+            char *dt = mb_asprintf("%s.%s", dataset, id);
+            put_quoted_id(&x->out, dt);
+            free(dt);
+        }
+        mb_buf_puts(&x->out, ")");
+    }
+    json_decref(cols);
+    json_decref(tables);
+}
+
+/* Resolves a table path to (dataset, table); MB_OK or fails x. */
+static int resolve(xl *x, json_t *parts, const char **ds, const char **tb)
+{
+    size_t n = json_array_size(parts);
+    const char *proj = x->gc->project;
+    if (n == 3) {
+        if (strcmp(part(parts, 0), proj))
+            return fail(x, MB_ENOTFOUND, "Not found: Project %s", part(parts, 0));
+        *ds = part(parts, 1);
+        *tb = part(parts, 2);
+        return MB_OK;
+    }
+    if (n == 2) {
+        *ds = part(parts, 0);
+        *tb = part(parts, 1);
+        return MB_OK;
+    }
+    if (n == 1)
+        return fail(x, MB_EINVAL,
+                    "Table \"%s\" must be qualified with a dataset (e.g. dataset.table).",
+                    part(parts, 0));
+    return fail(x, MB_EINVAL, "Invalid table name: too many dotted parts");
+}
+
+/* Emits the table reference whose path starts at *i. */
+static void table_ref(xl *x, size_t *i)
+{
+    json_t *parts = take_path(x, i, 1);
+    size_t n = json_array_size(parts);
+    /* INFORMATION_SCHEMA.X, region-us.INFORMATION_SCHEMA.X, d.INFORMATION_SCHEMA.X,
+     * p.d.INFORMATION_SCHEMA.X */
+    if (n >= 2 && !strcasecmp(part(parts, n - 2), "INFORMATION_SCHEMA")) {
+        const char *ds = NULL;
+        if (n == 3 && strncasecmp(part(parts, 0), "region-", 7)) ds = part(parts, 0);
+        if (n == 4) {
+            if (strcmp(part(parts, 0), x->gc->project))
+                fail(x, MB_ENOTFOUND, "Not found: Project %s", part(parts, 0));
+            ds = part(parts, 1);
+        }
+        if (n > 4) fail(x, MB_EINVAL, "Invalid INFORMATION_SCHEMA path");
+        if (ds) {
+            json_t *d;
+            if (mb_gc_bq_dataset_get(x->gc, ds, &d, NULL))
+                fail(x, MB_ENOTFOUND, "Not found: Dataset %s:%s was not found in location US",
+                     x->gc->project, ds);
+            json_decref(d);
+        }
+        if (!x->failed) info_schema(x, ds, part(parts, n - 1));
+        json_decref(parts);
+        return;
+    }
+    if (n == 1) {
+        char *low = mb_strdup(part(parts, 0));
+        for (char *c = low; *c; c++) *c = (char)tolower((unsigned char)*c);
+        int is_cte = json_object_get(x->ctes, low) != NULL;
+        free(low);
+        if (is_cte) {
+            put_sep(x);
+            put_quoted_id(&x->out, part(parts, 0));
+            json_decref(parts);
+            return;
+        }
+    }
+    const char *ds, *tb;
+    if (resolve(x, parts, &ds, &tb) == MB_OK) {
+        size_t tl = strlen(tb);
+        if (tl && tb[tl - 1] == '*') {
+            wildcard(x, ds, tb);
+        } else if (!table_exists(x, ds, tb)) {
+            json_t *d;
+            if (mb_gc_bq_dataset_get(x->gc, ds, &d, NULL))
+                fail(x, MB_ENOTFOUND, "Not found: Dataset %s:%s was not found in location US",
+                     x->gc->project, ds);
+            else
+                fail(x, MB_ENOTFOUND, "Not found: Table %s:%s.%s was not found in location US",
+                     x->gc->project, ds, tb);
+            json_decref(d);
+        } else {
+            put_sep(x);
+            char *dt = mb_asprintf("%s.%s", ds, tb);
+            put_quoted_id(&x->out, dt);
+            free(dt);
+        }
+    }
+    json_decref(parts);
+}
+
+/* ---------------------------------------------------------- functions */
+
+typedef enum fk {
+    F_PASS,     /* same arguments, SQLite name */
+    F_PART,     /* date-part / INTERVAL arguments become strings */
+    F_EXTRACT,
+    F_CAST,
+    F_FMT,      /* bq_format(a, b, extra) */
+    F_PARSE,    /* bq_parse(a, b, extra) */
+    F_UNIX,     /* name(x, extra) */
+    F_REGEXP,   /* bq_regexp(a, b, extra [, c]) */
+    F_LOG,
+    F_NOW,      /* no arguments needed */
+    F_TRUNC,
+} fk;
+
+static const struct fn {
+    const char *bq;
+    fk kind;
+    const char *sq;
+    const char *extra;
+    const char *hint; /* result type */
+} FNS[] = {
+    {"COUNT", F_PASS, "count", NULL, "INTEGER"},
+    {"SUM", F_PASS, "sum", NULL, "=arg"},
+    {"AVG", F_PASS, "avg", NULL, "FLOAT"},
+    {"MIN", F_PASS, "min", NULL, "=arg"},
+    {"MAX", F_PASS, "max", NULL, "=arg"},
+    {"ANY_VALUE", F_PASS, "bq_any_value", NULL, "=arg"},
+    {"COUNTIF", F_PASS, "bq_countif", NULL, "INTEGER"},
+    {"LOGICAL_AND", F_PASS, "bq_logical_and", NULL, "BOOLEAN"},
+    {"LOGICAL_OR", F_PASS, "bq_logical_or", NULL, "BOOLEAN"},
+    {"STDDEV", F_PASS, "bq_stddev_samp", NULL, "FLOAT"},
+    {"STDDEV_SAMP", F_PASS, "bq_stddev_samp", NULL, "FLOAT"},
+    {"STDDEV_POP", F_PASS, "bq_stddev_pop", NULL, "FLOAT"},
+    {"VARIANCE", F_PASS, "bq_var_samp", NULL, "FLOAT"},
+    {"VAR_SAMP", F_PASS, "bq_var_samp", NULL, "FLOAT"},
+    {"VAR_POP", F_PASS, "bq_var_pop", NULL, "FLOAT"},
+    {"STRING_AGG", F_PASS, "group_concat", NULL, "STRING"},
+    {"ROW_NUMBER", F_PASS, "row_number", NULL, "INTEGER"},
+    {"RANK", F_PASS, "rank", NULL, "INTEGER"},
+    {"DENSE_RANK", F_PASS, "dense_rank", NULL, "INTEGER"},
+    {"PERCENT_RANK", F_PASS, "percent_rank", NULL, "FLOAT"},
+    {"CUME_DIST", F_PASS, "cume_dist", NULL, "FLOAT"},
+    {"NTILE", F_PASS, "ntile", NULL, "INTEGER"},
+    {"LAG", F_PASS, "lag", NULL, "=arg"},
+    {"LEAD", F_PASS, "lead", NULL, "=arg"},
+    {"FIRST_VALUE", F_PASS, "first_value", NULL, "=arg"},
+    {"LAST_VALUE", F_PASS, "last_value", NULL, "=arg"},
+    {"NTH_VALUE", F_PASS, "nth_value", NULL, "=arg"},
+    {"ABS", F_PASS, "abs", NULL, NULL},
+    {"ROUND", F_PASS, "round", NULL, "FLOAT"},
+    {"TRUNC", F_PASS, "trunc", NULL, "FLOAT"},
+    {"FLOOR", F_PASS, "floor", NULL, "FLOAT"},
+    {"CEIL", F_PASS, "ceil", NULL, "FLOAT"},
+    {"CEILING", F_PASS, "ceil", NULL, "FLOAT"},
+    {"SQRT", F_PASS, "sqrt", NULL, "FLOAT"},
+    {"POW", F_PASS, "pow", NULL, "FLOAT"},
+    {"POWER", F_PASS, "pow", NULL, "FLOAT"},
+    {"EXP", F_PASS, "exp", NULL, "FLOAT"},
+    {"LN", F_PASS, "ln", NULL, "FLOAT"},
+    {"LOG10", F_PASS, "log10", NULL, "FLOAT"},
+    {"LOG", F_LOG, "ln", NULL, "FLOAT"},
+    {"SIGN", F_PASS, "sign", NULL, NULL},
+    {"MOD", F_PASS, "bq_mod", NULL, NULL},
+    {"DIV", F_PASS, "bq_div", NULL, "INTEGER"},
+    {"GREATEST", F_PASS, "max", NULL, NULL},
+    {"LEAST", F_PASS, "min", NULL, NULL},
+    {"SAFE_DIVIDE", F_PASS, "bq_safe_divide", NULL, "FLOAT"},
+    {"IF", F_PASS, "iif", NULL, NULL},
+    {"IFNULL", F_PASS, "ifnull", NULL, NULL},
+    {"COALESCE", F_PASS, "coalesce", NULL, NULL},
+    {"NULLIF", F_PASS, "nullif", NULL, NULL},
+    {"LENGTH", F_PASS, "length", NULL, "INTEGER"},
+    {"CHAR_LENGTH", F_PASS, "length", NULL, "INTEGER"},
+    {"CHARACTER_LENGTH", F_PASS, "length", NULL, "INTEGER"},
+    {"LOWER", F_PASS, "lower", NULL, "STRING"},
+    {"UPPER", F_PASS, "upper", NULL, "STRING"},
+    {"SUBSTR", F_PASS, "substr", NULL, "STRING"},
+    {"SUBSTRING", F_PASS, "substr", NULL, "STRING"},
+    {"REPLACE", F_PASS, "replace", NULL, "STRING"},
+    {"TRIM", F_PASS, "trim", NULL, "STRING"},
+    {"LTRIM", F_PASS, "ltrim", NULL, "STRING"},
+    {"RTRIM", F_PASS, "rtrim", NULL, "STRING"},
+    {"STRPOS", F_PASS, "instr", NULL, "INTEGER"},
+    {"INSTR", F_PASS, "instr", NULL, "INTEGER"},
+    {"CONCAT", F_PASS, "bq_concat", NULL, "STRING"},
+    {"STARTS_WITH", F_PASS, "bq_starts_with", NULL, "BOOLEAN"},
+    {"ENDS_WITH", F_PASS, "bq_ends_with", NULL, "BOOLEAN"},
+    {"LPAD", F_PASS, "bq_lpad", NULL, "STRING"},
+    {"RPAD", F_PASS, "bq_rpad", NULL, "STRING"},
+    {"DATE", F_PASS, "bq_date", NULL, "DATE"},
+    {"TIMESTAMP", F_PASS, "bq_timestamp", NULL, "TIMESTAMP"},
+    {"DATETIME", F_PASS, "bq_timestamp", NULL, "DATETIME"},
+    {"CURRENT_DATE", F_NOW, "bq_current_date", NULL, "DATE"},
+    {"CURRENT_TIMESTAMP", F_NOW, "bq_current_timestamp", NULL, "TIMESTAMP"},
+    {"CURRENT_DATETIME", F_NOW, "bq_current_timestamp", NULL, "DATETIME"},
+    {"DATE_DIFF", F_PART, "bq_date_diff", NULL, "INTEGER"},
+    {"DATE_ADD", F_PART, "bq_date_add", NULL, "DATE"},
+    {"DATE_SUB", F_PART, "bq_date_sub", NULL, "DATE"},
+    {"TIMESTAMP_DIFF", F_PART, "bq_ts_diff", NULL, "INTEGER"},
+    {"TIMESTAMP_ADD", F_PART, "bq_ts_add", NULL, "TIMESTAMP"},
+    {"TIMESTAMP_SUB", F_PART, "bq_ts_sub", NULL, "TIMESTAMP"},
+    {"DATETIME_DIFF", F_PART, "bq_ts_diff", NULL, "INTEGER"},
+    {"DATETIME_ADD", F_PART, "bq_ts_add", NULL, "DATETIME"},
+    {"DATETIME_SUB", F_PART, "bq_ts_sub", NULL, "DATETIME"},
+    {"DATE_TRUNC", F_TRUNC, "bq_trunc", "0", "DATE"},
+    {"TIMESTAMP_TRUNC", F_TRUNC, "bq_trunc", "1", "TIMESTAMP"},
+    {"DATETIME_TRUNC", F_TRUNC, "bq_trunc", "1", "DATETIME"},
+    {"EXTRACT", F_EXTRACT, "bq_extract", NULL, "INTEGER"},
+    {"CAST", F_CAST, "bq_cast", "0", NULL},
+    {"SAFE_CAST", F_CAST, "bq_cast", "1", NULL},
+    {"FORMAT_DATE", F_FMT, "bq_format", "0", "STRING"},
+    {"FORMAT_DATETIME", F_FMT, "bq_format", "0", "STRING"},
+    {"FORMAT_TIMESTAMP", F_FMT, "bq_format", "1", "STRING"},
+    {"PARSE_DATE", F_PARSE, "bq_parse", "0", "DATE"},
+    {"PARSE_DATETIME", F_PARSE, "bq_parse", "1", "DATETIME"},
+    {"PARSE_TIMESTAMP", F_PARSE, "bq_parse", "2", "TIMESTAMP"},
+    {"UNIX_SECONDS", F_UNIX, "bq_unix", "1000000", "INTEGER"},
+    {"UNIX_MILLIS", F_UNIX, "bq_unix", "1000", "INTEGER"},
+    {"UNIX_MICROS", F_UNIX, "bq_unix", "1", "INTEGER"},
+    {"TIMESTAMP_SECONDS", F_UNIX, "bq_from_unix", "1000000", "TIMESTAMP"},
+    {"TIMESTAMP_MILLIS", F_UNIX, "bq_from_unix", "1000", "TIMESTAMP"},
+    {"TIMESTAMP_MICROS", F_UNIX, "bq_from_unix", "1", "TIMESTAMP"},
+    {"REGEXP_CONTAINS", F_REGEXP, "bq_regexp", "0", "BOOLEAN"},
+    {"REGEXP_EXTRACT", F_REGEXP, "bq_regexp", "1", "STRING"},
+    {"REGEXP_REPLACE", F_REGEXP, "bq_regexp", "2", "STRING"},
+};
+
+static const struct fn *fn_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof FNS / sizeof *FNS; i++)
+        if (!strcasecmp(FNS[i].bq, name)) return &FNS[i];
+    return NULL;
+}
+
+static void xrange(xl *x, size_t a, size_t b, int table_ctx);
+
+/* Splits (open, close) into top-level argument ranges. */
+static size_t args_of(xl *x, size_t open, size_t close, size_t *as, size_t *ae, size_t max)
+{
+    size_t n = 0, start = open + 1;
+    int depth = 0;
+    if (close == open + 1) return 0;
+    for (size_t k = open + 1; k <= close && n < max; k++) {
+        if (k == close || (depth == 0 && is_op(x, k, ","))) {
+            as[n] = start;
+            ae[n] = k;
+            n++;
+            start = k + 1;
+            continue;
+        }
+        if (is_op(x, k, "(") || is_op(x, k, "[")) depth++;
+        if (is_op(x, k, ")") || is_op(x, k, "]")) depth--;
+    }
+    return n;
+}
+
+static const char *cast_type(xl *x, size_t i, size_t end)
+{
+    if (end != i + 1 || T(x, i)->type != T_IDENT) {
+        if (is_kw(x, i, "ARRAY") || is_kw(x, i, "STRUCT")) unsupported(x, "CAST to ARRAY or STRUCT");
+        else fail(x, MB_EINVAL, "Syntax error: Expected a type name in CAST");
+        return NULL;
+    }
+    const char *c = mb_gc__type_canon(T(x, i)->text);
+    if (!c) {
+        fail(x, MB_EINVAL, "Type not found: %s", T(x, i)->text);
+        return NULL;
+    }
+    if (!strcmp(c, "INTEGER")) return "INT64";
+    if (!strcmp(c, "FLOAT")) return "FLOAT64";
+    if (!strcmp(c, "BOOLEAN")) return "BOOL";
+    if (!strcmp(c, "RECORD") || !strcmp(c, "JSON") || !strcmp(c, "GEOGRAPHY") || !strcmp(c, "BYTES") ||
+        !strcmp(c, "TIME")) {
+        char *w = mb_asprintf("CAST to %s", c);
+        unsupported(x, w);
+        free(w);
+        return NULL;
+    }
+    return c;
+}
+
+/* Translates the function call at i (name) .. close; returns the index after. */
+static size_t function(xl *x, size_t i)
+{
+    const char *name = T(x, i)->text;
+    const struct fn *f = fn_of(name);
+    size_t open = i + 1, close = match_paren(x, open);
+    if (!f) {
+        if (is_kw(x, i, "SAFE") ) unsupported(x, "the SAFE. function prefix");
+        else fail(x, MB_EINVAL, "Function not found: %s", name);
+        return close + 1;
+    }
+    size_t as[64], ae[64];
+    size_t n = args_of(x, open, close, as, ae, 64);
+    put_sep(x);
+    mb_buf *b = &x->out;
+    /* aggregate modifiers SQLite 3.40 lacks */
+    for (size_t k = open + 1; k < close; k++) {
+        if (is_kw(x, k, "ORDER") && is_kw(x, k + 1, "BY") && f->kind == F_PASS &&
+            !strcmp(f->sq, "group_concat")) {
+            unsupported(x, "ORDER BY inside STRING_AGG");
+            return close + 1;
+        }
+        if (is_kw(x, k, "LIMIT") && f->kind == F_PASS) {
+            unsupported(x, "LIMIT inside an aggregate");
+            return close + 1;
+        }
+        if (is_kw(x, k, "IGNORE") || is_kw(x, k, "RESPECT")) {
+            unsupported(x, "IGNORE/RESPECT NULLS");
+            return close + 1;
+        }
+    }
+    switch (f->kind) {
+    case F_PASS:
+    case F_NOW:
+        mb_buf_printf(b, "%s(", f->sq);
+        xrange(x, open + 1, close, 0);
+        mb_buf_puts(b, ")");
+        break;
+    case F_LOG:
+        if (n == 2) {
+            mb_buf_puts(b, "log(");
+            xrange(x, as[1], ae[1], 0);
+            mb_buf_puts(b, ", ");
+            xrange(x, as[0], ae[0], 0);
+            mb_buf_puts(b, ")");
+        } else {
+            mb_buf_puts(b, "ln(");
+            xrange(x, open + 1, close, 0);
+            mb_buf_puts(b, ")");
+        }
+        break;
+    case F_PART:
+    case F_TRUNC:
+        mb_buf_printf(b, "%s(", f->sq);
+        for (size_t a = 0; a < n; a++) {
+            if (a) mb_buf_puts(b, ", ");
+            if (a == n - 1 && a > 0 && ae[a] == as[a] + 1 && T(x, as[a])->type == T_IDENT &&
+                is_date_part(T(x, as[a])->text)) {
+                char *up = mb_strdup(T(x, as[a])->text);
+                for (char *c = up; *c; c++) *c = (char)toupper((unsigned char)*c);
+                put_string(b, up);
+                free(up);
+            } else if (is_kw(x, as[a], "INTERVAL")) {
+                size_t last = ae[a] - 1;
+                if (last <= as[a] + 1 || T(x, last)->type != T_IDENT || !is_date_part(T(x, last)->text)) {
+                    fail(x, MB_EINVAL, "Syntax error: INTERVAL needs an expression and a date part");
+                    return close + 1;
+                }
+                xrange(x, as[a] + 1, last, 0);
+                mb_buf_puts(b, ", ");
+                char *up = mb_strdup(T(x, last)->text);
+                for (char *c = up; *c; c++) *c = (char)toupper((unsigned char)*c);
+                put_string(b, up);
+                free(up);
+            } else if (ae[a] > as[a] + 1 && T(x, as[a])->type == T_IDENT &&
+                       is_date_part(T(x, as[a])->text) && is_op(x, as[a] + 1, "(")) {
+                unsupported(x, "WEEK(<WEEKDAY>) date parts");
+                return close + 1;
+            } else {
+                xrange(x, as[a], ae[a], 0);
+            }
+        }
+        if (f->kind == F_TRUNC) mb_buf_printf(b, ", %s", f->extra);
+        mb_buf_puts(b, ")");
+        break;
+    case F_EXTRACT: {
+        size_t k = open + 1;
+        if (T(x, k)->type != T_IDENT || !is_date_part(T(x, k)->text) || !is_kw(x, k + 1, "FROM")) {
+            fail(x, MB_EINVAL, "Syntax error: EXTRACT expects a date part and FROM");
+            return close + 1;
+        }
+        char *up = mb_strdup(T(x, k)->text);
+        for (char *c = up; *c; c++) *c = (char)toupper((unsigned char)*c);
+        mb_buf_puts(b, "bq_extract(");
+        put_string(b, up);
+        free(up);
+        mb_buf_puts(b, ", ");
+        size_t end = close;
+        for (size_t q = k + 2; q < close; q++)
+            if (is_kw(x, q, "AT")) {
+                unsupported(x, "EXTRACT ... AT TIME ZONE");
+                return close + 1;
+            }
+        xrange(x, k + 2, end, 0);
+        mb_buf_puts(b, ")");
+        break;
+    }
+    case F_CAST: {
+        size_t asp = 0;
+        int depth = 0;
+        for (size_t k = open + 1; k < close; k++) {
+            if (is_op(x, k, "(")) depth++;
+            if (is_op(x, k, ")")) depth--;
+            if (!depth && is_kw(x, k, "AS")) asp = k;
+        }
+        if (!asp) {
+            fail(x, MB_EINVAL, "Syntax error: Expected keyword AS in %s", f->bq);
+            return close + 1;
+        }
+        const char *ty = cast_type(x, asp + 1, close);
+        if (!ty) return close + 1;
+        mb_buf_puts(b, "bq_cast(");
+        xrange(x, open + 1, asp, 0);
+        mb_buf_printf(b, ", '%s', %s)", ty, f->extra);
+        break;
+    }
+    case F_FMT:
+    case F_PARSE:
+        if (n < 2 || n > 3) {
+            fail(x, MB_EINVAL, "No matching signature for function %s", f->bq);
+            return close + 1;
+        }
+        if (n == 3) {
+            /* a time zone: only UTC */
+            if (!(T(x, as[2])->type == T_STR && ae[2] == as[2] + 1 &&
+                  (!strcasecmp(T(x, as[2])->text, "UTC") || !strcmp(T(x, as[2])->text, "Etc/UTC")))) {
+                unsupported(x, "time zones other than UTC");
+                return close + 1;
+            }
+        }
+        mb_buf_printf(b, "%s(", f->sq);
+        xrange(x, as[0], ae[0], 0);
+        mb_buf_puts(b, ", ");
+        xrange(x, as[1], ae[1], 0);
+        mb_buf_printf(b, ", %s)", f->extra);
+        break;
+    case F_UNIX:
+        if (n != 1) {
+            fail(x, MB_EINVAL, "No matching signature for function %s", f->bq);
+            return close + 1;
+        }
+        mb_buf_printf(b, "%s(", f->sq);
+        xrange(x, as[0], ae[0], 0);
+        mb_buf_printf(b, ", %s)", f->extra);
+        break;
+    case F_REGEXP:
+        if (n < 2 || n > 3 || (n == 3) != !strcmp(f->extra, "2")) {
+            fail(x, MB_EINVAL, "No matching signature for function %s", f->bq);
+            return close + 1;
+        }
+        mb_buf_printf(b, "%s(", f->sq);
+        xrange(x, as[0], ae[0], 0);
+        mb_buf_puts(b, ", ");
+        xrange(x, as[1], ae[1], 0);
+        mb_buf_printf(b, ", %s", f->extra);
+        if (n == 3) {
+            mb_buf_puts(b, ", ");
+            xrange(x, as[2], ae[2], 0);
+        }
+        mb_buf_puts(b, ")");
+        break;
+    }
+    return close + 1;
+}
+
+/* ------------------------------------------------------ column paths */
+
+static int is_record(xl *x, const char *name)
+{
+    char *low = mb_strdup(name);
+    for (char *c = low; *c; c++) *c = (char)tolower((unsigned char)*c);
+    int r = json_object_get(x->records, low) != NULL;
+    free(low);
+    return r;
+}
+
+static void column_path(xl *x, json_t *parts)
+{
+    size_t n = json_array_size(parts);
+    size_t base = 0; /* parts [0..base] name the column */
+    if (n >= 2 && is_record(x, part(parts, 0))) base = 0;
+    else if (n >= 3 && is_record(x, part(parts, 1))) base = 1;
+    else base = n - 1;
+    put_sep(x);
+    if (base < n - 1) mb_buf_puts(&x->out, "json_extract(");
+    for (size_t k = 0; k <= base; k++) {
+        if (k) mb_buf_putc(&x->out, '.');
+        put_quoted_id(&x->out, part(parts, k));
+    }
+    if (base < n - 1) {
+        mb_buf_puts(&x->out, ", '$");
+        for (size_t k = base + 1; k < n; k++) {
+            mb_buf_putc(&x->out, '.');
+            for (const char *c = part(parts, k); *c; c++) {
+                if (*c == '\'') mb_buf_putc(&x->out, '\'');
+                mb_buf_putc(&x->out, *c);
+            }
+        }
+        mb_buf_puts(&x->out, "')");
+    }
+}
+
+/* ------------------------------------------------------- * EXCEPT */
+
+/* SELECT * EXCEPT (a, b) FROM one table: the table's other columns, from
+ * the catalog. Over a join, a subquery or a CTE it is refused by name. */
+static size_t star_except(xl *x, size_t i)
+{
+    size_t close = match_paren(x, i + 2);
+    json_t *drop = json_array();
+    for (size_t k = i + 3; k < close; k++) {
+        if (T(x, k)->type == T_IDENT || T(x, k)->type == T_QIDENT) json_array_append_new(drop, json_string(T(x, k)->text));
+        else if (!is_op(x, k, ",")) {
+            fail(x, MB_EINVAL, "Syntax error: SELECT * EXCEPT expects a list of column names");
+            json_decref(drop);
+            return close + 1;
+        }
+    }
+    /* the FROM of this SELECT, at this depth */
+    int depth = 0;
+    size_t from = 0;
+    for (size_t k = close + 1; k < x->l.n && T(x, k)->type != T_EOF; k++) {
+        if (is_op(x, k, "(")) depth++;
+        else if (is_op(x, k, ")")) {
+            if (--depth < 0) break;
+        } else if (!depth && is_kw(x, k, "FROM")) {
+            from = k;
+            break;
+        }
+    }
+    json_t *fields = NULL;
+    if (from && (T(x, from + 1)->type == T_IDENT || T(x, from + 1)->type == T_QIDENT)) {
+        size_t k = from + 1;
+        json_t *parts = take_path(x, &k, 1);
+        if (is_kw(x, k, "AS")) k++;
+        if ((T(x, k)->type == T_IDENT || T(x, k)->type == T_QIDENT) && !is_keyword(T(x, k)->text)) k++;
+        int single = !(is_op(x, k, ",") || is_kw(x, k, "JOIN") || is_kw(x, k, "LEFT") || is_kw(x, k, "RIGHT") ||
+                       is_kw(x, k, "INNER") || is_kw(x, k, "CROSS") || is_kw(x, k, "FULL"));
+        const char *ds, *tb;
+        size_t n = json_array_size(parts);
+        if (single && (n == 2 || n == 3) && !strchr(part(parts, n - 1), '*')) {
+            if (resolve(x, parts, &ds, &tb) == MB_OK) fields = mb_gc__table_fields(x->gc, ds, tb);
+        }
+        json_decref(parts);
+    }
+    if (!fields) {
+        if (!x->failed) unsupported(x, "SELECT * EXCEPT over a join, a subquery, a CTE or a wildcard table");
+        json_decref(drop);
+        return close + 1;
+    }
+    size_t k;
+    json_t *d;
+    json_array_foreach(drop, k, d) {
+        int found = 0;
+        size_t m;
+        json_t *f;
+        json_array_foreach(fields, m, f) found |= !strcasecmp(json_string_value(json_object_get(f, "name")), json_string_value(d));
+        if (!found) {
+            fail(x, MB_EINVAL, "Column %s in SELECT * EXCEPT list does not exist", json_string_value(d));
+            break;
+        }
+    }
+    int n = 0;
+    json_t *f;
+    json_array_foreach(x->failed ? NULL : fields, k, f) {
+        const char *name = json_string_value(json_object_get(f, "name"));
+        int dropped = 0;
+        size_t m;
+        json_array_foreach(drop, m, d) dropped |= !strcasecmp(name, json_string_value(d));
+        if (dropped) continue;
+        mb_buf_puts(&x->out, n++ ? ", " : " ");
+        put_quoted_id(&x->out, name);
+    }
+    if (!x->failed && !n) fail(x, MB_EINVAL, "SELECT * EXCEPT must not exclude every column");
+    json_decref(fields);
+    json_decref(drop);
+    return close + 1;
+}
+
+/* ------------------------------------------------------------ walker */
+
+static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
+{
+    int expect_table = table_ctx_start;
+    int in_from[256] = {0};
+    int depth = 0;
+    size_t i = a;
+    while (i < b && !x->failed) {
+        tok *t = T(x, i);
+        if (t->type == T_EOF) break;
+        mb_buf *o = &x->out;
+        if (t->type == T_OP) {
+            const char *s = t->text;
+            if (!strcmp(s, "(")) {
+                if (depth < 255) in_from[++depth] = 0;
+                else {
+                    fail(x, MB_EINVAL, "Query nests parentheses too deeply");
+                    return;
+                }
+                expect_table = 0;
+                put_sep(x);
+                mb_buf_putc(o, '(');
+            } else if (!strcmp(s, ")")) {
+                if (depth > 0) depth--;
+                mb_buf_putc(o, ')');
+            } else if (!strcmp(s, "[") || !strcmp(s, "]")) {
+                unsupported(x, "array subscripts and array literals");
+            } else if (!strcmp(s, "{") || !strcmp(s, "}")) {
+                unsupported(x, "braces");
+            } else if (!strcmp(s, ",")) {
+                mb_buf_putc(o, ',');
+                if (in_from[depth]) expect_table = 1;
+            } else if (!strcmp(s, "/")) {
+                mb_buf_puts(o, " * 1.0 /");
+            } else if (!strcmp(s, ".") && is_op(x, i + 1, "*")) {
+                mb_buf_puts(o, ".*");
+                i++;
+            } else if (!strcmp(s, ".")) {
+                fail(x, MB_EINVAL, "Syntax error: Unexpected \".\"");
+            } else if (!strcmp(s, "*") && is_kw(x, i + 1, "EXCEPT") && is_op(x, i + 2, "(")) {
+                i = star_except(x, i);
+                continue;
+            } else if (!strcmp(s, "*") && is_kw(x, i + 1, "REPLACE") && is_op(x, i + 2, "(")) {
+                unsupported(x, "SELECT * REPLACE");
+            } else if (!strcmp(s, ";")) {
+                fail(x, MB_EINVAL, "Syntax error: Unexpected \";\"");
+            } else if (!strcmp(s, "=>") || !strcmp(s, ":") || !strcmp(s, "~") || !strcmp(s, "^") ||
+                       !strcmp(s, "&") || !strcmp(s, "%")) {
+                if (!strcmp(s, "%")) unsupported(x, "the % operator (use MOD)");
+                else {
+                    char w[32];
+                    snprintf(w, sizeof w, "the %s operator", s);
+                    unsupported(x, w);
+                }
+            } else {
+                put_sep(x);
+                mb_buf_puts(o, s);
+            }
+            i++;
+            continue;
+        }
+        if (t->type == T_STR) {
+            put_sep(x);
+            put_string(o, t->text);
+            i++;
+            continue;
+        }
+        if (t->type == T_BYTES) {
+            put_sep(x);
+            mb_buf_puts(o, "X'");
+            for (const unsigned char *c = (const unsigned char *)t->text; *c; c++)
+                mb_buf_printf(o, "%02X", *c);
+            mb_buf_puts(o, "'");
+            i++;
+            continue;
+        }
+        if (t->type == T_NUM || t->type == T_PARAM) {
+            put_sep(x);
+            mb_buf_puts(o, t->text);
+            i++;
+            continue;
+        }
+        /* identifiers */
+        if (t->type == T_IDENT) {
+            for (const char *const *u = UNSUPPORTED_KW; *u; u++)
+                if (!strcasecmp(t->text, *u)) {
+                    if (!strcasecmp(*u, "ARRAY") || !strcasecmp(*u, "STRUCT") ||
+                        !strcasecmp(*u, "UNNEST"))
+                        unsupported(x, *u);
+                    else unsupported(x, *u);
+                    return;
+                }
+            /* typed literals */
+            if (T(x, i + 1)->type == T_STR &&
+                (is_kw(x, i, "DATE") || is_kw(x, i, "TIMESTAMP") || is_kw(x, i, "DATETIME") ||
+                 is_kw(x, i, "NUMERIC") || is_kw(x, i, "BIGNUMERIC") || is_kw(x, i, "JSON") ||
+                 is_kw(x, i, "TIME"))) {
+                const char *v = T(x, i + 1)->text;
+                char buf[40];
+                put_sep(x);
+                if (is_kw(x, i, "DATE")) {
+                    if (mb_gc__date_norm(v, buf) || strlen(v) > 10)
+                        fail(x, MB_EINVAL, "Invalid DATE literal: '%s'", v);
+                    else put_string(o, buf);
+                } else if (is_kw(x, i, "TIMESTAMP") || is_kw(x, i, "DATETIME")) {
+                    if (mb_gc__ts_norm(v, buf))
+                        fail(x, MB_EINVAL, "Invalid %s literal: '%s'", t->text, v);
+                    else put_string(o, buf);
+                } else if (is_kw(x, i, "NUMERIC") || is_kw(x, i, "BIGNUMERIC")) {
+                    char *end;
+                    strtod(v, &end);
+                    if (!*v || *end) fail(x, MB_EINVAL, "Invalid NUMERIC literal: '%s'", v);
+                    else mb_buf_puts(o, v);
+                } else {
+                    put_string(o, v);
+                }
+                i += 2;
+                continue;
+            }
+            if (is_kw(x, i, "INTERVAL")) {
+                unsupported(x, "INTERVAL outside DATE_ADD/DATE_SUB/TIMESTAMP_ADD/TIMESTAMP_SUB");
+                return;
+            }
+            if ((is_kw(x, i, "CURRENT_DATE") || is_kw(x, i, "CURRENT_TIMESTAMP") ||
+                 is_kw(x, i, "CURRENT_DATETIME")) && !is_op(x, i + 1, "(")) {
+                put_sep(x);
+                mb_buf_printf(o, "%s()", fn_of(t->text)->sq);
+                i++;
+                continue;
+            }
+            if (is_kw(x, i, "SAFE") && is_op(x, i + 1, ".")) {
+                unsupported(x, "the SAFE. function prefix");
+                return;
+            }
+            if (is_op(x, i + 1, "(") && !is_keyword(t->text) && !is_kw(x, i, "IN") &&
+                !expect_table) {
+                i = function(x, i);
+                continue;
+            }
+            if (is_kw(x, i, "IF") && is_op(x, i + 1, "(")) {
+                i = function(x, i);
+                continue;
+            }
+            if (is_kw(x, i, "REPLACE") && is_op(x, i + 1, "(")) {
+                i = function(x, i);
+                continue;
+            }
+            if (i > a && is_kw(x, i - 1, "AS") && !is_op(x, i + 1, "(")) { /* an alias */
+                put_sep(x);
+                put_quoted_id(o, t->text);
+                i++;
+                continue;
+            }
+            if (is_kw(x, i, "NULLS") && (is_kw(x, i + 1, "FIRST") || is_kw(x, i + 1, "LAST"))) {
+                put_sep(x);
+                mb_buf_puts(o, is_kw(x, i + 1, "FIRST") ? "NULLS FIRST" : "NULLS LAST");
+                i += 2;
+                continue;
+            }
+            if (is_keyword(t->text) && !expect_table) {
+                char *up = mb_strdup(t->text);
+                for (char *c = up; *c; c++) *c = (char)toupper((unsigned char)*c);
+                if (!strcmp(up, "FROM") || !strcmp(up, "JOIN")) {
+                    expect_table = 1;
+                    in_from[depth] = 1;
+                } else if (!strcmp(up, "WHERE") || !strcmp(up, "GROUP") || !strcmp(up, "HAVING") ||
+                           !strcmp(up, "ORDER") || !strcmp(up, "LIMIT") || !strcmp(up, "ON") ||
+                           !strcmp(up, "USING") || !strcmp(up, "UNION") || !strcmp(up, "WINDOW") ||
+                           !strcmp(up, "INTERSECT") || !strcmp(up, "EXCEPT") || !strcmp(up, "SELECT")) {
+                    in_from[depth] = 0;
+                }
+                /* UNION DISTINCT / EXCEPT DISTINCT / INTERSECT DISTINCT */
+                if ((!strcmp(up, "UNION") || !strcmp(up, "EXCEPT") || !strcmp(up, "INTERSECT")) &&
+                    is_kw(x, i + 1, "DISTINCT")) {
+                    put_sep(x);
+                    mb_buf_puts(o, up);
+                    free(up);
+                    i += 2;
+                    continue;
+                }
+                if ((!strcmp(up, "EXCEPT") || !strcmp(up, "INTERSECT")) && is_kw(x, i + 1, "ALL")) {
+                    free(up);
+                    unsupported(x, "EXCEPT ALL / INTERSECT ALL");
+                    return;
+                }
+                if (!strcmp(up, "FOR") && is_kw(x, i + 1, "SYSTEM_TIME")) {
+                    free(up);
+                    unsupported(x, "FOR SYSTEM_TIME AS OF");
+                    return;
+                }
+                put_sep(x);
+                mb_buf_puts(o, up);
+                free(up);
+                i++;
+                continue;
+            }
+        }
+        /* a path: a table where one is expected, else a column */
+        if (expect_table) {
+            table_ref(x, &i);
+            expect_table = 0;
+            continue;
+        }
+        json_t *parts = take_path(x, &i, 0);
+        column_path(x, parts);
+        json_decref(parts);
+    }
+}
+
+/* ------------------------------------------------------- result hints */
+
+static const char *col_type(xl *x, const char *name)
+{
+    char *low = mb_strdup(name);
+    for (char *c = low; *c; c++) *c = (char)tolower((unsigned char)*c);
+    const char *t = json_string_value(json_object_get(x->coltypes, low));
+    free(low);
+    return t;
+}
+
+/* The type an item [a, b) of the outer select list has, when it is a call
+ * whose result type is known, a comparison, or a typed literal. */
+static json_t *item_hint(xl *x, size_t a, size_t b)
+{
+    size_t end = b;
+    /* drop a trailing alias */
+    if (end >= a + 2 && is_kw(x, end - 2, "AS")) end -= 2;
+    else if (end >= a + 2 && (T(x, end - 1)->type == T_IDENT || T(x, end - 1)->type == T_QIDENT) &&
+             !is_keyword(T(x, end - 1)->text) &&
+             (is_op(x, end - 2, ")") || T(x, end - 2)->type == T_IDENT ||
+              T(x, end - 2)->type == T_QIDENT || T(x, end - 2)->type == T_STR ||
+              T(x, end - 2)->type == T_NUM))
+        end -= 1;
+    int depth = 0;
+    for (size_t k = a; k < end; k++) {
+        if (is_op(x, k, "(") || is_kw(x, k, "CASE")) depth++;
+        else if (is_op(x, k, ")") || is_kw(x, k, "END")) depth--;
+        else if (!depth && (T(x, k)->type == T_OP || T(x, k)->type == T_IDENT)) {
+            static const char *const CMP[] = {"=", "<", ">", "<=", ">=", "!=", "<>", NULL};
+            static const char *const LOG[] = {"AND", "OR", "NOT", "IS", "IN", "LIKE", "BETWEEN", "EXISTS", NULL};
+            for (const char *const *c = CMP; *c; c++)
+                if (is_op(x, k, *c)) return json_string("BOOLEAN");
+            for (const char *const *c = LOG; *c; c++)
+                if (is_kw(x, k, *c)) return json_string("BOOLEAN");
+        }
+    }
+    if (T(x, a)->type == T_IDENT && T(x, a + 1)->type == T_STR && end == a + 2) {
+        if (is_kw(x, a, "DATE")) return json_string("DATE");
+        if (is_kw(x, a, "TIMESTAMP")) return json_string("TIMESTAMP");
+        if (is_kw(x, a, "DATETIME")) return json_string("DATETIME");
+    }
+    if (T(x, a)->type == T_IDENT && end == a + 1 &&
+        (is_kw(x, a, "CURRENT_DATE") || is_kw(x, a, "CURRENT_TIMESTAMP")))
+        return json_string(fn_of(T(x, a)->text)->hint);
+    if (T(x, a)->type != T_IDENT || !is_op(x, a + 1, "(")) return json_null();
+    size_t close = match_paren(x, a + 1);
+    /* OVER (...) may follow */
+    size_t after = close + 1;
+    if (is_kw(x, after, "OVER") && is_op(x, after + 1, "(")) after = match_paren(x, after + 1) + 1;
+    if (after != end) return json_null();
+    const struct fn *f = fn_of(T(x, a)->text);
+    if (!f) return json_null();
+    if (f->kind == F_CAST) {
+        for (size_t k = a + 2; k < close; k++)
+            if (is_kw(x, k, "AS") && k + 2 == close) {
+                const char *c = mb_gc__type_canon(T(x, k + 1)->text);
+                return c ? json_string(c) : json_null();
+            }
+        return json_null();
+    }
+    if (f->kind == F_EXTRACT && is_kw(x, a + 2, "DATE")) return json_string("DATE");
+    if (f->kind == F_PART && (!strcmp(f->hint, "DATE"))) {
+        /* DATE_ADD of a TIMESTAMP is a TIMESTAMP: look at the first argument */
+        if (T(x, a + 2)->type == T_IDENT || T(x, a + 2)->type == T_QIDENT) {
+            const char *ct = col_type(x, T(x, a + 2)->text);
+            if (ct && (!strcmp(ct, "TIMESTAMP") || !strcmp(ct, "DATETIME"))) return json_string(ct);
+        }
+    }
+    if (!f->hint) return json_null();
+    if (!strcmp(f->hint, "=arg")) {
+        /* the argument's type when it is a plain column */
+        size_t k = a + 2;
+        if (is_kw(x, k, "DISTINCT")) k++;
+        size_t j = k;
+        if (T(x, j)->type == T_IDENT && is_op(x, j + 1, "(")) {
+            size_t c2 = match_paren(x, j + 1);
+            if (c2 + 1 == close || is_op(x, c2 + 1, ",")) return item_hint(x, j, c2 + 1);
+            return json_null();
+        }
+        if (T(x, j)->type != T_IDENT && T(x, j)->type != T_QIDENT) return json_null();
+        json_t *parts = take_path(x, &j, 0);
+        const char *ct = NULL;
+        if (is_op(x, j, ")") || is_op(x, j, ",")) ct = col_type(x, part(parts, json_array_size(parts) - 1));
+        json_decref(parts);
+        if (!ct) return json_null();
+        if (!strcmp(T(x, a)->text, "SUM") || !strcasecmp(T(x, a)->text, "SUM"))
+            return json_string(!strcmp(ct, "INTEGER") ? "INTEGER" : "FLOAT");
+        return json_string(ct);
+    }
+    return json_string(f->hint);
+}
+
+static json_t *select_hints(xl *x, size_t a, size_t b)
+{
+    json_t *hints = json_array();
+    /* the last SELECT at depth 0 */
+    int depth = 0;
+    size_t sel = (size_t)-1;
+    for (size_t k = a; k < b; k++) {
+        if (is_op(x, k, "(")) depth++;
+        else if (is_op(x, k, ")")) depth--;
+        else if (!depth && is_kw(x, k, "SELECT")) {
+            sel = k;
+            break; /* the first branch of a UNION names the columns */
+        }
+    }
+    if (sel == (size_t)-1) return hints;
+    size_t k = sel + 1;
+    if (is_kw(x, k, "DISTINCT") || is_kw(x, k, "ALL")) k++;
+    size_t start = k;
+    depth = 0;
+    for (; k <= b; k++) {
+        int stop = k == b || (!depth && (is_kw(x, k, "FROM") || is_kw(x, k, "WHERE") ||
+                                         is_kw(x, k, "GROUP") || is_kw(x, k, "ORDER") ||
+                                         is_kw(x, k, "LIMIT") || is_kw(x, k, "UNION") ||
+                                         is_kw(x, k, "HAVING") || T(x, k)->type == T_EOF));
+        if (stop || (!depth && is_op(x, k, ","))) {
+            if (k > start && (is_op(x, k - 1, "*") || is_op(x, start, "*"))) { /* *, t.*, * EXCEPT */
+                json_array_append_new(hints, json_string("*"));
+                break;
+            }
+            if (k > start) json_array_append_new(hints, item_hint(x, start, k));
+            start = k + 1;
+            if (stop) break;
+            continue;
+        }
+        if (is_op(x, k, "(") || is_kw(x, k, "CASE")) depth++;
+        if (is_op(x, k, ")") || is_kw(x, k, "END")) depth--;
+    }
+    return hints;
+}
+
+/* ----------------------------------------------------------- catalog */
+
+static void load_catalog(xl *x)
+{
+    x->records = json_object();
+    x->coltypes = json_object();
+    x->ctes = json_object();
+    sqlite3_stmt *st;
+    if (mb_gc__prep(x->gc, "SELECT fields FROM __bq_tables", &st, NULL)) return;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        json_t *f = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+        size_t i;
+        json_t *fld;
+        json_array_foreach(f, i, fld) {
+            char *low = mb_strdup(json_string_value(json_object_get(fld, "name")));
+            for (char *c = low; *c; c++) *c = (char)tolower((unsigned char)*c);
+            const char *type = json_string_value(json_object_get(fld, "type"));
+            const char *mode = json_string_value(json_object_get(fld, "mode"));
+            if (!strcmp(type, "RECORD") || !strcmp(type, "JSON") || (mode && !strcmp(mode, "REPEATED")))
+                json_object_set_new(x->records, low, json_true());
+            json_t *have = json_object_get(x->coltypes, low);
+            if (!have) json_object_set_new(x->coltypes, low, json_string(type));
+            else if (json_is_string(have) && strcmp(json_string_value(have), type))
+                json_object_set_new(x->coltypes, low, json_null());
+            free(low);
+        }
+        json_decref(f);
+    }
+    sqlite3_finalize(st);
+    /* CTE names: NAME AS ( after WITH, RECURSIVE or a ')' ',' */
+    for (size_t k = 0; k + 2 < x->l.n; k++) {
+        if ((T(x, k)->type == T_IDENT || T(x, k)->type == T_QIDENT) && is_kw(x, k + 1, "AS") &&
+            is_op(x, k + 2, "(") && k > 0 &&
+            (is_kw(x, k - 1, "WITH") || is_kw(x, k - 1, "RECURSIVE") || is_op(x, k - 1, ","))) {
+            char *low = mb_strdup(T(x, k)->text);
+            for (char *c = low; *c; c++) *c = (char)tolower((unsigned char)*c);
+            json_object_set_new(x->ctes, low, json_true());
+            free(low);
+        }
+    }
+}
+
+/* --------------------------------------------------------- statements */
+
+/* The dataset.table named at *i (for DDL/DML targets), without checking it exists. */
+static int target(xl *x, size_t *i, mb_gc_plan *p)
+{
+    if (T(x, *i)->type != T_IDENT && T(x, *i)->type != T_QIDENT)
+        return fail(x, MB_EINVAL, "Syntax error: Expected a table name");
+    json_t *parts = take_path(x, i, 1);
+    const char *ds, *tb;
+    int rc = resolve(x, parts, &ds, &tb);
+    if (!rc) {
+        p->dataset = mb_strdup(ds);
+        p->table = mb_strdup(tb);
+    }
+    json_decref(parts);
+    return rc;
+}
+
+static int parse_type(xl *x, size_t *i, json_t *field);
+
+static int parse_struct_fields(xl *x, size_t *i, json_t *fields, const char *close)
+{
+    for (;;) {
+        if (T(x, *i)->type != T_IDENT && T(x, *i)->type != T_QIDENT)
+            return fail(x, MB_EINVAL, "Syntax error: Expected a column name");
+        json_t *f = json_pack("{s:s}", "name", T(x, *i)->text);
+        (*i)++;
+        if (parse_type(x, i, f)) {
+            json_decref(f);
+            return x->failed;
+        }
+        /* NOT NULL, OPTIONS(description = '...') */
+        for (;;) {
+            if (is_kw(x, *i, "NOT") && is_kw(x, *i + 1, "NULL")) {
+                json_object_set_new(f, "mode", json_string("REQUIRED"));
+                *i += 2;
+            } else if (is_kw(x, *i, "OPTIONS") && is_op(x, *i + 1, "(")) {
+                size_t c = match_paren(x, *i + 1);
+                for (size_t k = *i + 2; k + 2 < c; k++)
+                    if (is_kw(x, k, "description") && is_op(x, k + 1, "=") && T(x, k + 2)->type == T_STR)
+                        json_object_set_new(f, "description", json_string(T(x, k + 2)->text));
+                *i = c + 1;
+            } else break;
+        }
+        json_array_append_new(fields, f);
+        if (is_op(x, *i, ",")) {
+            (*i)++;
+            continue;
+        }
+        if (is_op(x, *i, close)) {
+            (*i)++;
+            return MB_OK;
+        }
+        return fail(x, MB_EINVAL, "Syntax error: Unexpected \"%s\" in a column list", T(x, *i)->text);
+    }
+}
+
+static int parse_type(xl *x, size_t *i, json_t *field)
+{
+    if (is_kw(x, *i, "ARRAY") && is_op(x, *i + 1, "<")) {
+        *i += 2;
+        if (parse_type(x, i, field)) return x->failed;
+        json_object_set_new(field, "mode", json_string("REPEATED"));
+        if (!is_op(x, *i, ">")) return fail(x, MB_EINVAL, "Syntax error: Expected \">\"");
+        (*i)++;
+        return MB_OK;
+    }
+    if (is_kw(x, *i, "STRUCT") && is_op(x, *i + 1, "<")) {
+        *i += 2;
+        json_t *sub = json_array();
+        json_object_set_new(field, "type", json_string("RECORD"));
+        json_object_set_new(field, "fields", sub);
+        return parse_struct_fields(x, i, sub, ">");
+    }
+    if (T(x, *i)->type != T_IDENT || !mb_gc__type_canon(T(x, *i)->text))
+        return fail(x, MB_EINVAL, "Type not found: %s", T(x, *i)->text);
+    json_object_set_new(field, "type", json_string(mb_gc__type_canon(T(x, *i)->text)));
+    (*i)++;
+    /* NUMERIC(10, 2), STRING(20) */
+    if (is_op(x, *i, "(")) *i = match_paren(x, *i) + 1;
+    return MB_OK;
+}
+
+/* QUALIFY of the outermost SELECT: the query without it becomes a subquery,
+ * the condition a hidden last column "__mb_qualify" of a wrapper that keeps
+ * the rows where it holds (bigquery.c drops the column), then ORDER BY and
+ * LIMIT. The condition sees the select list's columns, as BigQuery's does;
+ * naming anything else fails in SQLite rather than answering otherwise.
+ * Returns 0 when the statement has no QUALIFY at its top level. */
+static int qualify(xl *x, size_t a, size_t b)
+{
+    int depth = 0;
+    size_t q = 0, tail = b;
+    for (size_t k = a; k < b; k++) {
+        if (is_op(x, k, "(")) depth++;
+        else if (is_op(x, k, ")")) depth--;
+        else if (!depth && is_kw(x, k, "QUALIFY")) q = k;
+        else if (!depth && q && tail == b && (is_kw(x, k, "ORDER") || is_kw(x, k, "LIMIT") || is_kw(x, k, "WINDOW")))
+            tail = k;
+        else if (!depth && (is_kw(x, k, "UNION") || is_kw(x, k, "INTERSECT") || is_kw(x, k, "EXCEPT")) &&
+                 !is_op(x, k - 1, "*"))
+            if (q) return unsupported(x, "QUALIFY with UNION, INTERSECT or EXCEPT"), 1;
+    }
+    if (!q) return 0;
+    if (is_kw(x, tail, "WINDOW")) return unsupported(x, "QUALIFY with a WINDOW clause"), 1;
+    mb_buf_puts(&x->out, "SELECT * FROM (SELECT *, (");
+    xrange(x, q + 1, tail, 0);
+    mb_buf_puts(&x->out, ") AS \"__mb_qualify\" FROM (");
+    xrange(x, a, q, 0);
+    mb_buf_puts(&x->out, ")) WHERE \"__mb_qualify\"");
+    xrange(x, tail, b, 0);
+    return 1;
+}
+
+static void plan_select(xl *x, size_t a, size_t b, mb_gc_plan *p)
+{
+    mb_buf_reset(&x->out);
+    if (!qualify(x, a, b)) xrange(x, a, b, 0);
+    if (!x->failed) {
+        p->sql = mb_strndup(x->out.data ? x->out.data : "", x->out.len);
+        p->hints = select_hints(x, a, b);
+    }
+}
+
+int mb_gc__translate(mb_gc *gc, const char *sql, size_t len, mb_gc_plan *p, mb_err *err)
+{
+    memset(p, 0, sizeof *p);
+    xl x = {.gc = gc, .err = err};
+    int rc = lex(sql, len, &x.l, err);
+    if (rc) return rc;
+    load_catalog(&x);
+    size_t i = 0, end = x.l.n - 1;
+    while (end > 0 && is_op(&x, end - 1, ";")) end--;
+    if (is_kw(&x, 0, "SELECT") || is_kw(&x, 0, "WITH") || is_op(&x, 0, "(")) {
+        p->kind = GC_SELECT;
+        plan_select(&x, 0, end, p);
+    } else if (is_kw(&x, 0, "INSERT")) {
+        p->kind = GC_INSERT;
+        i = 1;
+        if (is_kw(&x, i, "INTO")) i++;
+        if (!target(&x, &i, p)) {
+            if (!table_exists(&x, p->dataset, p->table))
+                fail(&x, MB_ENOTFOUND, "Not found: Table %s:%s.%s was not found in location US",
+                     gc->project, p->dataset, p->table);
+            else {
+                char *dt = mb_asprintf("%s.%s", p->dataset, p->table);
+                mb_buf_puts(&x.out, "INSERT INTO ");
+                put_quoted_id(&x.out, dt);
+                free(dt);
+                xrange(&x, i, end, 0);
+                if (!x.failed) p->sql = mb_buf_steal(&x.out);
+            }
+        }
+    } else if (is_kw(&x, 0, "DELETE") || is_kw(&x, 0, "UPDATE")) {
+        int del = is_kw(&x, 0, "DELETE");
+        p->kind = del ? GC_DELETE : GC_UPDATE;
+        i = 1;
+        if (del && is_kw(&x, i, "FROM")) i++;
+        if (!target(&x, &i, p)) {
+            int where = 0, depth = 0;
+            for (size_t k = i; k < end; k++) {
+                if (is_op(&x, k, "(")) depth++;
+                if (is_op(&x, k, ")")) depth--;
+                if (!depth && is_kw(&x, k, "WHERE")) where = 1;
+            }
+            if (!table_exists(&x, p->dataset, p->table))
+                fail(&x, MB_ENOTFOUND, "Not found: Table %s:%s.%s was not found in location US",
+                     gc->project, p->dataset, p->table);
+            else if (!where)
+                fail(&x, MB_EINVAL, "Syntax error: %s must have a WHERE clause",
+                     del ? "DELETE" : "UPDATE");
+            else {
+                char *dt = mb_asprintf("%s.%s", p->dataset, p->table);
+                mb_buf_puts(&x.out, del ? "DELETE FROM " : "UPDATE ");
+                put_quoted_id(&x.out, dt);
+                free(dt);
+                if (is_kw(&x, i, "AS")) i++;
+                if (T(&x, i)->type == T_IDENT && !is_kw(&x, i, "WHERE") && !is_kw(&x, i, "SET")) {
+                    mb_buf_puts(&x.out, " AS ");
+                    put_quoted_id(&x.out, T(&x, i)->text);
+                    i++;
+                }
+                xrange(&x, i, end, 0);
+                if (!x.failed) p->sql = mb_buf_steal(&x.out);
+            }
+        }
+    } else if (is_kw(&x, 0, "TRUNCATE") && is_kw(&x, 1, "TABLE")) {
+        p->kind = GC_TRUNCATE;
+        i = 2;
+        target(&x, &i, p);
+    } else if (is_kw(&x, 0, "DROP") && is_kw(&x, 1, "TABLE")) {
+        p->kind = GC_DROP_TABLE;
+        i = 2;
+        if (is_kw(&x, i, "IF") && is_kw(&x, i + 1, "EXISTS")) {
+            p->if_exists = 1;
+            i += 2;
+        }
+        target(&x, &i, p);
+    } else if ((is_kw(&x, 0, "CREATE") || is_kw(&x, 0, "DROP")) &&
+               (is_kw(&x, 1, "SCHEMA") || is_kw(&x, 1, "DATASET"))) {
+        p->kind = is_kw(&x, 0, "CREATE") ? GC_CREATE_SCHEMA : GC_DROP_SCHEMA;
+        i = 2;
+        if (is_kw(&x, i, "IF") && is_kw(&x, i + 1, "NOT") && is_kw(&x, i + 2, "EXISTS")) {
+            p->if_not_exists = 1;
+            i += 3;
+        } else if (is_kw(&x, i, "IF") && is_kw(&x, i + 1, "EXISTS")) {
+            p->if_exists = 1;
+            i += 2;
+        }
+        json_t *parts = take_path(&x, &i, 1);
+        size_t n = json_array_size(parts);
+        if (n == 2 && strcmp(part(parts, 0), gc->project))
+            fail(&x, MB_ENOTFOUND, "Not found: Project %s", part(parts, 0));
+        else if (n > 2 || !*part(parts, n - 1))
+            fail(&x, MB_EINVAL, "Syntax error: Expected a dataset name");
+        else p->dataset = mb_strdup(part(parts, n - 1));
+        json_decref(parts);
+        if (is_kw(&x, i, "CASCADE")) {
+            p->or_replace = 1; /* delete contents */
+            i++;
+        }
+    } else if (is_kw(&x, 0, "CREATE")) {
+        i = 1;
+        if (is_kw(&x, i, "OR") && is_kw(&x, i + 1, "REPLACE")) {
+            p->or_replace = 1;
+            i += 2;
+        }
+        if (is_kw(&x, i, "TEMP") || is_kw(&x, i, "TEMPORARY")) unsupported(&x, "temporary tables");
+        else if (!is_kw(&x, i, "TABLE")) {
+            char *w = mb_asprintf("CREATE %s", T(&x, i)->text);
+            unsupported(&x, w);
+            free(w);
+        } else {
+            i++;
+            if (is_kw(&x, i, "IF") && is_kw(&x, i + 1, "NOT") && is_kw(&x, i + 2, "EXISTS")) {
+                p->if_not_exists = 1;
+                i += 3;
+            }
+            if (!target(&x, &i, p)) {
+                if (is_op(&x, i, "(")) {
+                    p->fields = json_array();
+                    i++;
+                    parse_struct_fields(&x, &i, p->fields, ")");
+                }
+                /* PARTITION BY / CLUSTER BY / OPTIONS / AS query */
+                size_t q = 0;
+                int depth = 0;
+                for (size_t k = i; k < end && !x.failed; k++) {
+                    if (is_op(&x, k, "(")) depth++;
+                    if (is_op(&x, k, ")")) depth--;
+                    if (!depth && is_kw(&x, k, "AS")) {
+                        q = k + 1;
+                        break;
+                    }
+                    if (!depth && is_kw(&x, k, "OPTIONS") && is_op(&x, k + 1, "(")) {
+                        size_t c = match_paren(&x, k + 1);
+                        for (size_t m = k + 2; m + 2 < c; m++)
+                            if (is_kw(&x, m, "description") && is_op(&x, m + 1, "=") &&
+                                T(&x, m + 2)->type == T_STR)
+                                p->description = mb_strdup(T(&x, m + 2)->text);
+                        k = c;
+                    }
+                }
+                if (q) {
+                    p->kind = GC_CTAS;
+                    if (!x.failed) plan_select(&x, q, end, p);
+                } else {
+                    p->kind = GC_CREATE_TABLE;
+                    if (!p->fields && !x.failed)
+                        fail(&x, MB_EINVAL, "Syntax error: CREATE TABLE needs a column list or AS query");
+                }
+            }
+        }
+    } else if (T(&x, 0)->type == T_EOF) {
+        fail(&x, MB_EINVAL, "Syntax error: Unexpected end of script");
+    } else {
+        char *w = mb_asprintf("the statement %s", T(&x, 0)->text);
+        for (char *c = w; *c; c++) *c = (char)toupper((unsigned char)*c);
+        unsupported(&x, w);
+        free(w);
+    }
+    rc = x.failed;
+    mb_buf_free(&x.out);
+    json_decref(x.records);
+    json_decref(x.coltypes);
+    json_decref(x.ctes);
+    lexed_free(&x.l);
+    if (rc) mb_gc__plan_free(p);
+    return rc;
+}
+
+void mb_gc__plan_free(mb_gc_plan *p)
+{
+    free(p->sql);
+    free(p->dataset);
+    free(p->table);
+    free(p->description);
+    json_decref(p->fields);
+    json_decref(p->hints);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,242 @@
+"""The Google Cloud REST facade (src/gcloud/rest.c) with raw HTTP calls shaped
+as google-cloud-bigquery 3.x and google-cloud-storage 3.x send them (Debian
+packages neither library, so the shapes are written out here; source: the
+libraries' Client methods as of python-bigquery 3.35 / python-storage 3.2:
+create_dataset, create_table, insert_rows_json, query + result
+(jobs.insert then getQueryResults with formatOptions.useInt64Timestamp),
+query_and_wait (jobs.query), load_table_from_file (multipart upload),
+list_buckets, create_bucket, Blob.upload_from_string (multipart upload),
+Blob.download_as_bytes (/download/... alt=media)). The project id selects
+the sandbox; two sandboxes do not see each other."""
+import json
+import os
+import socket
+import uuid
+
+import httpx
+import pytest
+
+from conftest import Daemon
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SETUP = json.load(open(os.path.join(HERE, "..", "data", "gcloud", "corpus.json")))["setup"]
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.fixture
+def env(tmp_root):
+    port = free_port()
+    d = Daemon(os.path.join(tmp_root, "var"), env={"MCPBOX_GCLOUD_LISTEN": f"127.0.0.1:{port}"}).start()
+    with d.client() as api:
+        yield api, f"http://127.0.0.1:{port}"
+    d.stop()
+
+
+def sandbox(api, setup=None):
+    r = api.post("/sandbox/google_cloud", json={"benchmark": "Toolathlon"})
+    assert r.status_code == 201, r.text
+    sid = r.json()["sandbox_id"]
+    if setup is not None:
+        assert api.post(f"/sandbox/google_cloud/{sid}/initialize", json=setup).status_code == 200
+    return sid, api.get(f"/sandbox/google_cloud/{sid}").json()["auth_data"]["project_id"]
+
+
+def multipart(meta, data, ctype="application/octet-stream"):
+    b = "===============%s==" % uuid.uuid4().hex
+    body = (f"--{b}\r\ncontent-type: application/json; charset=UTF-8\r\n\r\n{json.dumps(meta)}\r\n"
+            f"--{b}\r\ncontent-type: {ctype}\r\n\r\n").encode() + data + f"\r\n--{b}--\r\n".encode()
+    return body, {"Content-Type": f'multipart/related; boundary="{b}"'}
+
+
+def test_bigquery_as_the_client_library_calls_it(env):
+    api, base = env
+    sid, project = sandbox(api, SETUP)
+    h = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {project}"}, timeout=30)
+    bq = f"/bigquery/v2/projects/{project}"
+    # list_datasets, get_dataset
+    ds = h.get(f"{bq}/datasets").json()
+    assert [d["datasetReference"]["datasetId"] for d in ds["datasets"]][:2] == ["ab_testing", "academic"]
+    assert h.get(f"{bq}/datasets/nope").status_code == 404
+    # create_dataset / create_table / insert_rows_json
+    r = h.post(f"{bq}/datasets", json={"datasetReference": {"projectId": project, "datasetId": "wh"},
+                                        "labels": {}, "location": "US"})
+    assert r.status_code == 200 and r.json()["id"] == f"{project}:wh"
+    assert h.post(f"{bq}/datasets", json={"datasetReference": {"projectId": project, "datasetId": "wh"}}).status_code == 409
+    r = h.post(f"{bq}/datasets/wh/tables", json={
+        "tableReference": {"projectId": project, "datasetId": "wh", "tableId": "t"},
+        "schema": {"fields": [{"name": "id", "type": "INTEGER", "mode": "REQUIRED"},
+                              {"name": "ts", "type": "TIMESTAMP"}, {"name": "ok", "type": "BOOLEAN"}]}, "labels": {}})
+    assert r.status_code == 200, r.text
+    r = h.post(f"{bq}/datasets/wh/tables/t/insertAll", json={"rows": [
+        {"insertId": "a", "json": {"id": 1, "ts": "2025-03-10T09:00:00Z", "ok": True}},
+        {"insertId": "b", "json": {"id": 2, "ts": None, "ok": False}}]})
+    assert r.json() == {"kind": "bigquery#tableDataInsertAllResponse"}
+    r = h.post(f"{bq}/datasets/wh/tables/t/insertAll", json={"rows": [{"json": {"id": "x"}}]})
+    assert r.json()["insertErrors"][0]["index"] == 0
+    assert h.get(f"{bq}/datasets/wh/tables/t").json()["numRows"] == "2"
+    # client.query(): jobs.insert, then getQueryResults
+    job = {"jobReference": {"jobId": "job_abc", "projectId": project, "location": "US"},
+           "configuration": {"query": {"useLegacySql": False,
+                                       "query": "SELECT id, ts, ok FROM `wh.t` ORDER BY id"}}}
+    r = h.post(f"{bq}/jobs", json=job)
+    assert r.status_code == 200, r.text
+    assert r.json()["status"]["state"] == "DONE" and r.json()["jobReference"]["jobId"] == "job_abc"
+    assert r.json()["statistics"]["query"]["statementType"] == "SELECT"
+    r = h.get(f"{bq}/queries/job_abc", params={"maxResults": 0, "location": "US",
+                                               "formatOptions.useInt64Timestamp": "True"})
+    assert r.json()["jobComplete"] is True and r.json()["totalRows"] == "2"
+    assert [f["type"] for f in r.json()["schema"]["fields"]] == ["INTEGER", "TIMESTAMP", "BOOLEAN"]
+    r = h.get(f"{bq}/queries/job_abc", params={"location": "US", "formatOptions.useInt64Timestamp": "True"})
+    assert r.json()["rows"] == [{"f": [{"v": "1"}, {"v": "1741597200000000"}, {"v": "true"}]},
+                                {"f": [{"v": "2"}, {"v": None}, {"v": "false"}]}]
+    assert h.get(f"{bq}/jobs/job_abc", params={"location": "US"}).json()["status"]["state"] == "DONE"
+    # query_and_wait(): jobs.query with parameters; RECORD values as f/v
+    r = h.post(f"{bq}/queries", json={
+        "query": "SELECT player_id, scores FROM `game_analytics.daily_scores_stream` WHERE game_id = @g",
+        "useLegacySql": False, "parameterMode": "NAMED",
+        "queryParameters": [{"name": "g", "parameterType": {"type": "STRING"}, "parameterValue": {"value": "g1"}}],
+        "formatOptions": {"useInt64Timestamp": True}, "location": "US"})
+    assert r.json()["rows"] == [{"f": [{"v": "p1"}, {"v": {"f": [{"v": "10"}, {"v": "5"}]}}]}]
+    # a failing query: BigQuery's error shape naming the construct
+    r = h.post(f"{bq}/queries", json={"query": "SELECT x FROM UNNEST([1]) AS x", "useLegacySql": False})
+    assert r.status_code == 400 and "UNNEST" in r.json()["error"]["message"]
+    assert r.json()["error"]["errors"][0]["reason"] == "invalid"
+    # DML through a job: numDmlAffectedRows
+    r = h.post(f"{bq}/queries", json={"query": "DELETE FROM wh.t WHERE id = 2", "useLegacySql": False})
+    assert r.json()["numDmlAffectedRows"] == "1"
+    # load_table_from_file: a multipart upload of CSV with autodetect
+    body, hdr = multipart({"jobReference": {"jobId": "load1", "projectId": project},
+                           "configuration": {"load": {"sourceFormat": "CSV", "skipLeadingRows": 1, "autodetect": True,
+                                                      "destinationTable": {"projectId": project, "datasetId": "wh",
+                                                                           "tableId": "csv"}}}},
+                          b"a,b\n1,x\n2,y\n")
+    r = h.post(f"/upload{bq}/jobs", params={"uploadType": "multipart"}, content=body, headers=hdr)
+    assert r.status_code == 200, r.text
+    assert h.get(f"{bq}/datasets/wh/tables/csv/data").json()["rows"] == [{"f": [{"v": "1"}, {"v": "x"}]},
+                                                                          {"f": [{"v": "2"}, {"v": "y"}]}]
+    # delete_dataset(delete_contents=True)
+    assert h.delete(f"{bq}/datasets/wh", params={"deleteContents": "true"}).status_code == 204
+    assert h.get(f"{bq}/datasets/wh").status_code == 404
+    # what the MCP server sees is the same project
+    dump = api.get(f"/sandbox/google_cloud/{sid}/dump").json()["data"]
+    assert not any(d["id"] == "wh" for d in dump["datasets"])
+
+
+def test_storage_as_the_client_library_calls_it(env):
+    api, base = env
+    sid, project = sandbox(api)
+    h = httpx.Client(base_url=f"{base}/p/{project}", timeout=30)  # STORAGE_EMULATOR_HOST with /p/PROJECT
+    r = h.post("/storage/v1/b", params={"project": project}, json={"name": "my-bucket", "location": "US"})
+    assert r.status_code == 200 and r.json()["name"] == "my-bucket"
+    assert h.post("/storage/v1/b", params={"project": project}, json={"name": "my-bucket"}).status_code == 409
+    body, hdr = multipart({"name": "dir/a.csv", "contentType": "text/csv"}, b"x,y\n1,2\n", "text/csv")
+    r = h.post("/upload/storage/v1/b/my-bucket/o", params={"uploadType": "multipart"}, content=body, headers=hdr)
+    assert r.status_code == 200, r.text
+    assert r.json()["size"] == "8" and r.json()["contentType"] == "text/csv"
+    r = h.post("/upload/storage/v1/b/my-bucket/o", params={"uploadType": "media", "name": "top.txt"}, content=b"hi")
+    assert r.status_code == 200
+    listing = h.get("/storage/v1/b/my-bucket/o", params={"delimiter": "/", "projection": "noAcl"}).json()
+    assert [o["name"] for o in listing["items"]] == ["top.txt"] and listing["prefixes"] == ["dir/"]
+    assert h.get("/download/storage/v1/b/my-bucket/o/dir%2Fa.csv", params={"alt": "media"}).content == b"x,y\n1,2\n"
+    assert h.get("/storage/v1/b/my-bucket/o/dir%2Fa.csv").json()["md5Hash"]
+    # a load job from the object (gs:// URI)
+    bq = f"{base}/bigquery/v2/projects/{project}"
+    httpx.post(f"{bq}/datasets", json={"datasetReference": {"projectId": project, "datasetId": "d"}})
+    r = httpx.post(f"{bq}/jobs", json={"configuration": {"load": {
+        "sourceUris": ["gs://my-bucket/dir/a.csv"], "sourceFormat": "CSV", "skipLeadingRows": 1, "autodetect": True,
+        "destinationTable": {"projectId": project, "datasetId": "d", "tableId": "t"}}}})
+    assert r.status_code == 200, r.text
+    assert httpx.get(f"{bq}/datasets/d/tables/t").json()["numRows"] == "1"
+    assert h.delete("/storage/v1/b/my-bucket/o/top.txt").status_code == 204
+    assert h.get("/storage/v1/b/my-bucket/o/top.txt").status_code == 404
+    # the MCP server sees the object
+    assert [o["name"] for o in api.get(f"/sandbox/google_cloud/{sid}/dump").json()["data"]["objects"]] == ["dir/a.csv"]
+
+
+def test_projects_select_sandboxes(env):
+    api, base = env
+    _, pa = sandbox(api, SETUP)
+    _, pb = sandbox(api)
+    assert httpx.get(f"{base}/bigquery/v2/projects/{pa}/datasets").json()["datasets"]
+    assert httpx.get(f"{base}/bigquery/v2/projects/{pb}/datasets").json()["datasets"] == []
+    # B cannot reach A's tables by naming A's project inside SQL
+    r = httpx.post(f"{base}/bigquery/v2/projects/{pb}/queries",
+                   json={"query": f"SELECT * FROM `{pa}.game_analytics.daily_scores_stream`"})
+    assert r.status_code == 404 and f"Not found: Project {pa}" in r.json()["error"]["message"]
+    assert httpx.get(f"{base}/bigquery/v2/projects/mcpbox-000000000000/datasets").status_code == 404
+    assert httpx.get(f"{base}/storage/v1/b").status_code == 400  # no project at all
+    assert httpx.get(f"{base}/storage/v1/b", headers={"Authorization": f"Bearer {pb}"}).json()["items"] == []
+    # the token endpoint for service-account key files
+    assert httpx.post(f"{base}/token", data={"grant_type": "x"}).json()["token_type"] == "Bearer"
+
+
+def rest_equal(got, want, ftype):
+    if want is None or got is None:
+        return got is want
+    if isinstance(want, bool) or ftype == "BOOLEAN":
+        return got == ("true" if want else "false")
+    if isinstance(want, (int, float)):
+        return abs(float(got) - want) < 1e-9
+    if isinstance(want, list):
+        return [x["v"] for x in got] == want
+    if ftype == "TIMESTAMP":
+        import datetime
+        t = datetime.datetime.fromisoformat(want).replace(tzinfo=datetime.timezone.utc)
+        return abs(float(got) - t.timestamp()) < 1e-6
+    if ftype == "DATETIME":
+        return got.replace("T", " ") == want
+    return got == want
+
+
+def test_query_corpus_through_the_facade(env):
+    """Every case of tests/data/gcloud/corpus.json, in order, through jobs.query."""
+    api, base = env
+    corpus = json.load(open(os.path.join(HERE, "..", "data", "gcloud", "corpus.json")))
+    _, project = sandbox(api, corpus["setup"])
+    h = httpx.Client(base_url=f"{base}/bigquery/v2/projects/{project}", timeout=60)
+    for i, case in enumerate(corpus["cases"]):
+        sql = case["sql"].replace("test-proj", project)
+        r = h.post("/queries", json={"query": sql, "useLegacySql": False,
+                                     "queryParameters": case.get("params", [])})
+        if "error" in case:
+            assert r.status_code >= 400, (i, r.text)
+            assert case["error"].replace("test-proj", project) in r.json()["error"]["message"], (i, r.text)
+            continue
+        assert r.status_code == 200, (i, r.text)
+        out = r.json()
+        fields = out["schema"]["fields"]
+        rows = [[c["v"] for c in row["f"]] for row in out.get("rows", [])]
+        want = case["rows"]
+        assert len(rows) == len(want), (i, rows, want)
+        for got_row, want_row in zip(rows, want):
+            for k, (g, w) in enumerate(zip(got_row, want_row)):
+                assert rest_equal(g, w, fields[k]["type"]), (i, k, g, w, fields[k])
+
+
+def test_service_account_key_and_token(env):
+    """auth_data carries a key file whose token_uri is the facade (google-auth's
+    service_account.Credentials POSTs a JWT-bearer grant there) and the emulator hosts."""
+    api, base = env
+    sid, project = sandbox(api)
+    a = api.get(f"/sandbox/google_cloud/{sid}").json()["auth_data"]
+    key = a["service_account_key"]
+    assert key["type"] == "service_account" and key["project_id"] == project
+    assert key["private_key"].startswith("-----BEGIN PRIVATE KEY-----")
+    assert key["token_uri"] == a["token_uri"] == f"{base}/p/{project}/token"
+    assert a["bigquery_emulator_host"] == base and a["storage_emulator_host"] == f"{base}/p/{project}"
+    # the same key on the next read
+    assert api.get(f"/sandbox/google_cloud/{sid}").json()["auth_data"]["service_account_key"] == key
+    tok = httpx.post(key["token_uri"], data={"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
+                                             "assertion": "x.y.z"}).json()
+    assert tok["access_token"] == project and tok["token_type"] == "Bearer"
+    # that token selects the project on Storage paths without a prefix
+    h = {"Authorization": f"Bearer {tok['access_token']}"}
+    assert httpx.post(f"{base}/storage/v1/b", json={"name": "via-token"}, headers=h).status_code == 200
+    assert [b["name"] for b in httpx.get(f"{base}/storage/v1/b", headers=h).json()["items"]] == ["via-token"]

@@ -1,0 +1,456 @@
+/*
+ * test_gcloud.c - unit tests for src/gcloud: the GoogleSQL query corpus
+ * (tests/data/gcloud/corpus.json: every case's rows, column types, or the
+ * error that names the refused construct), CSV and NDJSON loads with schema
+ * autodetection, streaming insert errors, Cloud Storage objects, the
+ * Logging filter subset, the Compute state machine, GoogleCloudData
+ * import/export, and two projects that do not see each other.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gcloud/gcloud.h"
+#include "util/util.h"
+
+static char *tmpdir(void)
+{
+    char t[] = "/tmp/mb-gcloud-XXXXXX";
+    assert_non_null(mkdtemp(t));
+    return mb_strdup(t);
+}
+
+static mb_gc *open_project(const char *dir, const char *name, const char *project)
+{
+    char *path = mb_asprintf("%s/%s", dir, name);
+    mb_gc *gc = NULL;
+    mb_err err = {0};
+    int rc = mb_gc_open(path, project, &gc, &err);
+    if (rc) fprintf(stderr, "open: %s\n", err.msg);
+    assert_int_equal(rc, MB_OK);
+    free(path);
+    return gc;
+}
+
+static json_t *load_corpus(void)
+{
+    json_error_t je;
+    json_t *c = json_load_file("tests/data/gcloud/corpus.json", 0, &je);
+    if (!c) fprintf(stderr, "corpus: %s line %d\n", je.text, je.line);
+    assert_non_null(c);
+    return c;
+}
+
+static int values_equal(json_t *a, json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return fabs(json_number_value(a) - json_number_value(b)) < 1e-9 &&
+               json_is_integer(a) == json_is_integer(b);
+    return json_equal(a, b);
+}
+
+static void test_corpus(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    mb_gc *gc = open_project(dir, "p.db", "test-proj");
+    json_t *corpus = load_corpus();
+    json_t *detail = json_array();
+    mb_err err = {0};
+    int rc = mb_gc_import(gc, json_object_get(corpus, "setup"), detail, &err);
+    if (rc) {
+        char *d = json_dumps(detail, 0);
+        fprintf(stderr, "import: %s %s\n", err.msg, d);
+        free(d);
+    }
+    assert_int_equal(rc, MB_OK);
+    json_decref(detail);
+    size_t i;
+    json_t *c;
+    int failures = 0;
+    json_array_foreach(json_object_get(corpus, "cases"), i, c) {
+        const char *sql = json_string_value(json_object_get(c, "sql"));
+        const char *want_err = json_string_value(json_object_get(c, "error"));
+        mb_gc_result r;
+        mb_err e = {0};
+        rc = mb_gc_bq_query(gc, sql, json_object_get(c, "params"), 0, &r, &e);
+        if (want_err) {
+            if (rc == MB_OK || !strstr(e.msg, want_err)) {
+                fprintf(stderr, "case %zu: want error '%s', got rc %d '%s'\n", i, want_err, rc, e.msg);
+                failures++;
+            }
+            if (rc == MB_OK) mb_gc_result_free(&r);
+            continue;
+        }
+        if (rc) {
+            char *t = NULL;
+            mb_gc_bq_translate(gc, sql, &t, NULL);
+            fprintf(stderr, "case %zu: %s\n  sqlite: %s\n", i, e.msg, t ? t : "?");
+            free(t);
+            failures++;
+            continue;
+        }
+        json_t *want = json_object_get(c, "rows");
+        int ok = json_array_size(want) == json_array_size(r.rows);
+        for (size_t k = 0; ok && k < json_array_size(want); k++) {
+            json_t *wr = json_array_get(want, k), *gr = json_array_get(r.rows, k);
+            ok = json_array_size(wr) == json_array_size(gr);
+            for (size_t m = 0; ok && m < json_array_size(wr); m++)
+                ok = values_equal(json_array_get(wr, m), json_array_get(gr, m));
+        }
+        json_t *wf = json_object_get(c, "fields");
+        for (size_t k = 0; ok && wf && k < json_array_size(wf); k++) {
+            json_t *f = json_array_get(r.fields, k);
+            char *have = mb_asprintf("%s:%s", json_string_value(json_object_get(f, "name")),
+                                     json_string_value(json_object_get(f, "type")));
+            ok = !strcmp(have, json_string_value(json_array_get(wf, k)));
+            if (!ok) fprintf(stderr, "case %zu: field %zu is %s\n", i, k, have);
+            free(have);
+        }
+        if (!ok) {
+            char *g = json_dumps(r.rows, JSON_COMPACT), *w = json_dumps(want, JSON_COMPACT);
+            char *f = json_dumps(r.fields, JSON_COMPACT);
+            fprintf(stderr, "case %zu: rows %s\n  want %s\n  fields %s\n", i, g, w, f);
+            free(g);
+            free(w);
+            free(f);
+            failures++;
+        }
+        mb_gc_result_free(&r);
+    }
+    assert_int_equal(failures, 0);
+    /* every query and script ran as one job */
+    json_decref(corpus);
+    mb_gc_close(gc);
+    mb_rm_rf(dir, NULL);
+    free(dir);
+}
+
+static void test_load(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    mb_gc *gc = open_project(dir, "p.db", "p1");
+    mb_err err = {0};
+    assert_int_equal(mb_gc_bq_dataset_create(gc, "d", NULL, "US", &err), MB_OK);
+    assert_int_equal(mb_gc_bq_dataset_create(gc, "d", NULL, "US", &err), MB_ECONFLICT);
+    assert_string_equal(err.msg, "Already Exists: Dataset p1:d");
+    const char csv[] = "id,name,amount,day,ok\r\n1,\"Smith, J\",2.5,2025-01-02,true\n2,\"say \"\"hi\"\"\",3,2025-01-03,false\n";
+    mb_gc_load o = {.format = MB_GC_CSV, .write = MB_GC_WRITE_TRUNCATE, .skip_leading_rows = 1, .autodetect = 1};
+    long n = 0;
+    assert_int_equal(mb_gc_bq_load(gc, "d", "t", csv, sizeof csv - 1, &o, &n, &err), MB_OK);
+    assert_int_equal(n, 2);
+    json_t *t;
+    assert_int_equal(mb_gc_bq_table_get(gc, "d", "t", &t, &err), MB_OK);
+    char *fs = json_dumps(json_object_get(t, "fields"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(fs, "[{\"name\":\"id\",\"type\":\"INTEGER\",\"mode\":\"NULLABLE\"},"
+                            "{\"name\":\"name\",\"type\":\"STRING\",\"mode\":\"NULLABLE\"},"
+                            "{\"name\":\"amount\",\"type\":\"FLOAT\",\"mode\":\"NULLABLE\"},"
+                            "{\"name\":\"day\",\"type\":\"DATE\",\"mode\":\"NULLABLE\"},"
+                            "{\"name\":\"ok\",\"type\":\"BOOLEAN\",\"mode\":\"NULLABLE\"}]");
+    free(fs);
+    assert_int_equal(json_integer_value(json_object_get(t, "num_rows")), 2);
+    json_decref(t);
+    /* append then a row of the wrong width fails and leaves the table as it was */
+    o.write = MB_GC_WRITE_APPEND;
+    assert_int_equal(mb_gc_bq_load(gc, "d", "t", csv, sizeof csv - 1, &o, &n, &err), MB_OK);
+    const char bad[] = "id,name,amount,day,ok\n3,x\n";
+    assert_int_equal(mb_gc_bq_load(gc, "d", "t", bad, sizeof bad - 1, &o, &n, &err), MB_EINVAL);
+    mb_gc_result r;
+    assert_int_equal(mb_gc_bq_query(gc, "SELECT COUNT(*), SUM(amount), COUNTIF(ok) FROM d.t WHERE name LIKE '%hi%'", NULL, 0, &r, &err), MB_OK);
+    char *rows = json_dumps(r.rows, JSON_COMPACT);
+    assert_string_equal(rows, "[[2,6.0,0]]");
+    free(rows);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(r.fields, 2), "type")), "INTEGER");
+    mb_gc_result_free(&r);
+    /* NDJSON with a RECORD and a REPEATED field */
+    const char nd[] = "{\"a\": 1, \"rec\": {\"x\": \"u\"}, \"tags\": [\"t1\", \"t2\"], \"ts\": \"2025-01-01T00:00:00Z\"}\n"
+                      "\n{\"a\": 2.5, \"rec\": {\"x\": \"v\"}, \"tags\": [], \"ts\": null}\n";
+    mb_gc_load oj = {.format = MB_GC_NDJSON, .write = MB_GC_WRITE_APPEND, .autodetect = 1};
+    assert_int_equal(mb_gc_bq_load(gc, "d", "j", nd, sizeof nd - 1, &oj, &n, &err), MB_OK);
+    assert_int_equal(mb_gc_bq_query(gc, "SELECT a, rec.x, tags, ts FROM d.j ORDER BY a", NULL, 0, &r, &err), MB_OK);
+    rows = json_dumps(r.rows, JSON_COMPACT);
+    assert_string_equal(rows, "[[1.0,\"u\",[\"t1\",\"t2\"],\"2025-01-01 00:00:00\"],[2.5,\"v\",[],null]]");
+    free(rows);
+    char *fields = json_dumps(r.fields, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(fields, "[{\"name\":\"a\",\"type\":\"FLOAT\",\"mode\":\"NULLABLE\"},"
+                                "{\"name\":\"x\",\"type\":\"STRING\",\"mode\":\"NULLABLE\"},"
+                                "{\"name\":\"tags\",\"type\":\"STRING\",\"mode\":\"REPEATED\"},"
+                                "{\"name\":\"ts\",\"type\":\"TIMESTAMP\",\"mode\":\"NULLABLE\"}]");
+    free(fields);
+    mb_gc_result_free(&r);
+    /* streaming insert: a bad row rejects the request */
+    json_t *ins = json_loads("[{\"a\": 3}, {\"a\": \"x\"}, {\"nope\": 1}]", 0, NULL);
+    json_t *errs = NULL;
+    assert_int_equal(mb_gc_bq_insert(gc, "d", "j", ins, &errs, &err), MB_EINVAL);
+    assert_int_equal(json_array_size(errs), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(errs, 1), "message")), "no such field: nope.");
+    json_decref(errs);
+    json_decref(ins);
+    assert_int_equal(mb_gc_bq_query(gc, "SELECT COUNT(*) FROM d.j", NULL, 0, &r, &err), MB_OK);
+    assert_int_equal(json_integer_value(json_array_get(json_array_get(r.rows, 0), 0)), 2);
+    mb_gc_result_free(&r);
+    assert_int_equal(mb_gc_bq_dataset_delete(gc, "d", 0, &err), MB_EINVAL);
+    assert_int_equal(mb_gc_bq_dataset_delete(gc, "d", 1, &err), MB_OK);
+    json_t *jobs = mb_gc_bq_job_list(gc, 10, "");
+    json_decref(jobs);
+    mb_gc_close(gc);
+    mb_rm_rf(dir, NULL);
+    free(dir);
+}
+
+static void test_storage_logging_compute(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    mb_gc *gc = open_project(dir, "p.db", "p1");
+    mb_err err = {0};
+    assert_int_equal(mb_gc_gcs_bucket_create(gc, "Bad_Name", "US", NULL, &err), MB_EINVAL);
+    assert_int_equal(mb_gc_gcs_bucket_create(gc, "my-bucket", "us", NULL, &err), MB_OK);
+    assert_int_equal(mb_gc_gcs_object_put(gc, "my-bucket", "a/b.txt", "hello", 5, "text/plain", &err), MB_OK);
+    assert_int_equal(mb_gc_gcs_object_put(gc, "my-bucket", "a/c/d.txt", "x", 1, NULL, &err), MB_OK);
+    assert_int_equal(mb_gc_gcs_object_put(gc, "my-bucket", "top.csv", "", 0, NULL, &err), MB_OK);
+    json_t *m;
+    assert_int_equal(mb_gc_gcs_object_meta(gc, "my-bucket", "a/b.txt", &m, &err), MB_OK);
+    assert_string_equal(json_string_value(json_object_get(m, "md5")), "XUFAKrxLKna5cZ2REBfFkg==");
+    assert_string_equal(json_string_value(json_object_get(m, "crc32c")), "mnG7TA==");
+    json_decref(m);
+    json_t *items, *prefixes;
+    assert_int_equal(mb_gc_gcs_object_list(gc, "my-bucket", "a/", "/", &items, &prefixes, &err), MB_OK);
+    assert_int_equal(json_array_size(items), 1);
+    assert_string_equal(json_string_value(json_array_get(prefixes, 0)), "a/c/");
+    json_decref(items);
+    json_decref(prefixes);
+    assert_int_equal(mb_gc_gcs_bucket_delete(gc, "my-bucket", 0, &err), MB_ECONFLICT);
+    char *data;
+    size_t len;
+    assert_int_equal(mb_gc_gcs_object_get(gc, "my-bucket", "a/b.txt", &data, &len, NULL, &err), MB_OK);
+    assert_int_equal(len, 5);
+    assert_memory_equal(data, "hello", 5);
+    free(data);
+
+    json_t *jp = json_pack("{s:s,s:i}", "event", "login", "count", 3);
+    assert_int_equal(mb_gc_log_write(gc, "app", "started", NULL, "INFO", 1735689600000LL, NULL, NULL, &err), MB_OK);
+    assert_int_equal(mb_gc_log_write(gc, "app", NULL, jp, "ERROR", 1735693200000LL, NULL, NULL, &err), MB_OK);
+    assert_int_equal(mb_gc_log_write(gc, "other", "disk full", NULL, "WARNING", 1735696800000LL, NULL, NULL, &err), MB_OK);
+    json_decref(jp);
+    static const struct { const char *filter; int n; } F[] = {
+        {"", 3}, {"severity>=WARNING", 2}, {"logName=\"projects/p1/logs/app\"", 2},
+        {"logName=app AND severity=INFO", 1}, {"textPayload:\"disk\"", 1},
+        {"jsonPayload.event=\"login\"", 1}, {"jsonPayload.count>2", 1},
+        {"timestamp>=\"2025-01-01T01:00:00Z\"", 2}, {"NOT logName=app", 1},
+        {"(severity=INFO OR severity=WARNING) started", 1}, {"-severity=ERROR", 2},
+    };
+    for (size_t i = 0; i < sizeof F / sizeof *F; i++) {
+        json_t *out;
+        assert_int_equal(mb_gc_log_list(gc, F[i].filter, 50, &out, &err), MB_OK);
+        if ((int)json_array_size(out) != F[i].n)
+            fprintf(stderr, "filter %s: %zu entries\n", F[i].filter, json_array_size(out));
+        assert_int_equal(json_array_size(out), F[i].n);
+        json_decref(out);
+    }
+    json_t *out;
+    assert_int_equal(mb_gc_log_list(gc, "labels.x=1", 50, &out, &err), MB_EINVAL);
+    assert_non_null(strstr(err.msg, "labels.x"));
+
+    char op[64];
+    assert_int_equal(mb_gc_ce_create(gc, "vm-1", "us-central1-a", NULL, NULL, NULL, NULL, op, &err), MB_OK);
+    assert_int_equal(mb_gc_ce_create(gc, "vm-1", "us-central1-a", NULL, NULL, NULL, NULL, op, &err), MB_ECONFLICT);
+    assert_int_equal(mb_gc_ce_create(gc, "vm-2", "mars-1a", NULL, NULL, NULL, NULL, op, &err), MB_ENOTFOUND);
+    assert_int_equal(mb_gc_ce_action(gc, "vm-1", "us-central1-a", "stop", op, &err), MB_OK);
+    json_t *inst;
+    assert_int_equal(mb_gc_ce_get(gc, "vm-1", "us-central1-a", &inst, &err), MB_OK);
+    assert_string_equal(json_string_value(json_object_get(inst, "status")), "TERMINATED");
+    json_decref(inst);
+    assert_int_equal(mb_gc_ce_action(gc, "vm-1", "us-central1-a", "reset", op, &err), MB_EINVAL);
+    assert_int_equal(mb_gc_ce_action(gc, "vm-1", "us-central1-a", "start", op, &err), MB_OK);
+    json_t *o;
+    assert_int_equal(mb_gc_ce_operation(gc, op, &o, &err), MB_OK);
+    assert_string_equal(json_string_value(json_object_get(o, "status")), "DONE");
+    json_decref(o);
+
+    /* export, import into a second project, export again: the same document */
+    json_t *doc = mb_gc_export(gc);
+    mb_gc *gc2 = open_project(dir, "q.db", "p2");
+    json_t *detail = json_array();
+    assert_int_equal(mb_gc_import(gc2, doc, detail, &err), MB_OK);
+    json_t *doc2 = mb_gc_export(gc2);
+    assert_int_equal(json_array_size(json_object_get(doc2, "objects")), 3);
+    assert_int_equal(json_array_size(json_object_get(doc2, "log_entries")), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(doc2, "instances"), 0), "status")),
+                        "RUNNING");
+    json_decref(doc2);
+    json_decref(doc);
+    /* a bad document: 422-style detail, nothing changed */
+    json_t *baddoc = json_loads("{\"datasets\": [{\"description\": \"x\"}], \"buckets\": 3}", 0, NULL);
+    assert_int_equal(mb_gc_import(gc2, baddoc, detail, &err), MB_EINVAL);
+    assert_int_equal(json_array_size(detail), 2);
+    json_decref(baddoc);
+    json_decref(detail);
+    json_t *bl = mb_gc_gcs_bucket_list(gc2);
+    assert_int_equal(json_array_size(bl), 1);
+    json_decref(bl);
+    mb_gc_close(gc2);
+    /* another project id on the same file is refused */
+    char *path = mb_asprintf("%s/p.db", dir);
+    mb_gc *g3;
+    assert_int_equal(mb_gc_open(path, "zzz", &g3, &err), MB_ECONFLICT);
+    free(path);
+    mb_gc_close(gc);
+    mb_rm_rf(dir, NULL);
+    free(dir);
+}
+
+static void test_isolation(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    mb_gc *a = open_project(dir, "a.db", "proj-a"), *b = open_project(dir, "b.db", "proj-b");
+    mb_err err = {0};
+    assert_int_equal(mb_gc_bq_dataset_create(a, "shared_name", NULL, "US", &err), MB_OK);
+    assert_int_equal(mb_gc_gcs_bucket_create(a, "bucket-a", "US", NULL, &err), MB_OK);
+    assert_int_equal(mb_gc_log_write(a, "l", "x", NULL, "INFO", 0, NULL, NULL, &err), MB_OK);
+    json_t *l = mb_gc_bq_dataset_list(b);
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+    l = mb_gc_gcs_bucket_list(b);
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+    assert_int_equal(mb_gc_log_list(b, "", 10, &l, &err), MB_OK);
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+    mb_gc_result r;
+    assert_int_equal(mb_gc_bq_query(b, "SELECT * FROM `proj-a.shared_name.t`", NULL, 0, &r, &err), MB_ENOTFOUND);
+    assert_string_equal(err.msg, "Not found: Project proj-a");
+    mb_gc_close(a);
+    mb_gc_close(b);
+    mb_rm_rf(dir, NULL);
+    free(dir);
+}
+
+static void test_hostile_sql(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    mb_gc *gc = open_project(dir, "p.db", "p");
+    static const char *const bad[] = {
+        "", ";", "SELECT (", "SELECT )))", "SELECT `", "SELECT \"abc", "SELECT /* x", "@", "SELECT @@x",
+        "SELECT 1; DROP TABLE __bq_tables", "SELECT * FROM __bq_tables", "SELECT * FROM `a.b.c.d.e`",
+        "SELECT \x01", "SELECT CAST(1 AS)", "SELECT DATE_ADD(1, INTERVAL)", "SELECT EXTRACT(FROM x)",
+        "SELECT 1 FROM `d.t*`", "CREATE TABLE x.y (a STRUCT<b INT64", "SELECT * FROM d.INFORMATION_SCHEMA.NOPE",
+        "INSERT INTO", "DELETE", "CREATE", "SELECT json_extract('{}', '$')",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        mb_gc_result r;
+        mb_err err = {0};
+        int rc = mb_gc_bq_query(gc, bad[i], NULL, 0, &r, &err);
+        if (rc == MB_OK) {
+            fprintf(stderr, "accepted: %s\n", bad[i]);
+            mb_gc_result_free(&r);
+        }
+        assert_int_not_equal(rc, MB_OK);
+        assert_true(mb_utf8_valid(err.msg, strlen(err.msg)));
+    }
+    /* the catalog survived */
+    json_t *l = mb_gc_bq_dataset_list(gc);
+    json_decref(l);
+    mb_gc_result r;
+    mb_err err = {0};
+    assert_int_equal(mb_gc_bq_query(gc, "SELECT 1 AS one", NULL, 0, &r, &err), MB_OK);
+    mb_gc_result_free(&r);
+    mb_gc_close(gc);
+    mb_rm_rf(dir, NULL);
+    free(dir);
+}
+
+static void test_provision(void **state)
+{
+    (void)state;
+    /* on a tmpfs when there is one, as the sandbox's state directory is */
+    char shm[] = "/dev/shm/mb-gcloud-XXXXXX";
+    char *dir = mkdtemp(shm) ? mb_strdup(shm) : tmpdir();
+    char *db = mb_asprintf("%s/state.db", dir), *base = mb_asprintf("%s/blobs/base.db", dir);
+    char pid[32];
+    mb_gcloud_project_id("5a38cac2-cc06-4ae8-922a-da59db01cc2f", pid);
+    assert_string_equal(pid, "mcpbox-5a38cac2cc06");
+    mb_err err = {0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(mb_gcloud_provision(db, base, pid, (unsigned)getuid(), &err), MB_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    fprintf(stderr, "provision of an empty project: %.2f ms\n",
+            (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+    mb_gc *gc;
+    assert_int_equal(mb_gc_open(db, pid, &gc, &err), MB_OK);
+    assert_int_equal(mb_gc_bq_dataset_create(gc, "kept", NULL, "US", &err), MB_OK);
+    mb_gc_close(gc);
+    assert_int_equal(mb_gcloud_snapshot(db, base, &err), MB_OK);
+    assert_int_equal(mb_gc_open(db, pid, &gc, &err), MB_OK);
+    assert_int_equal(mb_gc_bq_dataset_create(gc, "later", NULL, "US", &err), MB_OK);
+    mb_gc_close(gc);
+    /* reset: back to the snapshot */
+    assert_int_equal(mb_gcloud_provision(db, base, pid, (unsigned)getuid(), &err), MB_OK);
+    assert_int_equal(mb_gc_open(db, NULL, &gc, &err), MB_OK);
+    assert_string_equal(mb_gc_project(gc), pid);
+    json_t *l = mb_gc_bq_dataset_list(gc);
+    assert_int_equal(json_array_size(l), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(l, 0), "id")), "kept");
+    json_decref(l);
+    mb_gc_close(gc);
+    /* links the sandbox plants in its state directory are never followed */
+    char *victim = mb_asprintf("%s/victim", dir), *journal = mb_asprintf("%s-journal", db);
+    char *link2 = mb_asprintf("%s/link.db", dir);
+    assert_int_equal(mb_write_file_atomic(victim, "keep", 4, 0644, &err), MB_OK);
+    assert_int_equal(symlink(victim, journal), 0);
+    /* SQLite refuses the project rather than read or write through the link */
+    if (mb_gc_open(db, pid, &gc, &err) == MB_OK) {
+        mb_gc_bq_dataset_create(gc, "x", NULL, "US", &err);
+        mb_gc_close(gc);
+    }
+    char *vdata;
+    size_t vlen;
+    assert_int_equal(mb_read_file(victim, 100, &vdata, &vlen, &err), MB_OK);
+    assert_int_equal(vlen, 4);
+    free(vdata);
+    assert_int_equal(symlink(db, link2), 0);
+    assert_int_not_equal(mb_gc_open(link2, pid, &gc, &err), MB_OK);
+    free(victim);
+    free(link2);
+    /* a reset clears the planted journal */
+    assert_int_equal(mb_gcloud_provision(db, base, pid, (unsigned)getuid(), &err), MB_OK);
+    assert_int_equal(access(journal, F_OK), -1);
+    free(journal);
+    /* no baseline: an empty project */
+    unlink(base);
+    assert_int_equal(mb_gcloud_provision(db, base, pid, (unsigned)getuid(), &err), MB_OK);
+    assert_int_equal(mb_gc_open(db, pid, &gc, &err), MB_OK);
+    l = mb_gc_bq_dataset_list(gc);
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+    mb_gc_close(gc);
+    free(db);
+    free(base);
+    mb_rm_rf(dir, NULL);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_corpus),
+        cmocka_unit_test(test_load),
+        cmocka_unit_test(test_storage_logging_compute),
+        cmocka_unit_test(test_isolation),
+        cmocka_unit_test(test_hostile_sql),
+        cmocka_unit_test(test_provision),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
