@@ -32,7 +32,7 @@ NODES = 3
 # is 60 sandboxes without servers (20 a node) and MCPBOX_SCALE_ACQUIRES=300
 # runs the full count.
 ACQUIRES = int(os.environ.get("MCPBOX_SCALE_ACQUIRES", "60"))
-CAPACITY = 100
+CAPACITY = 200
 AUTH = {"Authorization": "Bearer " + API_KEY}
 
 pytestmark = pytest.mark.skipif(shutil.which("nginx") is None and
