@@ -396,3 +396,29 @@ def test_node_failure_and_return(cluster):
         assert any(owner(i) == 1 for i in more), more
         for i in new + more + [sb["local_sandbox_id"] for sb in got.values()]:
             assert c.delete("/local-sandbox/" + i).status_code == 200
+
+
+def test_chunked_upload_through_a_node(cluster):
+    """A signed PUT whose body comes chunked (no Content-Length), sent to a
+    node that is not the owner: re-chunked up to the owner, extracted whole."""
+    with cluster.client() as c:
+        got = one_per_node(c, cluster)
+        sb = got[2]
+        sid = sb["local_sandbox_id"]
+        up = c.post("/local-sandbox/%s/upload-url" % sid).json()["upload_url"]
+        big = os.urandom(300 * 1024)
+        data = tar_of({"big.bin": big, "small.txt": b"x"})
+
+        def pieces():
+            for i in range(0, len(data), 7000):
+                yield data[i:i + 7000]
+
+        r = httpx.put(up.replace(cluster.router, cluster.nodes[0].url), content=pieces())
+        assert r.status_code == 200, r.text
+        assert c.post("/local-sandbox/%s/initialize" % sid).status_code == 200
+        d = c.get("/local-sandbox/%s/dump" % sid).json()
+        tgz = httpx.get(d["download_url"].replace(cluster.router, cluster.nodes[1].url))
+        with tarfile.open(fileobj=io.BytesIO(tgz.content)) as t:
+            assert t.extractfile("./big.bin").read() == big
+        for sb in got.values():
+            assert c.delete("/local-sandbox/" + sb["local_sandbox_id"]).status_code == 200
