@@ -266,7 +266,18 @@ def test_spread_and_list(cluster):
         # every id is a UUIDv4
         for i in ids:
             assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", i)
+        # the router sends every id's REST path, MCP URL and blob URL to its
+        # owner directly (X-Mcpbox-Node: the upstream nginx used)
+        port = {n.ordinal: "127.0.0.1:%d" % n.port for n in cluster.nodes}
+        for i in ids:
+            for method, path in (("GET", "/local-sandbox/" + i),
+                                 ("POST", "/filesystem/mcp/?local_sandbox_id=" + i),
+                                 ("GET", "/blobs/%s/dump.tar.gz?expires=1&signature=00" % i),
+                                 ("POST", "/sandbox/local_dev/%s/upload-url" % i)):
+                r = c.request(method, path, json={} if method == "POST" else None)
+                assert r.headers.get("x-mcpbox-node") == port[owner(i)], (path, r.headers)
         for url in [cluster.router] + [n.url for n in cluster.nodes]:
+
             with cluster.client(url) as cc:
                 body = cc.get("/local-sandbox").json()
                 listed = {sb["local_sandbox_id"] for sb in body["local_sandboxes"]}
