@@ -2,7 +2,7 @@
  * test_cluster.c - the cluster layer over a throwaway PostgreSQL
  * (tests/pg/pgctl, or MCPBOX_TEST_PG): placement by best of K in proportion
  * to capacity, down nodes avoided, refusal when every node is full, owners
- * read from ids.
+ * read from ids; and the flags that make a node.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +17,7 @@
 #include <libpq-fe.h>
 
 #include "cluster/cluster.h"
+#include "core/core.h"
 #include "store/store.h"
 
 static char *pg_url, *pg_dir;
@@ -104,6 +105,34 @@ static void test_place_and_owners(void **state)
     mb_store_close(b);
 }
 
+/* --db, --node, --node-url, --capacity: --node needs a PostgreSQL --db. */
+static void test_config(void **state)
+{
+    mb_config cfg;
+    char *ok[] = {"serve", "--db", "postgresql://u@/d?host=/tmp", "--node", "2",
+                  "--node-url", "http://10.0.0.2:8080", "--capacity", "7", NULL};
+    assert_int_equal(mb_config_parse(&cfg, 9, ok), 0);
+    assert_string_equal(cfg.db, "postgresql://u@/d?host=/tmp");
+    assert_int_equal(cfg.node, 2);
+    assert_string_equal(cfg.node_url, "http://10.0.0.2:8080");
+    assert_int_equal(cfg.capacity, 7);
+    mb_config_free(&cfg);
+    char *one[] = {"serve", NULL};
+    assert_int_equal(mb_config_parse(&cfg, 1, one), 0);
+    assert_int_equal(cfg.node, -1);
+    assert_null(cfg.db);
+    mb_config_free(&cfg);
+    char *sqlite[] = {"serve", "--db", "/tmp/x.db", "--node", "1", NULL};
+    assert_int_equal(mb_config_parse(&cfg, 5, sqlite), 2);
+    mb_config_free(&cfg);
+    char *none[] = {"serve", "--node", "1", NULL};
+    assert_int_equal(mb_config_parse(&cfg, 3, none), 2);
+    mb_config_free(&cfg);
+    char *big[] = {"serve", "--db", "postgresql://x", "--node", "256", NULL};
+    assert_int_equal(mb_config_parse(&cfg, 5, big), 2);
+    mb_config_free(&cfg);
+}
+
 int main(void)
 {
     const char *env = getenv("MCPBOX_TEST_PG");
@@ -127,6 +156,7 @@ int main(void)
     PQclear(PQexec(c, "SET client_min_messages=warning; DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
     PQfinish(c);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config),
         cmocka_unit_test(test_place_and_owners),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
