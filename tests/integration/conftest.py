@@ -72,6 +72,36 @@ class Daemon:
         self.listen = self.url.split("//", 1)[1]
         return self
 
+    def sql(self, query, params=()):
+        """Runs one statement (? placeholders) on the daemon's state database,
+        SQLite or PostgreSQL; the rows as tuples."""
+        if not PG_SERVER:
+            import sqlite3
+            db = sqlite3.connect(os.path.join(self.data_dir, "mcpbox.db"), timeout=10)
+            rows = db.execute(query, params).fetchall()
+            db.commit()
+            db.close()
+            return rows
+        def literal(v):
+            if v is None:
+                return "NULL"
+            if isinstance(v, (int, float)):
+                return repr(v)
+            return "'" + str(v).replace("'", "''") + "'"
+        parts = query.split("?")
+        assert len(parts) == len(params) + 1
+        text = parts[0] + "".join(literal(v) + p for v, p in zip(params, parts[1:]))
+        out = subprocess.run(["psql", "-qAt", "-F", "\t", self.store_args[1], "-c", text],
+                             check=True, capture_output=True, text=True).stdout
+        def value(f):
+            for conv in (int, float):
+                try:
+                    return conv(f)
+                except ValueError:
+                    pass
+            return f
+        return [tuple(value(f) for f in line.split("\t")) for line in out.splitlines() if line]
+
     def log(self):
         try:
             with open(self.log_path, "rb") as f:

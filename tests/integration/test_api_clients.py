@@ -93,12 +93,9 @@ def test_mcp_atlas_client(api, daemon):
         s.close()
         assert not out.get("isError") and "/data" in out["content"][0]["text"], out
     # default TTL of 7200 s applies: the sandbox is there and has a deadline
-    import sqlite3
-    db = sqlite3.connect(os.path.join(daemon.data_dir, "mcpbox.db"))
-    ttl, deadline, created = db.execute(
+    ttl, deadline, created = daemon.sql(
         "SELECT ttl_seconds, deadline, created_at FROM sandboxes WHERE id=?",
-        (body["local_sandbox_id"],)).fetchone()
-    db.close()
+        (body["local_sandbox_id"],))[0]
     assert ttl == 7200 and abs(deadline - created - 7200) < 1
     # release_all()
     assert api.delete(f"/local-sandbox/{body['local_sandbox_id']}").status_code == 200

@@ -1,7 +1,6 @@
 """State survives the daemon: kill -9 and start again; TTL deadlines kept and
 met within a second, including those that passed while it was down."""
 import os
-import sqlite3
 import time
 
 import httpx
@@ -10,18 +9,12 @@ from conftest import Daemon
 import treeutil
 
 
-def set_deadline(data_dir, sid, deadline):
-    db = sqlite3.connect(os.path.join(data_dir, "mcpbox.db"), timeout=10)
-    db.execute("UPDATE sandboxes SET deadline=? WHERE id=?", (deadline, sid))
-    db.commit()
-    db.close()
+def set_deadline(d, sid, deadline):
+    d.sql("UPDATE sandboxes SET deadline=? WHERE id=?", (deadline, sid))
 
 
-def status_row(data_dir, sid):
-    db = sqlite3.connect(os.path.join(data_dir, "mcpbox.db"), timeout=10)
-    row = db.execute("SELECT status, deadline, ttl_seconds FROM sandboxes WHERE id=?", (sid,)).fetchone()
-    db.close()
-    return row
+def status_row(d, sid):
+    return d.sql("SELECT status, deadline, ttl_seconds FROM sandboxes WHERE id=?", (sid,))[0]
 
 
 def test_kill9_restart_keeps_everything(tmp_root):
@@ -37,17 +30,17 @@ def test_kill9_restart_keeps_everything(tmp_root):
         up = api.post(f"/local-sandbox/{sid}/upload-url").json()["upload_url"]
         assert httpx.put(up, content=treeutil.tar_dot(src)).status_code == 200
         assert api.post(f"/local-sandbox/{sid}/initialize").status_code == 200
-        before = status_row(d.data_dir, sid)
+        before = status_row(d, sid)
     d.kill()
     # the third sandbox's deadline passes while the daemon is down
-    set_deadline(d.data_dir, expiring["local_sandbox_id"], time.time() - 1)
+    set_deadline(d, expiring["local_sandbox_id"], time.time() - 1)
     d.start()
     try:
         with d.client() as api:
             ids = {s["local_sandbox_id"] for s in api.get("/local-sandbox").json()["local_sandboxes"]}
             assert ids == {sid, forever["local_sandbox_id"]}
-            assert status_row(d.data_dir, sid) == before  # deadline intact
-            assert status_row(d.data_dir, forever["local_sandbox_id"])[1] == 0
+            assert status_row(d, sid) == before  # deadline intact
+            assert status_row(d, forever["local_sandbox_id"])[1] == 0
             # adopted servers come back (the daemon reconnects to them or starts
             # them again): once ready, the sandbox reads as it did before
             deadline = time.time() + 60
@@ -77,7 +70,7 @@ def test_reaper_releases_within_a_second(daemon, api):
     # bring the deadline near instead of waiting a minute; the reaper re-reads
     # deadlines at least every second
     deadline = time.time() + 2
-    set_deadline(daemon.data_dir, sid, deadline)
+    set_deadline(daemon, sid, deadline)
     while time.time() < deadline - 0.3:
         assert api.get(f"/local-sandbox/{sid}").status_code == 200
         time.sleep(0.1)
@@ -90,5 +83,5 @@ def test_reaper_releases_within_a_second(daemon, api):
     while os.path.exists(ws) and time.time() < gone_by:
         time.sleep(0.02)
     assert not os.path.exists(ws)
-    assert status_row(daemon.data_dir, sid)[0] == "released"
+    assert status_row(daemon, sid)[0] == "released"
     assert api.get(f"/local-sandbox/{other}").status_code == 200

@@ -225,7 +225,7 @@ def test_one_upload_per_sandbox_at_a_time(daemon, api):
 
 def new_key(daemon, owner):
     out = __import__("subprocess").run(
-        [daemon_bin(), "keys", "create", "--owner", owner, "--data-dir", daemon.data_dir],
+        [daemon_bin(), "keys", "create", "--owner", owner, *daemon.store_args],
         capture_output=True, check=True)
     return out.stdout.decode().strip()
 

@@ -32,7 +32,7 @@ NODES = 3
 # is 60 sandboxes without servers (20 a node) and MCPBOX_SCALE_ACQUIRES=300
 # runs the full count.
 ACQUIRES = int(os.environ.get("MCPBOX_SCALE_ACQUIRES", "60"))
-CAPACITY = 100
+CAPACITY = 200
 AUTH = {"Authorization": "Bearer " + API_KEY}
 
 pytestmark = pytest.mark.skipif(shutil.which("nginx") is None and
@@ -266,7 +266,18 @@ def test_spread_and_list(cluster):
         # every id is a UUIDv4
         for i in ids:
             assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", i)
+        # the router sends every id's REST path, MCP URL and blob URL to its
+        # owner directly (X-Mcpbox-Node: the upstream nginx used)
+        port = {n.ordinal: "127.0.0.1:%d" % n.port for n in cluster.nodes}
+        for i in ids:
+            for method, path in (("GET", "/local-sandbox/" + i),
+                                 ("POST", "/filesystem/mcp/?local_sandbox_id=" + i),
+                                 ("GET", "/blobs/%s/dump.tar.gz?expires=1&signature=00" % i),
+                                 ("POST", "/sandbox/local_dev/%s/upload-url" % i)):
+                r = c.request(method, path, json={} if method == "POST" else None)
+                assert r.headers.get("x-mcpbox-node") == port[owner(i)], (path, r.headers)
         for url in [cluster.router] + [n.url for n in cluster.nodes]:
+
             with cluster.client(url) as cc:
                 body = cc.get("/local-sandbox").json()
                 listed = {sb["local_sandbox_id"] for sb in body["local_sandboxes"]}
@@ -396,3 +407,29 @@ def test_node_failure_and_return(cluster):
         assert any(owner(i) == 1 for i in more), more
         for i in new + more + [sb["local_sandbox_id"] for sb in got.values()]:
             assert c.delete("/local-sandbox/" + i).status_code == 200
+
+
+def test_chunked_upload_through_a_node(cluster):
+    """A signed PUT whose body comes chunked (no Content-Length), sent to a
+    node that is not the owner: re-chunked up to the owner, extracted whole."""
+    with cluster.client() as c:
+        got = one_per_node(c, cluster)
+        sb = got[2]
+        sid = sb["local_sandbox_id"]
+        up = c.post("/local-sandbox/%s/upload-url" % sid).json()["upload_url"]
+        big = os.urandom(300 * 1024)
+        data = tar_of({"big.bin": big, "small.txt": b"x"})
+
+        def pieces():
+            for i in range(0, len(data), 7000):
+                yield data[i:i + 7000]
+
+        r = httpx.put(up.replace(cluster.router, cluster.nodes[0].url), content=pieces())
+        assert r.status_code == 200, r.text
+        assert c.post("/local-sandbox/%s/initialize" % sid).status_code == 200
+        d = c.get("/local-sandbox/%s/dump" % sid).json()
+        tgz = httpx.get(d["download_url"].replace(cluster.router, cluster.nodes[1].url))
+        with tarfile.open(fileobj=io.BytesIO(tgz.content)) as t:
+            assert t.extractfile("./big.bin").read() == big
+        for sb in got.values():
+            assert c.delete("/local-sandbox/" + sb["local_sandbox_id"]).status_code == 200
