@@ -62,6 +62,10 @@ static void usage(FILE *f)
         "                            the daemon's proxy (MCPBOX_EGRESS; default on)\n"
         "  --egress-fixture NAME=IP:PORT  serve host NAME from IP:PORT to sandboxes (test sites;\n"
         "                            repeatable; MCPBOX_EGRESS_FIXTURES='N=IP:P;N2=IP:P')\n"
+        "  --canvas-listen ADDR:PORT the Canvas REST port for graders (MCPBOX_CANVAS_LISTEN;\n"
+        "                            default 127.0.0.1:10001; off = none)\n"
+        "  --canvas-users FILE       Toolathlon users_data.json: the token set Toolathlon\n"
+        "                            sandboxes claim (MCPBOX_CANVAS_USERS; docs/servers/canvas.md)\n"
         "\n"
         "MCPBOX_API_KEY=KEY adds that API key at start (owner MCPBOX_API_KEY_OWNER or\n"
         "'default'); otherwise manage keys with `mcpbox keys`.\n");
@@ -178,6 +182,7 @@ enum {
     OPT_RELEASE_ON_EXIT,
     OPT_EGRESS, OPT_EGRESS_FIXTURE,
     OPT_DRAIN_MAX, OPT_DRAIN_TIMEOUT,
+    OPT_CANVAS_LISTEN, OPT_CANVAS_USERS,
 };
 
 /* A count that may be 0 (= unlimited) when `zero_ok`. */
@@ -316,6 +321,8 @@ static int apply(mb_config *cfg, int opt, const char *v)
         }
         cfg->egress_fixtures[cfg->n_egress_fixtures++] = mb_strdup(v);
         break;
+    case OPT_CANVAS_LISTEN: free(cfg->canvas_listen); cfg->canvas_listen = mb_strdup(v); break;
+    case OPT_CANVAS_USERS: free(cfg->canvas_users); cfg->canvas_users = mb_strdup(v); break;
     }
     return rc;
 }
@@ -370,6 +377,8 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"MCPBOX_KEY_MAX_ACQUIRING", OPT_KEY_ACQUIRING},
         {"MCPBOX_KEY_MAX_UPLOAD", OPT_KEY_UPLOAD},
         {"MCPBOX_EGRESS", OPT_EGRESS},
+        {"MCPBOX_CANVAS_LISTEN", OPT_CANVAS_LISTEN},
+        {"MCPBOX_CANVAS_USERS", OPT_CANVAS_USERS},
     };
     for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
         const char *v = getenv(envs[i].env);
@@ -448,6 +457,8 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"key-max-upload", required_argument, NULL, OPT_KEY_UPLOAD},
         {"egress", required_argument, NULL, OPT_EGRESS},
         {"egress-fixture", required_argument, NULL, OPT_EGRESS_FIXTURE},
+        {"canvas-listen", required_argument, NULL, OPT_CANVAS_LISTEN},
+        {"canvas-users", required_argument, NULL, OPT_CANVAS_USERS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -491,5 +502,7 @@ void mb_config_free(mb_config *cfg)
     for (size_t i = 0; i < cfg->n_egress_fixtures; i++) free(cfg->egress_fixtures[i]);
     free(cfg->env_api_key);
     free(cfg->env_api_key_owner);
+    free(cfg->canvas_listen);
+    free(cfg->canvas_users);
     memset(cfg, 0, sizeof *cfg);
 }

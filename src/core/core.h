@@ -78,6 +78,8 @@ typedef struct mb_config {
     size_t n_egress_fixtures;
     int no_runtime;               /* no zygote, gateway or sandboxes: the store, keys and
                                      URLs only, every acquire refused (fuzz/fuzz_http) */
+    char *canvas_listen;          /* --canvas-listen; NULL = 127.0.0.1:10001, "off" */
+    char *canvas_users;           /* --canvas-users FILE (src/canvas) */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;
@@ -144,6 +146,8 @@ typedef struct mb_core_service {
     int (*reset)(void *ctx, const mb_sandbox_rec *rec, mb_err *err);
 } mb_core_service;
 int mb_core_service_add(mb_core *core, const mb_core_service *svc, mb_err *err);
+/* The ctx of the service registered for server, or NULL. */
+void *mb_core_service_ctx(mb_core *core, const char *server);
 /* A live sandbox of this owner, or MB_ENOTFOUND. */
 int mb_core_get(mb_core *core, const char *owner, const char *id, mb_sandbox_rec *out,
                 mb_err *err);

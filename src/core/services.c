@@ -24,6 +24,13 @@ int mb_core_service_add(mb_core *core, const mb_core_service *svc, mb_err *err)
     return MB_OK;
 }
 
+void *mb_core_service_ctx(mb_core *core, const char *server)
+{
+    for (size_t i = 0; i < core->n_services; i++)
+        if (!strcmp(core->services[i].server, server)) return core->services[i].ctx;
+    return NULL;
+}
+
 static int has_server(const char *const *names, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)

@@ -1,0 +1,323 @@
+/*
+ * service.c - the Canvas node service: the table of live sandboxes (their
+ * database, agent user, socket), attach/detach/reset/initialize/dump, and
+ * which sandbox a token belongs to.
+ *
+ * Paths of sandbox ID (DIR = the daemon's data dir):
+ *   DIR/canvas/ID.db         the sandbox's Canvas
+ *   DIR/canvas/ID.base.db    its state after attach or the last initialize
+ *   DIR/egress/ID/canvas-api.sock   the socket its canvas MCP server uses
+ *                            (that directory is bound at /mnt/egress inside)
+ */
+#include "canvas/svc_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define CLAIM_KIND "canvas-tokens"
+
+static char *db_path(mb_canvas_service *s, const char *id, const char *suffix)
+{
+    return mb_asprintf("%s/canvas/%s%s", s->data_dir, id, suffix);
+}
+
+int mb_canvas_service_new(const mb_canvas_opts *o, mb_canvas_service **out, mb_err *err)
+{
+    mb_canvas_service *s = mb_calloc(1, sizeof *s);
+    s->data_dir = mb_strdup(o->data_dir);
+    s->store = o->store;
+    s->users_for = o->users_for ? mb_strdup(o->users_for) : NULL;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    char *dir = mb_asprintf("%s/canvas", s->data_dir);
+    int rc = mb_mkdir_p(dir, 0700, err);
+    free(dir);
+    if (!rc && o->users_file) rc = mb_canvas_users_load(o->users_file, &s->users, err);
+    if (!rc) rc = mb_canvas__sock_start(s, err);
+    if (!rc && (!o->listen || strcmp(o->listen, "off"))) {
+        mb_err perr = {0};
+        if (mb_canvas__port_start(s, o->listen ? o->listen : "127.0.0.1:10001", &perr))
+            mb_warn("canvas: no REST port: %s", perr.msg);
+    }
+    if (rc) {
+        mb_canvas_service_free(s);
+        return rc;
+    }
+    *out = s;
+    return MB_OK;
+}
+
+static void sbx_free(mb_canvas__sbx *x)
+{
+    if (!x) return;
+    if (x->lfd >= 0) close(x->lfd);
+    mb_canvas_db_close(x->db);
+    free(x->agent_token);
+    free(x->agent_email);
+    free(x->sock_path);
+    free(x);
+}
+
+void mb_canvas_service_free(mb_canvas_service *s)
+{
+    if (!s) return;
+    mb_canvas__port_stop(s);
+    mb_canvas__sock_stop(s);
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->v[i]->sock_path) unlink(s->v[i]->sock_path);
+        sbx_free(s->v[i]);
+    }
+    free(s->v);
+    mb_canvas_users_free(s->users);
+    free(s->users_for);
+    free(s->data_dir);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->cond);
+    free(s);
+}
+
+mb_canvas__sbx *mb_canvas__get(mb_canvas_service *s, const char *id)
+{
+    pthread_mutex_lock(&s->lock);
+    mb_canvas__sbx *found = NULL;
+    for (size_t i = 0; i < s->n; i++)
+        if (!s->v[i]->closing && !strcmp(s->v[i]->id, id)) {
+            found = s->v[i];
+            found->refs++;
+            break;
+        }
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+mb_canvas__sbx *mb_canvas__by_token(mb_canvas_service *s, const char *token, int64_t *uid)
+{
+    /* Each live sandbox's own token table answers; claims keep fixed sets
+     * exclusive, generated tokens are random. */
+    pthread_mutex_lock(&s->lock);
+    size_t n = s->n;
+    mb_canvas__sbx **v = mb_calloc(n ? n : 1, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = s->v[i];
+        v[i]->refs++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    mb_canvas__sbx *found = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!found && !v[i]->closing && (*uid = mb_canvas_db_token_user(v[i]->db, token)) > 0)
+            found = v[i];
+        else
+            mb_canvas__put(s, v[i]);
+    }
+    free(v);
+    return found;
+}
+
+void mb_canvas__put(mb_canvas_service *s, mb_canvas__sbx *x)
+{
+    pthread_mutex_lock(&s->lock);
+    x->refs--;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static int listen_unix(const char *path, mb_err *err)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path)
+        return mb_err_set(err, MB_EINVAL, "socket path too long: %s", path);
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    unlink(path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return mb_err_sys(err, errno, "socket");
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || chmod(path, 0666) != 0 ||
+        listen(fd, 64) != 0) {
+        int e = errno;
+        close(fd);
+        return mb_err_sys(err, e, "cannot listen on %s", path);
+    }
+    return fd;
+}
+
+int mb_canvas_attach(mb_canvas_service *s, const char *id, const char *benchmark,
+                     const char *agent_email, mb_err *err)
+{
+    mb_canvas_detach(s, id); /* a stale copy of the same id */
+    int fixed = s->users && (!s->users_for || (benchmark && !strcmp(benchmark, s->users_for)));
+    mb_canvas_users *gen = fixed ? NULL : mb_canvas_users_generated();
+    const mb_canvas_users *users = fixed ? s->users : gen;
+    int rc = MB_OK;
+    if (fixed && s->store) {
+        char holder[37] = "";
+        rc = mb_store_claim_take(s->store, CLAIM_KIND, users->digest, id, holder, err);
+        if (rc == MB_ECONFLICT)
+            rc = mb_err_set(err, MB_ECONFLICT, "the Canvas token set of %s is held by live sandbox %s"
+                            " (one sandbox at a time may use a fixed token set)",
+                            benchmark ? benchmark : "this profile", holder);
+        if (rc) {
+            mb_canvas_users_free(gen);
+            return rc;
+        }
+    }
+    mb_canvas__sbx *x = mb_calloc(1, sizeof *x);
+    snprintf(x->id, sizeof x->id, "%s", id);
+    x->lfd = -1;
+    char *path = db_path(s, id, ".db"), *base = db_path(s, id, ".base.db");
+    char *first = db_path(s, id, ".first.db");
+    unlink(path);
+    rc = mb_canvas_db_open(path, &x->db, err);
+    if (!rc) rc = mb_canvas_db_seed(x->db, users, err);
+    if (!rc) {
+        const mb_canvas_user *agent = NULL;
+        for (size_t i = 0; agent_email && i < users->n; i++)
+            if (!strcmp(users->v[i].email, agent_email)) agent = &users->v[i];
+        for (size_t i = 0; !agent && i < users->n; i++)
+            if (users->v[i].admin) agent = &users->v[i];
+        if (!agent) agent = &users->v[0];
+        x->agent_token = mb_strdup(agent->token);
+        x->agent_email = mb_strdup(agent->email);
+        x->agent_uid = mb_canvas_db_token_user(x->db, agent->token);
+        rc = mb_canvas_db_backup(x->db, base, err);
+        if (!rc) rc = mb_canvas_db_backup(x->db, first, err);
+    }
+    mb_canvas_users_free(gen);
+    if (!rc) {
+        char *dir = mb_asprintf("%s/egress/%s", s->data_dir, id);
+        mb_mkdir_p(dir, 0755, NULL);
+        x->sock_path = mb_asprintf("%s/" MB_CANVAS_SOCK_NAME, dir);
+        free(dir);
+        int fd = listen_unix(x->sock_path, err);
+        if (fd < 0) rc = fd;
+        else x->lfd = fd;
+    }
+    free(path);
+    free(base);
+    free(first);
+    if (rc) {
+        if (x->lfd >= 0) close(x->lfd);
+        sbx_free(x);
+        if (fixed && s->store) mb_store_claim_drop(s->store, id, CLAIM_KIND, NULL);
+        return rc;
+    }
+    pthread_mutex_lock(&s->lock);
+    s->v = mb_realloc(s->v, (s->n + 1) * sizeof *s->v);
+    s->v[s->n++] = x;
+    pthread_mutex_unlock(&s->lock);
+    mb_canvas__sock_wake(s);
+    return MB_OK;
+}
+
+void mb_canvas_detach(mb_canvas_service *s, const char *id)
+{
+    pthread_mutex_lock(&s->lock);
+    mb_canvas__sbx *x = NULL;
+    size_t at = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i]->id, id)) x = s->v[i], at = i;
+    if (x) {
+        x->closing = 1;
+        mb_canvas__sock_close_locked(s, x);
+        while (x->refs > 0) pthread_cond_wait(&s->cond, &s->lock);
+        s->v[at] = s->v[--s->n];
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (x) {
+        if (x->sock_path) {
+            unlink(x->sock_path);
+            char *dir = mb_strdup(x->sock_path);
+            *strrchr(dir, '/') = '\0';
+            rmdir(dir); /* empty unless the egress proxy still has sockets there */
+            free(dir);
+        }
+        sbx_free(x);
+    }
+    static const char *const suffixes[] = {".db", ".base.db", ".first.db"};
+    for (size_t i = 0; i < 3; i++) {
+        char *p = db_path(s, id, suffixes[i]);
+        unlink(p);
+        free(p);
+    }
+    if (s->store) mb_store_claim_drop(s->store, id, CLAIM_KIND, NULL);
+}
+
+/* Copies the baseline file into the live database (SQLite's backup API):
+ * readers and writers see the old or the new state, never a mix. */
+static int restore(mb_canvas_service *s, mb_canvas__sbx *x, const char *suffix, mb_err *err)
+{
+    char *base = db_path(s, x->id, suffix);
+    sqlite3 *src = NULL;
+    int rc = MB_OK;
+    if (sqlite3_open_v2(base, &src, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        rc = mb_err_set(err, MB_EIO, "cannot open %s", base);
+    } else {
+        pthread_mutex_lock(&x->db->lock);
+        sqlite3_backup *b = sqlite3_backup_init(x->db->s, "main", src, "main");
+        if (!b || sqlite3_backup_step(b, -1) != SQLITE_DONE)
+            rc = mb_err_set(err, MB_EIO, "canvas reset: %s", sqlite3_errmsg(x->db->s));
+        if (b) sqlite3_backup_finish(b);
+        pthread_mutex_unlock(&x->db->lock);
+    }
+    sqlite3_close(src);
+    free(base);
+    return rc;
+}
+
+int mb_canvas_reset(mb_canvas_service *s, const char *id, mb_err *err)
+{
+    mb_canvas__sbx *x = mb_canvas__get(s, id);
+    if (!x) return mb_err_set(err, MB_ENOTFOUND, "sandbox %s has no Canvas", id);
+    int rc = restore(s, x, ".base.db", err);
+    mb_canvas__put(s, x);
+    return rc;
+}
+
+int mb_canvas_initialize(mb_canvas_service *s, const char *id, json_t *data, json_t **detail,
+                         mb_err *err)
+{
+    mb_canvas__sbx *x = mb_canvas__get(s, id);
+    if (!x) return mb_err_set(err, MB_ENOTFOUND, "sandbox %s has no Canvas", id);
+    /* From the state after attach: the data replaces what an earlier
+     * initialize loaded. */
+    char *base = db_path(s, id, ".base.db");
+    int rc = restore(s, x, ".first.db", err);
+    if (!rc && data && json_is_object(data) && json_object_size(data))
+        rc = mb_canvas_db_load_data(x->db, data, detail, err);
+    if (!rc) {
+        unlink(base);
+        rc = mb_canvas_db_backup(x->db, base, err);
+    }
+    free(base);
+    mb_canvas__put(s, x);
+    return rc;
+}
+
+int mb_canvas_dump(mb_canvas_service *s, const char *id, json_t **out, mb_err *err)
+{
+    mb_canvas__sbx *x = mb_canvas__get(s, id);
+    if (!x) return mb_err_set(err, MB_ENOTFOUND, "sandbox %s has no Canvas", id);
+    *out = mb_canvas_db_dump_data(x->db);
+    mb_canvas__put(s, x);
+    return MB_OK;
+}
+
+json_t *mb_canvas_auth_data(mb_canvas_service *s, const char *id)
+{
+    mb_canvas__sbx *x = mb_canvas__get(s, id);
+    if (!x) return json_null();
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/api/v1", s->port);
+    json_t *o = json_pack("{s:s,s:s,s:s,s:s}", "api_token", x->agent_token, "user_email",
+                          x->agent_email, "domain", url + 7, "base_url", url);
+    char *slash = strchr(json_string_value(json_object_get(o, "domain")), '/');
+    if (slash) json_object_set_new(o, "domain", json_stringn(url + 7, (size_t)(slash - (url + 7))));
+    mb_canvas__put(s, x);
+    return o;
+}
+
+unsigned mb_canvas_service_port(mb_canvas_service *s) { return s->port; }
