@@ -327,7 +327,7 @@ static const svc_hooks HOOKS[] = {
     /* CanvasData {courses: [{name*, course_code*, published, assignments[],
      * quizzes[], enrollments[], announcements[]}]}; auth_data: the API token
      * and domain. */
-    {"canvas", NULL, NULL, NULL, NOT_BUILT},
+    {"canvas", mb_api__canvas_initialize, mb_api__canvas_dump, mb_api__canvas_auth_data, NULL},
     /* GoogleCloudData {datasets, tables, buckets, objects, log_entries,
      * log_sinks, log_buckets, instances}; auth_data: access_token,
      * refresh_token, client_id, client_secret, scope (Toolathlon writes them

@@ -11,8 +11,9 @@
 #define NOW "strftime('%Y-%m-%dT%H:%M:%SZ','now')"
 #define JB(x) "json(CASE WHEN " x " THEN 'true' ELSE 'false' END)"
 
+/* Two json_object()s patched together: SQLite allows 127 arguments a call. */
 #define ASSIGNMENT_OBJ                                                                        \
-    "json_object('id',a.id,'description',a.description,'due_at',a.due_at,'unlock_at',"        \
+    "json_patch(json_object('id',a.id,'description',a.description,'due_at',a.due_at,'unlock_at',"        \
     "a.unlock_at,'lock_at',a.lock_at,'points_possible',a.points_possible,'grading_type',"      \
     "a.grading_type,'assignment_group_id',a.group_id,'grading_standard_id',NULL,'created_at'," \
     "a.created_at,'updated_at',a.updated_at,'peer_reviews',json('false'),"                     \
@@ -25,7 +26,7 @@
     "'grader_comments_visible_to_graders',json('true'),'final_grader_id',NULL,"                \
     "'grader_names_visible_to_final_grader',json('true'),'allowed_attempts',a.allowed_attempts,"\
     "'annotatable_attachment_id',NULL,'hide_in_gradebook',json('false'),'secure_params','',"   \
-    "'lti_context_id',printf('%08x',a.id),'course_id',a.course_id,'name',a.name,"              \
+    "'lti_context_id',printf('%08x',a.id)),json_object('course_id',a.course_id,'name',a.name,"\
     "'submission_types',json(a.submission_types),'has_submitted_submissions',"                 \
     JB("EXISTS(SELECT 1 FROM submissions s WHERE s.assignment_id=a.id AND s.submitted_at IS NOT NULL)") \
     ",'due_date_required',json('false'),'max_name_length',255,'in_closed_grading_period',"     \
@@ -45,7 +46,7 @@
     "'http://localhost:10001/courses/' || a.course_id || '/assignments/' || a.id ||"           \
     " '/submissions?zip=1','post_manually',json('false'),'anonymize_students',json('false'),"  \
     "'require_lockdown_browser',json('false'),'restrict_quantitative_data',json('false'),"     \
-    "'quiz_id',a.quiz_id,'anonymous_submissions',json('false'))"
+    "'quiz_id',a.quiz_id,'anonymous_submissions',json('false')))"
 
 #define SUBMISSION_OBJ                                                                        \
     "json_object('id',s.id,'body',s.body,'url',s.url,'grade',s.grade,'score',s.score,"         \
