@@ -104,6 +104,9 @@ PINS = {
     # generated from upstream 2.0.6 by src/servers/powerpoint/gen_surface.py (py_surface rules)
     ("none", "powerpoint"): ref_file("office-powerpoint-mcp-server-2.0.6"),
     ("Toolathlon", "powerpoint"): ref_file("office-powerpoint-mcp-server-2.0.6"),
+    # the TOOLS array of the fork's src/index.ts (tests/surfaces/README.md)
+    ("none", "canvas"): ref_file("canvas-mcp-server-lockon-1097704"),
+    ("Toolathlon", "canvas"): ref_file("canvas-mcp-server-lockon-1097704"),
     ("none", "desktop-commander"): elsewhere(
         "test_diff_desktop_commander.py::test_same_results_as_npm_0_2_10"),
     ("MCP_Atlas", "desktop-commander"): elsewhere(
