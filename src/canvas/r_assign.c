@@ -481,10 +481,8 @@ void r_submission_grade(cv *c)
                     sid);
         free(grade);
     }
+    /* comment[text_comment] only: a comment inside submission is not read. */
     const char *text = cv_body_str(c, "comment", "text_comment");
-    if (!text) text = cv_body_str(c, "submission", "text_comment");
-    json_t *sc = cv_body(c, "submission", "comment");
-    if (!text && json_is_object(sc)) text = json_string_value(json_object_get(sc, "text_comment"));
     if (text && *text)
         cv_exec(c, "iit", "INSERT INTO submission_comments(submission_id, author_id, comment,"
                           " created_at) VALUES(?,?,?," NOW ")", sid, c->uid, text);
