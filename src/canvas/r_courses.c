@@ -627,9 +627,9 @@ void r_enrollment_create(cv *c)
         cv_exec(c, "ti", "UPDATE enrollments SET workflow_state=?, updated_at=" NOW " WHERE id=?",
                 state, existing);
     } else {
-        cv_exec(c, "iiit",
+        cv_exec(c, "iiitt",
                 "INSERT INTO enrollments(course_id, section_id, user_id, type, workflow_state,"
-                " created_at, updated_at) VALUES(?,?,?,?,?4," NOW "," NOW ")",
+                " created_at, updated_at) VALUES(?,?,?,?,?," NOW "," NOW ")",
                 cid, sec, uid, type, state);
         existing = cv_last_id(c);
     }
