@@ -13,6 +13,8 @@
  * columns (answers, submission types) are JSON text. */
 static const char SCHEMA[] =
     "PRAGMA journal_mode=DELETE;"
+    "PRAGMA synchronous=OFF;"
+    "BEGIN;"
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
     "CREATE TABLE IF NOT EXISTS accounts(id INTEGER PRIMARY KEY, name TEXT, parent_account_id INTEGER,"
     " root_account_id INTEGER, workflow_state TEXT DEFAULT 'active', uuid TEXT);"
@@ -95,7 +97,8 @@ static const char SCHEMA[] =
     " description TEXT, start_at TEXT, end_at TEXT, location_name TEXT, created_at TEXT,"
     " workflow_state TEXT DEFAULT 'active');"
     "CREATE TABLE IF NOT EXISTS account_reports(id INTEGER PRIMARY KEY, account_id INTEGER, report TEXT,"
-    " parameters TEXT, status TEXT, created_at TEXT, user_id INTEGER);";
+    " parameters TEXT, status TEXT, created_at TEXT, user_id INTEGER);"
+    "COMMIT;";
 
 int cv_sql_exec(sqlite3 *s, const char *sql, mb_err *err)
 {
@@ -119,7 +122,6 @@ int mb_canvas_db_open(const char *path, mb_canvas_db **out, mb_err *err)
     }
     sqlite3_busy_timeout(s, 5000);
     int rc = cv_sql_exec(s, SCHEMA, err);
-    if (!rc) rc = cv_sql_exec(s, "PRAGMA synchronous=OFF", err);
     if (rc) {
         sqlite3_close(s);
         return rc;

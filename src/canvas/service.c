@@ -12,12 +12,14 @@
 #include "canvas/svc_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CLAIM_KIND "canvas-tokens"
@@ -34,6 +36,7 @@ int mb_canvas_service_new(const mb_canvas_opts *o, mb_canvas_service **out, mb_e
     s->store = o->store;
     s->users_for = o->users_for ? mb_strdup(o->users_for) : NULL;
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->tpl_lock, NULL);
     pthread_cond_init(&s->cond, NULL);
     char *dir = mb_asprintf("%s/canvas", s->data_dir);
     int rc = mb_mkdir_p(dir, 0700, err);
@@ -78,6 +81,7 @@ void mb_canvas_service_free(mb_canvas_service *s)
     free(s->users_for);
     free(s->data_dir);
     pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->tpl_lock);
     pthread_cond_destroy(&s->cond);
     free(s);
 }
@@ -127,6 +131,59 @@ void mb_canvas__put(mb_canvas_service *s, mb_canvas__sbx *x)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Copies a database file (no transaction is open on it). */
+static int file_copy(const char *src, const char *dst, mb_err *err)
+{
+    char *tmp = mb_asprintf("%s.tmp", dst);
+    int in = open(src, O_RDONLY | O_CLOEXEC), rc = MB_OK;
+    int out = in < 0 ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (in < 0 || out < 0) {
+        rc = mb_err_sys(err, errno, "cannot copy %s", src);
+    } else {
+        char buf[65536];
+        ssize_t n;
+        while ((n = read(in, buf, sizeof buf)) > 0)
+            if (write(out, buf, (size_t)n) != n) {
+                rc = mb_err_sys(err, errno, "cannot write %s", tmp);
+                break;
+            }
+        if (n < 0) rc = mb_err_sys(err, errno, "cannot read %s", src);
+    }
+    if (in >= 0) close(in);
+    if (out >= 0 && close(out) != 0 && !rc) rc = mb_err_sys(err, errno, "cannot write %s", tmp);
+    if (!rc && rename(tmp, dst) != 0) rc = mb_err_sys(err, errno, "cannot rename %s", tmp);
+    if (rc) unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+/* DIR/canvas/template-SET.db (made on first use): the schema, the root
+ * account and, for a fixed set, its users; copied to path. */
+static int template_copy(mb_canvas_service *s, const mb_canvas_users *users, const char *path,
+                         mb_err *err)
+{
+    char *tpl = mb_asprintf("%s/canvas/template-%s.db", s->data_dir,
+                            users ? users->digest : "empty");
+    int rc = MB_OK;
+    pthread_mutex_lock(&s->tpl_lock);
+    if (access(tpl, R_OK) != 0) {
+        char *tmp = mb_asprintf("%s.new", tpl);
+        unlink(tmp);
+        mb_canvas_db *db = NULL;
+        mb_canvas_users none = {0};
+        rc = mb_canvas_db_open(tmp, &db, err);
+        if (!rc) rc = mb_canvas_db_seed(db, users ? users : &none, err);
+        mb_canvas_db_close(db);
+        if (!rc && rename(tmp, tpl) != 0) rc = mb_err_sys(err, errno, "cannot write %s", tpl);
+        if (rc) unlink(tmp);
+        free(tmp);
+    }
+    pthread_mutex_unlock(&s->tpl_lock);
+    if (!rc) rc = file_copy(tpl, path, err);
+    free(tpl);
+    return rc;
+}
+
 static int listen_unix(const char *path, mb_err *err)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -149,9 +206,12 @@ int mb_canvas_attach(mb_canvas_service *s, const char *id, const char *benchmark
                      const char *agent_email, mb_err *err)
 {
     mb_canvas_detach(s, id); /* a stale copy of the same id */
+    struct timespec ts0;
+    clock_gettime(CLOCK_MONOTONIC, &ts0);
     int fixed = s->users && (!s->users_for || (benchmark && !strcmp(benchmark, s->users_for)));
     mb_canvas_users *gen = fixed ? NULL : mb_canvas_users_generated();
     const mb_canvas_users *users = fixed ? s->users : gen;
+    size_t users_n = users->n;
     int rc = MB_OK;
     if (fixed && s->store) {
         char holder[37] = "";
@@ -171,8 +231,11 @@ int mb_canvas_attach(mb_canvas_service *s, const char *id, const char *benchmark
     char *path = db_path(s, id, ".db"), *base = db_path(s, id, ".base.db");
     char *first = db_path(s, id, ".first.db");
     unlink(path);
-    rc = mb_canvas_db_open(path, &x->db, err);
-    if (!rc) rc = mb_canvas_db_seed(x->db, users, err);
+    /* A fixed set is seeded once into a template, then copied; a generated
+     * admin is seeded into a copy of the empty template. */
+    rc = template_copy(s, fixed ? users : NULL, path, err);
+    if (!rc) rc = mb_canvas_db_open(path, &x->db, err);
+    if (!rc && !fixed) rc = mb_canvas_db_seed(x->db, users, err);
     if (!rc) {
         const mb_canvas_user *agent = NULL;
         for (size_t i = 0; agent_email && i < users->n; i++)
@@ -183,8 +246,8 @@ int mb_canvas_attach(mb_canvas_service *s, const char *id, const char *benchmark
         x->agent_token = mb_strdup(agent->token);
         x->agent_email = mb_strdup(agent->email);
         x->agent_uid = mb_canvas_db_token_user(x->db, agent->token);
-        rc = mb_canvas_db_backup(x->db, base, err);
-        if (!rc) rc = mb_canvas_db_backup(x->db, first, err);
+        rc = file_copy(path, first, err);
+        if (!rc) rc = file_copy(path, base, err);
     }
     mb_canvas_users_free(gen);
     if (!rc) {
@@ -210,6 +273,11 @@ int mb_canvas_attach(mb_canvas_service *s, const char *id, const char *benchmark
     s->v[s->n++] = x;
     pthread_mutex_unlock(&s->lock);
     mb_canvas__sock_wake(s);
+    struct timespec ts1;
+    clock_gettime(CLOCK_MONOTONIC, &ts1);
+    mb_info("canvas: %s ready in %.2f ms (%zu users)", id,
+            (double)(ts1.tv_sec - ts0.tv_sec) * 1e3 + (double)(ts1.tv_nsec - ts0.tv_nsec) / 1e6,
+            users_n);
     return MB_OK;
 }
 

@@ -31,6 +31,7 @@ struct mb_canvas_service {
     char *users_for;
     pthread_mutex_t lock;
     pthread_cond_t cond;    /* refs dropped */
+    pthread_mutex_t tpl_lock; /* making a template database */
     mb_canvas__sbx **v;
     size_t n;
     struct mb_http_server *http;
