@@ -94,7 +94,7 @@ CV_ROUTE(r_modules_list); CV_ROUTE(r_module_get); CV_ROUTE(r_module_items); CV_R
 CV_ROUTE(r_module_item_done);
 CV_ROUTE(r_pages_list); CV_ROUTE(r_page_get);
 CV_ROUTE(r_conversations_list); CV_ROUTE(r_conversation_get); CV_ROUTE(r_conversation_create);
-CV_ROUTE(r_conversation_delete);
+CV_ROUTE(r_conversation_delete); CV_ROUTE(r_conversation_add_message);
 CV_ROUTE(r_rubrics_list); CV_ROUTE(r_rubric_get);
 CV_ROUTE(r_calendar_events); CV_ROUTE(r_upcoming_events); CV_ROUTE(r_activity_stream);
 CV_ROUTE(r_dashboard_cards);

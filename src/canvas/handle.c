@@ -96,6 +96,7 @@ static const route ROUTES[] = {
     {"POST", "conversations", r_conversation_create},
     {"GET", "conversations/:", r_conversation_get},
     {"DELETE", "conversations/:", r_conversation_delete},
+    {"POST", "conversations/:/add_message", r_conversation_add_message},
     {"GET", "accounts", r_accounts_list},
     {"GET", "accounts/:", r_account_get},
     {"GET", "accounts/:/courses", r_account_courses},

@@ -507,6 +507,34 @@ void r_conversation_create(cv *c)
     cv_json(c, 201, made);
 }
 
+void r_conversation_add_message(cv *c)
+{
+    int64_t id = cv_seg_id(c, 1);
+    json_t *o = id ? conversation_json(c, id, 0) : NULL;
+    if (!o) return cv_not_found(c);
+    json_decref(o);
+    const char *body = cv_body_str(c, NULL, "body");
+    if (!body || !*body) {
+        cv_json(c, 400, json_pack("[{s:s,s:s}]", "attribute", "body", "message", "blank"));
+        return;
+    }
+    cv_exec(c, "iit", "INSERT INTO conversation_messages(conversation_id, author_id, body,"
+                      " created_at) VALUES(?,?,?," NOW ")", id, c->uid, body);
+    int64_t mid = cv_last_id(c);
+    cv_exec(c, "ii", "UPDATE conversation_participants SET workflow_state='unread' WHERE"
+                     " conversation_id=? AND user_id!=? AND workflow_state!='deleted'", id, c->uid);
+    o = conversation_json(c, id, 1);
+    /* Canvas answers the conversation with the new message only. */
+    json_t *msgs = json_object_get(o, "messages");
+    json_t *keep = json_array();
+    size_t i;
+    json_t *m;
+    json_array_foreach(msgs, i, m) if (json_integer_value(json_object_get(m, "id")) == mid)
+        json_array_append(keep, m);
+    json_object_set_new(o, "messages", keep);
+    cv_json(c, 200, o);
+}
+
 void r_conversation_delete(cv *c)
 {
     int64_t id = cv_seg_id(c, 1);

@@ -12,7 +12,9 @@ import re
 import httpx
 import pytest
 
-from conftest import Daemon
+import tempfile
+
+from conftest import Daemon, sweep_sandboxes
 from gwharness import Session, text_of
 
 HERE = os.path.dirname(__file__)
@@ -23,9 +25,11 @@ STUDENT2 = ("mlopez2@mcp.com", "canvas_token_test_maria2")
 TEACHER = ("ktanaka3@mcp.com", "canvas_token_test_kenji3")
 
 
-@pytest.fixture
-def canvas(tmp_root):
-    d = Daemon(os.path.join(tmp_root, "var"),
+@pytest.fixture(scope="module")
+def canvas():
+    """One daemon for the module (each test acquires and releases its own sandboxes)."""
+    root = tempfile.TemporaryDirectory(prefix="mcpbox-test-")
+    d = Daemon(os.path.join(root.name, "var"),
                extra_args=["--canvas-listen", "127.0.0.1:0", "--canvas-users", USERS]).start()
     line = d.proc.stdout.readline().decode()
     m = re.search(r"canvas on (http://\S+)", line)
@@ -33,6 +37,8 @@ def canvas(tmp_root):
     d.canvas = m.group(1)
     yield d
     d.stop()
+    sweep_sandboxes(root.name)
+    root.cleanup()
 
 
 @pytest.fixture
@@ -168,6 +174,19 @@ def test_contract_shapes_pagination_and_errors(api, canvas):
     assert r.status_code == 200 and r.json()["is_announcement"] is True
     anns = student.get(f"/courses/{cid}/discussion_topics", params={"only_announcements": "true"})
     assert [x["title"] for x in anns.json()] == ["Welcome"]
+    # conversations: to a user, listed for both, a reply
+    tid = user_id(admin, TEACHER[0])
+    conv = student.post("/conversations", json={"recipients": [str(tid)], "subject": "Q",
+                                                "body": "When is the exam?"})
+    assert conv.status_code == 201 and conv.json()[0]["subject"] == "Q", conv.text
+    cvid = conv.json()[0]["id"]
+    inbox = teacher.get("/conversations").json()
+    assert inbox[0]["id"] == cvid and inbox[0]["workflow_state"] == "unread"
+    reply = teacher.post(f"/conversations/{cvid}/add_message", json={"body": "Friday"}).json()
+    assert [m["body"] for m in reply["messages"]] == ["Friday"]
+    full = student.get(f"/conversations/{cvid}").json()
+    assert [m["body"] for m in full["messages"]] == ["Friday", "When is the exam?"]
+    assert other.get(f"/conversations/{cvid}").status_code == 404
     api.delete(f"/sandbox/canvas/{sid}")
     # released: its tokens are gone
     assert rest(canvas, ADMIN).get("/users/self/profile").status_code == 401

@@ -13,7 +13,9 @@ import re
 import httpx
 import pytest
 
-from conftest import Daemon
+import tempfile
+
+from conftest import Daemon, sweep_sandboxes
 from gwharness import Session, text_of
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "canvas", "do-quiz")
@@ -22,14 +24,18 @@ AGENT_TOKEN = "canvas_token_Gsteqwb9GHRe"   # the task's token_key_session.canva
 ADMIN_TOKEN = "mcpcanvasadmintoken2"        # ... and its admin_canvas_token
 
 
-@pytest.fixture
-def canvas(tmp_root):
-    d = Daemon(os.path.join(tmp_root, "var"), extra_args=[
+@pytest.fixture(scope="module")
+def canvas():
+    """One daemon for the module (each test acquires and releases its own sandboxes)."""
+    root = tempfile.TemporaryDirectory(prefix="mcpbox-test-")
+    d = Daemon(os.path.join(root.name, "var"), extra_args=[
         "--canvas-listen", "127.0.0.1:0", "--canvas-users", os.path.join(DATA, "users.json")]).start()
     m = re.search(r"canvas on (http://\S+)", d.proc.stdout.readline().decode())
     d.canvas = m.group(1)
     yield d
     d.stop()
+    sweep_sandboxes(root.name)
+    root.cleanup()
 
 
 def rest(d, token):
