@@ -434,7 +434,8 @@ void mb_canvas_params_free(mb_canvas_param *p, size_t n)
     free(p);
 }
 
-/* Puts value at a[b][c] or a[b][] of obj, as Rack reads form keys. */
+/* Puts value at a[b][c], a[b][] or a[][c] of obj, as Rack reads form keys:
+ * "a[][c]" adds to the array's last object unless that already has c. */
 static void form_put(json_t *obj, const char *key, const char *val)
 {
     size_t kl = strcspn(key, "[");
@@ -446,16 +447,30 @@ static void form_put(json_t *obj, const char *key, const char *val)
         if (!close) break;
         char *sub = mb_strndup(rest + 1, (size_t)(close - rest - 1));
         rest = close + 1;
-        if (!*sub) { /* name[] : an array */
+        if (!*sub) {
             json_t *arr = json_object_get(cur, name);
             if (!json_is_array(arr)) {
                 arr = json_array();
                 json_object_set_new(cur, name, arr);
             }
-            json_array_append_new(arr, json_string(val));
             free(sub);
             free(name);
-            return;
+            const char *c2 = *rest == '[' ? strchr(rest, ']') : NULL;
+            if (!c2) { /* name[] : an array of values */
+                json_array_append_new(arr, json_string(val));
+                return;
+            }
+            char *next = mb_strndup(rest + 1, (size_t)(c2 - rest - 1));
+            json_t *last = json_array_get(arr, json_array_size(arr) ? json_array_size(arr) - 1 : 0);
+            if (!json_is_object(last) || json_object_get(last, next)) {
+                last = json_object();
+                json_array_append_new(arr, last);
+            }
+            free(next);
+            cur = last;
+            name = mb_strndup(rest + 1, (size_t)(c2 - rest - 1));
+            rest = c2 + 1;
+            continue;
         }
         json_t *next = json_object_get(cur, name);
         if (!json_is_object(next)) {
