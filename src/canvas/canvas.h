@@ -61,6 +61,10 @@ void mb_canvas_db_close(mb_canvas_db *db);
 int mb_canvas_db_seed(mb_canvas_db *db, const mb_canvas_users *users, mb_err *err);
 /* The user id of a token, or 0. */
 int64_t mb_canvas_db_token_user(mb_canvas_db *db, const char *token);
+/* The meta table: settings of the service kept with the data (the agent
+ * user). _get answers NULL when unset (caller frees). */
+int mb_canvas_db_meta_set(mb_canvas_db *db, const char *key, const char *value, mb_err *err);
+char *mb_canvas_db_meta_get(mb_canvas_db *db, const char *key);
 /* Writes a consistent copy of the database to path (VACUUM INTO). */
 int mb_canvas_db_backup(mb_canvas_db *db, const char *path, mb_err *err);
 

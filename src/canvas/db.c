@@ -248,3 +248,37 @@ int mb_canvas_db_backup(mb_canvas_db *db, const char *path, mb_err *err)
     pthread_mutex_unlock(&db->lock);
     return rc;
 }
+
+int mb_canvas_db_meta_set(mb_canvas_db *db, const char *key, const char *value, mb_err *err)
+{
+    pthread_mutex_lock(&db->lock);
+    sqlite3_stmt *st;
+    int rc = MB_OK;
+    if (sqlite3_prepare_v2(db->s, "INSERT OR REPLACE INTO meta VALUES(?,?)", -1, &st, NULL) !=
+        SQLITE_OK) {
+        rc = mb_err_set(err, MB_EIO, "canvas meta: %s", sqlite3_errmsg(db->s));
+    } else {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = mb_err_set(err, MB_EIO, "canvas meta: %s", sqlite3_errmsg(db->s));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&db->lock);
+    return rc;
+}
+
+char *mb_canvas_db_meta_get(mb_canvas_db *db, const char *key)
+{
+    pthread_mutex_lock(&db->lock);
+    sqlite3_stmt *st;
+    char *v = NULL;
+    if (sqlite3_prepare_v2(db->s, "SELECT value FROM meta WHERE key=?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            v = mb_strdup((const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&db->lock);
+    return v;
+}

@@ -11,6 +11,7 @@
  */
 #include "canvas/svc_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,6 +30,68 @@ static char *db_path(mb_canvas_service *s, const char *id, const char *suffix)
     return mb_asprintf("%s/canvas/%s%s", s->data_dir, id, suffix);
 }
 
+static void sbx_free(mb_canvas__sbx *x);
+static int listen_unix(const char *path, mb_err *err);
+
+/* After a restart: the databases of sandboxes still live are served again
+ * (their agent user is in the database's meta table); those of released
+ * sandboxes are removed. */
+static void reconcile(mb_canvas_service *s)
+{
+    char *dir = mb_asprintf("%s/canvas", s->data_dir);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n != 36 + 3 || strcmp(e->d_name + 36, ".db")) continue;
+        char id[37];
+        memcpy(id, e->d_name, 36);
+        id[36] = 0;
+        if (!mb_is_uuid(id)) continue;
+        mb_sandbox_rec rec;
+        int live = s->store && mb_store_sandbox_get(s->store, id, &rec, NULL) == MB_OK &&
+                   strcmp(rec.status, "released");
+        char *path = db_path(s, id, ".db");
+        mb_canvas__sbx *x = NULL;
+        if (live) {
+            x = mb_calloc(1, sizeof *x);
+            snprintf(x->id, sizeof x->id, "%s", id);
+            x->lfd = -1;
+            if (mb_canvas_db_open(path, &x->db, NULL) == MB_OK) {
+                x->agent_email = mb_canvas_db_meta_get(x->db, "agent_email");
+                x->agent_token = mb_canvas_db_meta_get(x->db, "agent_token");
+                if (x->agent_token) x->agent_uid = mb_canvas_db_token_user(x->db, x->agent_token);
+                x->sock_path = mb_asprintf("%s/egress/%s/" MB_CANVAS_SOCK_NAME, s->data_dir, id);
+                char *edir = mb_asprintf("%s/egress/%s", s->data_dir, id);
+                mb_mkdir_p(edir, 0755, NULL);
+                free(edir);
+                x->lfd = listen_unix(x->sock_path, NULL);
+            }
+            if (!x->db || !x->agent_token || x->lfd < 0) {
+                mb_warn("canvas: cannot serve the Canvas of sandbox %s again", id);
+                if (x->lfd < 0) x->lfd = -1;
+                sbx_free(x);
+                x = NULL;
+            }
+        }
+        if (x) {
+            s->v = mb_realloc(s->v, (s->n + 1) * sizeof *s->v);
+            s->v[s->n++] = x;
+            mb_info("canvas: serving the Canvas of sandbox %s again", id);
+        } else if (!live) {
+            static const char *const suffixes[] = {".db", ".base.db", ".first.db"};
+            for (size_t i = 0; i < 3; i++) {
+                char *p = db_path(s, id, suffixes[i]);
+                unlink(p);
+                free(p);
+            }
+        }
+        free(path);
+    }
+    if (d) closedir(d);
+    free(dir);
+}
+
 int mb_canvas_service_new(const mb_canvas_opts *o, mb_canvas_service **out, mb_err *err)
 {
     mb_canvas_service *s = mb_calloc(1, sizeof *s);
@@ -42,6 +105,7 @@ int mb_canvas_service_new(const mb_canvas_opts *o, mb_canvas_service **out, mb_e
     int rc = mb_mkdir_p(dir, 0700, err);
     free(dir);
     if (!rc && o->users_file) rc = mb_canvas_users_load(o->users_file, &s->users, err);
+    if (!rc) reconcile(s);
     if (!rc) rc = mb_canvas__sock_start(s, err);
     if (!rc && (!o->listen || strcmp(o->listen, "off"))) {
         mb_err perr = {0};
@@ -246,7 +310,9 @@ int mb_canvas_attach(mb_canvas_service *s, const char *id, const char *benchmark
         x->agent_token = mb_strdup(agent->token);
         x->agent_email = mb_strdup(agent->email);
         x->agent_uid = mb_canvas_db_token_user(x->db, agent->token);
-        rc = file_copy(path, first, err);
+        rc = mb_canvas_db_meta_set(x->db, "agent_email", agent->email, err);
+        if (!rc) rc = mb_canvas_db_meta_set(x->db, "agent_token", agent->token, err);
+        if (!rc) rc = file_copy(path, first, err);
         if (!rc) rc = file_copy(path, base, err);
     }
     mb_canvas_users_free(gen);

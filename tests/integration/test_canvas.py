@@ -359,3 +359,23 @@ def test_mcp_server_through_the_gateway(api, canvas):
     assert err["isError"]
     s.close()
     api.delete(f"/sandbox/canvas/{r['sandbox_id']}")
+
+
+def test_restart_serves_live_canvases_again(api, canvas):
+    r = acquire(api, test_account_email=STUDENT[0]).json()
+    sid, url = r["sandbox_id"], r["server_urls"]["canvas"]
+    admin = rest(canvas, ADMIN)
+    cid = make_course(admin, "Survives")
+    enroll(admin, cid, STUDENT[0])
+    api.close()
+    canvas.stop()
+    canvas.start()
+    m = re.search(r"canvas on (http://\S+)", canvas.proc.stdout.readline().decode())
+    canvas.canvas = m.group(1)
+    assert [c["name"] for c in rest(canvas, STUDENT[1]).get("/courses").json()] == ["Survives"]
+    s = Session(url)
+    courses = json.loads(text_of(s.call("canvas_list_courses")))
+    assert [c["id"] for c in courses] == [cid]
+    s.close()
+    with canvas.client() as c:
+        c.delete(f"/sandbox/canvas/{sid}")
