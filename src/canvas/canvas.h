@@ -93,6 +93,9 @@ typedef struct mb_canvas_resp {
 /* Answers one request; never fails (errors are Canvas error bodies). */
 void mb_canvas_handle(mb_canvas_db *db, const mb_canvas_req *req, mb_canvas_resp *out);
 void mb_canvas_resp_free(mb_canvas_resp *r);
+/* The same from "path?query" (Link URLs on http://canvas.mcpbox/api/v1). */
+void mb_canvas_handle_pq(mb_canvas_db *db, const char *method, const char *path_query,
+                         json_t *body, const char *token, int64_t as_user, mb_canvas_resp *out);
 
 /* Query string "a=1&b[]=2" to decoded parameters (at most 256). */
 void mb_canvas_params_parse(const char *query, mb_canvas_param **out, size_t *n);

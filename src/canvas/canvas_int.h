@@ -39,6 +39,8 @@ int64_t cv_int(cv *c, int64_t dflt, const char *types, const char *sql, ...);
 char *cv_text(cv *c, const char *types, const char *sql, ...);     /* NULL if none */
 int cv_exec(cv *c, const char *types, const char *sql, ...);       /* 0 or -1 */
 int64_t cv_last_id(cv *c);
+/* fn(c, id, arg) of each integer of ids (stolen), the NULLs left out. */
+json_t *cv_map(cv *c, json_t *ids, json_t *(*fn)(cv *c, int64_t id, int arg), int arg);
 int cv_sql_exec(sqlite3 *s, const char *sql, mb_err *err);
 
 /* handle.c: answers. */
@@ -64,6 +66,11 @@ enum { CV_NONE = 0, CV_STUDENT = 1, CV_TA = 2, CV_TEACHER = 3, CV_OBSERVER = 4, 
 int cv_role(cv *c, int64_t course_id);   /* the caller's best enrollment role */
 int cv_can_read(cv *c, int64_t course_id);    /* answers 404/401 itself when not */
 int cv_can_manage(cv *c, int64_t course_id);  /* teacher, TA or admin; answers 401 */
+/* Segment 1's course (readable, or with `manage` managed) and segment i's
+ * object of `table` in it (`where`: more conditions, "AND ..."); answers
+ * 404/401 itself and returns 0 when either is missing. */
+int cv_course_obj(cv *c, int i, const char *table, const char *where, int manage, int64_t *cid,
+                  int64_t *id);
 json_t *cv_course_json(cv *c, int64_t id);
 json_t *cv_user_json(cv *c, int64_t id);
 

@@ -104,18 +104,7 @@ int mb_canvas_client_call(mb_canvas_client *c, const char *method, const char *p
 {
     memset(out, 0, sizeof *out);
     if (c->db) {
-        char *path = mb_strdup(path_query);
-        char *q = strchr(path, '?');
-        if (q) *q++ = '\0';
-        mb_canvas_param *params;
-        size_t np;
-        mb_canvas_params_parse(q, &params, &np);
-        mb_canvas_req req = {.method = method, .path = path, .params = params, .n_params = np,
-                             .body = json_is_object(body) ? body : NULL, .token = c->token,
-                             .as_user = c->as_user, .link_base = "http://canvas.mcpbox/api/v1"};
-        mb_canvas_handle(c->db, &req, out);
-        mb_canvas_params_free(params, np);
-        free(path);
+        mb_canvas_handle_pq(c->db, method, path_query, body, c->token, c->as_user, out);
         return MB_OK;
     }
     json_t *rq = json_pack("{s:s,s:s,s:O?,s:s?}", "method", method, "path", path_query, "body",

@@ -360,6 +360,23 @@ done:
     free(path);
 }
 
+void mb_canvas_handle_pq(mb_canvas_db *db, const char *method, const char *path_query,
+                         json_t *body, const char *token, int64_t as_user, mb_canvas_resp *out)
+{
+    char *path = mb_strdup(path_query);
+    char *q = strchr(path, '?');
+    if (q) *q++ = '\0';
+    mb_canvas_param *params;
+    size_t np;
+    mb_canvas_params_parse(q, &params, &np);
+    mb_canvas_req req = {.method = method, .path = path, .params = params, .n_params = np,
+                         .body = json_is_object(body) ? body : NULL, .token = token,
+                         .as_user = as_user, .link_base = "http://canvas.mcpbox/api/v1"};
+    mb_canvas_handle(db, &req, out);
+    mb_canvas_params_free(params, np);
+    free(path);
+}
+
 void mb_canvas_resp_free(mb_canvas_resp *r)
 {
     if (!r) return;

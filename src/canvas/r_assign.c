@@ -232,12 +232,8 @@ void r_assignment_create(cv *c)
 
 void r_assignment_update(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), aid = cv_seg_id(c, 3);
-    if (!cid || !aid) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    if (!cv_int(c, 0, "ii", "SELECT count(*) FROM assignments WHERE id=? AND course_id=? AND"
-                            " workflow_state!='deleted'", aid, cid))
-        return cv_not_found(c);
+    int64_t cid, aid;
+    if (!cv_course_obj(c, 3, "assignments", "AND workflow_state!='deleted'", 1, &cid, &aid)) return;
     assignment_fields(c, aid);
     json_t *a = assignment(c, aid);
     add_includes(c, a, CV_TEACHER);
@@ -246,12 +242,8 @@ void r_assignment_update(cv *c)
 
 void r_assignment_delete(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), aid = cv_seg_id(c, 3);
-    if (!cid || !aid) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    if (!cv_int(c, 0, "ii", "SELECT count(*) FROM assignments WHERE id=? AND course_id=? AND"
-                            " workflow_state!='deleted'", aid, cid))
-        return cv_not_found(c);
+    int64_t cid, aid;
+    if (!cv_course_obj(c, 3, "assignments", "AND workflow_state!='deleted'", 1, &cid, &aid)) return;
     cv_exec(c, "i", "UPDATE assignments SET workflow_state='deleted', updated_at=" NOW " WHERE id=?",
             aid);
     json_t *a = assignment(c, aid);
@@ -292,12 +284,7 @@ void r_groups_list(cv *c)
     default_group(c, cid);
     json_t *ids = cv_rows(c, "i", "SELECT id FROM assignment_groups WHERE course_id=? ORDER BY"
                                   " position, id", cid);
-    json_t *out = json_array();
-    size_t i;
-    json_t *v;
-    json_array_foreach(ids, i, v) json_array_append_new(out, group_json(c, json_integer_value(v), role));
-    json_decref(ids);
-    cv_list(c, out);
+    cv_list(c, cv_map(c, ids, group_json, role));
 }
 
 void r_group_get(cv *c)
@@ -380,10 +367,8 @@ static int assignment_in(cv *c, int64_t aid, int64_t cid)
 
 void r_submissions_list(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), aid = cv_seg_id(c, 3);
-    if (!cid || !aid) return cv_not_found(c);
-    if (!cv_can_read(c, cid)) return;
-    if (!assignment_in(c, aid, cid)) return cv_not_found(c);
+    int64_t cid, aid;
+    if (!cv_course_obj(c, 3, "assignments", "AND workflow_state!='deleted'", 0, &cid, &aid)) return;
     int role = c->admin ? CV_TEACHER : cv_role(c, cid);
     json_t *uids;
     if (role == CV_STUDENT || role == CV_OBSERVER)
@@ -491,10 +476,8 @@ void r_submission_grade(cv *c)
 
 void r_submission_create(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), aid = cv_seg_id(c, 3);
-    if (!cid || !aid) return cv_not_found(c);
-    if (!cv_can_read(c, cid)) return;
-    if (!assignment_in(c, aid, cid)) return cv_not_found(c);
+    int64_t cid, aid;
+    if (!cv_course_obj(c, 3, "assignments", "AND workflow_state!='deleted'", 0, &cid, &aid)) return;
     if (cv_role(c, cid) != CV_STUDENT) return cv_unauthorized(c);
     const char *type = cv_body_str(c, "submission", "submission_type");
     if (!type) {

@@ -161,12 +161,8 @@ void r_topic_delete(cv *c)
 
 void r_entry_create(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), tid = cv_seg_id(c, 3);
-    if (!cid || !tid) return cv_not_found(c);
-    if (!cv_can_read(c, cid)) return;
-    if (!cv_int(c, 0, "ii", "SELECT count(*) FROM discussion_topics WHERE id=? AND course_id=?", tid,
-                cid))
-        return cv_not_found(c);
+    int64_t cid, tid;
+    if (!cv_course_obj(c, 3, "discussion_topics", NULL, 0, &cid, &tid)) return;
     cv_exec(c, "iit", "INSERT INTO discussion_entries(topic_id, user_id, message, created_at)"
                       " VALUES(?,?,?," NOW ")", tid, c->uid, cv_body_str(c, NULL, "message"));
     int64_t id = cv_last_id(c);
@@ -176,12 +172,8 @@ void r_entry_create(cv *c)
 
 void r_entries_list(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), tid = cv_seg_id(c, 3);
-    if (!cid || !tid) return cv_not_found(c);
-    if (!cv_can_read(c, cid)) return;
-    if (!cv_int(c, 0, "ii", "SELECT count(*) FROM discussion_topics WHERE id=? AND course_id=?", tid,
-                cid))
-        return cv_not_found(c);
+    int64_t cid, tid;
+    if (!cv_course_obj(c, 3, "discussion_topics", NULL, 0, &cid, &tid)) return;
     cv_list(c, cv_rows(c, "i", "SELECT " ENTRY_OBJ " FROM discussion_entries e LEFT JOIN users u ON"
                                " u.id=e.user_id WHERE e.topic_id=? ORDER BY e.id DESC", tid));
 }
@@ -217,8 +209,9 @@ static json_t *items_of(cv *c, int64_t mid)
     return rows;
 }
 
-static json_t *module_json(cv *c, int64_t mid)
+static json_t *module_json(cv *c, int64_t mid, int unused)
 {
+    (void)unused;
     json_t *m = cv_row(c, "i",
                        "SELECT json_object('id',m.id,'name',m.name,'position',m.position,'unlock_at',"
                        "m.unlock_at,'require_sequential_progress'," JB("m.require_sequential_progress")
@@ -238,12 +231,7 @@ void r_modules_list(cv *c)
     if (!cv_can_read(c, cid)) return;
     json_t *ids = cv_rows(c, "ii", "SELECT id FROM modules WHERE course_id=? AND (?=0 OR published=1)"
                                    " ORDER BY position, id", cid, (int64_t)student_like(c, cid));
-    json_t *out = json_array();
-    size_t i;
-    json_t *v;
-    json_array_foreach(ids, i, v) json_array_append_new(out, module_json(c, json_integer_value(v)));
-    json_decref(ids);
-    cv_list(c, out);
+    cv_list(c, cv_map(c, ids, module_json, 0));
 }
 
 static int module_in(cv *c, int64_t mid, int64_t cid)
@@ -253,19 +241,15 @@ static int module_in(cv *c, int64_t mid, int64_t cid)
 
 void r_module_get(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), mid = cv_seg_id(c, 3);
-    if (!cid || !mid) return cv_not_found(c);
-    if (!cv_can_read(c, cid)) return;
-    if (!module_in(c, mid, cid)) return cv_not_found(c);
-    cv_json(c, 200, module_json(c, mid));
+    int64_t cid, mid;
+    if (!cv_course_obj(c, 3, "modules", NULL, 0, &cid, &mid)) return;
+    cv_json(c, 200, module_json(c, mid, 0));
 }
 
 void r_module_items(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), mid = cv_seg_id(c, 3);
-    if (!cid || !mid) return cv_not_found(c);
-    if (!cv_can_read(c, cid)) return;
-    if (!module_in(c, mid, cid)) return cv_not_found(c);
+    int64_t cid, mid;
+    if (!cv_course_obj(c, 3, "modules", NULL, 0, &cid, &mid)) return;
     cv_list(c, items_of(c, mid));
 }
 

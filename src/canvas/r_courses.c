@@ -65,6 +65,24 @@ int cv_can_manage(cv *c, int64_t course_id)
     return 0;
 }
 
+int cv_course_obj(cv *c, int i, const char *table, const char *where, int manage, int64_t *cid,
+                  int64_t *id)
+{
+    *cid = cv_seg_id(c, 1);
+    *id = cv_seg_id(c, i);
+    if (!*cid || !*id) {
+        cv_not_found(c);
+        return 0;
+    }
+    if (!(manage ? cv_can_manage(c, *cid) : cv_can_read(c, *cid))) return 0;
+    char *sql = mb_asprintf("SELECT count(*) FROM %s WHERE id=? AND course_id=? %s", table,
+                            where ? where : "");
+    int found = cv_int(c, 0, "ii", sql, *id, *cid) > 0;
+    free(sql);
+    if (!found) cv_not_found(c);
+    return found;
+}
+
 /* ------------------------------------------------------------ users */
 
 #define USER_OBJ(u)                                                                          \

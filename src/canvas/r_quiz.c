@@ -125,12 +125,7 @@ void r_quizzes_list(cv *c)
                           "SELECT id FROM quizzes WHERE course_id=? AND (?=0 OR published=1) AND"
                           " (?3 IS NULL OR instr(lower(title), lower(?3))) ORDER BY id",
                           cid, (int64_t)st, term);
-    json_t *out = json_array();
-    size_t i;
-    json_t *v;
-    json_array_foreach(ids, i, v) json_array_append_new(out, quiz_json(c, json_integer_value(v), st));
-    json_decref(ids);
-    cv_list(c, out);
+    cv_list(c, cv_map(c, ids, quiz_json, st));
 }
 
 void r_quiz_get(cv *c)
@@ -240,20 +235,16 @@ void r_quiz_create(cv *c)
 
 void r_quiz_update(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), qid = cv_seg_id(c, 3);
-    if (!cid || !qid) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    if (!quiz_in(c, qid, cid)) return cv_not_found(c);
+    int64_t cid, qid;
+    if (!cv_course_obj(c, 3, "quizzes", NULL, 1, &cid, &qid)) return;
     quiz_fields(c, qid);
     cv_json(c, 200, quiz_json(c, qid, 0));
 }
 
 void r_quiz_delete(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), qid = cv_seg_id(c, 3);
-    if (!cid || !qid) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    if (!quiz_in(c, qid, cid)) return cv_not_found(c);
+    int64_t cid, qid;
+    if (!cv_course_obj(c, 3, "quizzes", NULL, 1, &cid, &qid)) return;
     json_t *q = quiz_json(c, qid, 0);
     cv_exec(c, "i", "UPDATE assignments SET workflow_state='deleted' WHERE quiz_id=?", qid);
     cv_exec(c, "i", "DELETE FROM quiz_questions WHERE quiz_id=?", qid);
@@ -357,10 +348,8 @@ static void question_fields(cv *c, int64_t id)
 
 void r_questions_list(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), qid = cv_seg_id(c, 3);
-    if (!cid || !qid) return cv_not_found(c);
-    if (!cv_can_read(c, cid)) return;
-    if (!quiz_in(c, qid, cid)) return cv_not_found(c);
+    int64_t cid, qid;
+    if (!cv_course_obj(c, 3, "quizzes", NULL, 0, &cid, &qid)) return;
     int st = is_student(c, cid);
     if (st) {
         /* Students see the questions of their own submission only. */
@@ -372,12 +361,7 @@ void r_questions_list(cv *c)
     }
     json_t *ids = cv_rows(c, "i", "SELECT id FROM quiz_questions WHERE quiz_id=? ORDER BY position,"
                                   " id", qid);
-    json_t *out = json_array();
-    size_t i;
-    json_t *v;
-    json_array_foreach(ids, i, v) json_array_append_new(out, question_json(c, json_integer_value(v), st));
-    json_decref(ids);
-    cv_list(c, out);
+    cv_list(c, cv_map(c, ids, question_json, st));
 }
 
 static int question_in(cv *c, int64_t id, int64_t qid)
@@ -397,10 +381,8 @@ void r_question_get(cv *c)
 
 void r_question_create(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), qid = cv_seg_id(c, 3);
-    if (!cid || !qid) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    if (!quiz_in(c, qid, cid)) return cv_not_found(c);
+    int64_t cid, qid;
+    if (!cv_course_obj(c, 3, "quizzes", NULL, 1, &cid, &qid)) return;
     cv_exec(c, "i", "INSERT INTO quiz_questions(quiz_id, position, question_name, question_text,"
                     " question_type, points_possible) VALUES(?1, (SELECT IFNULL(max(position),0)+1"
                     " FROM quiz_questions WHERE quiz_id=?1), 'Question', '', 'text_only_question', 0)",
@@ -451,10 +433,8 @@ static void qsub_envelope(cv *c, int status, json_t *list)
 
 void r_qsubs_list(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), qid = cv_seg_id(c, 3);
-    if (!cid || !qid) return cv_not_found(c);
-    if (!cv_can_read(c, cid)) return;
-    if (!quiz_in(c, qid, cid)) return cv_not_found(c);
+    int64_t cid, qid;
+    if (!cv_course_obj(c, 3, "quizzes", NULL, 0, &cid, &qid)) return;
     int st = is_student(c, cid);
     json_t *ids = cv_rows(c, "iii", "SELECT id FROM quiz_submissions WHERE quiz_id=? AND (?=0 OR"
                                     " user_id=?) ORDER BY id", qid, (int64_t)st, c->uid);
@@ -474,10 +454,8 @@ void r_qsubs_list(cv *c)
 
 void r_qsub_self(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), qid = cv_seg_id(c, 3);
-    if (!cid || !qid) return cv_not_found(c);
-    if (!cv_can_read(c, cid)) return;
-    if (!quiz_in(c, qid, cid)) return cv_not_found(c);
+    int64_t cid, qid;
+    if (!cv_course_obj(c, 3, "quizzes", NULL, 0, &cid, &qid)) return;
     int64_t id = cv_int(c, 0, "ii", "SELECT id FROM quiz_submissions WHERE quiz_id=? AND user_id=?",
                         qid, c->uid);
     json_t *list = json_array();
@@ -500,10 +478,8 @@ void r_qsub_get(cv *c)
 
 void r_qsub_create(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), qid = cv_seg_id(c, 3);
-    if (!cid || !qid) return cv_not_found(c);
-    if (!cv_can_read(c, cid)) return;
-    if (!quiz_in(c, qid, cid)) return cv_not_found(c);
+    int64_t cid, qid;
+    if (!cv_course_obj(c, 3, "quizzes", NULL, 0, &cid, &qid)) return;
     int student = cv_role(c, cid) == CV_STUDENT;
     if (student && !cv_int(c, 0, "i", "SELECT published FROM quizzes WHERE id=?", qid))
         return cv_not_found(c);
@@ -827,10 +803,8 @@ void r_qsub_complete(cv *c)
 
 void r_quiz_statistics(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), qid = cv_seg_id(c, 3);
-    if (!cid || !qid) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    if (!quiz_in(c, qid, cid)) return cv_not_found(c);
+    int64_t cid, qid;
+    if (!cv_course_obj(c, 3, "quizzes", NULL, 1, &cid, &qid)) return;
     json_t *st = cv_row(c, "i",
                         "SELECT json_object('id',?1,'url','http://localhost:10001/api/v1/courses/'"
                         " || q.course_id || '/quizzes/' || q.id || '/statistics','html_url',"

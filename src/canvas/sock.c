@@ -86,23 +86,11 @@ static void answer(mb_canvas__sbx *x, json_t *rq, json_t **out)
                          "bad request");
         return;
     }
-    char *path = mb_strdup(pq);
-    char *q = strchr(path, '?');
-    if (q) *q++ = '\0';
-    mb_canvas_param *params;
-    size_t np;
-    mb_canvas_params_parse(q, &params, &np);
-    json_t *body = json_object_get(rq, "body");
-    mb_canvas_req req = {.method = method, .path = path, .params = params, .n_params = np,
-                         .body = json_is_object(body) ? body : NULL, .token = token,
-                         .as_user = token && *token ? 0 : x->agent_uid,
-                         .link_base = "http://canvas.mcpbox/api/v1"};
     mb_canvas_resp resp;
-    mb_canvas_handle(x->db, &req, &resp);
+    mb_canvas_handle_pq(x->db, method, pq, json_object_get(rq, "body"), token,
+                        token && *token ? 0 : x->agent_uid, &resp);
     *out = json_pack("{s:i,s:O,s:s?}", "status", resp.status, "body", resp.body, "link", resp.link);
     mb_canvas_resp_free(&resp);
-    mb_canvas_params_free(params, np);
-    free(path);
 }
 
 static void *conn_main(void *arg)

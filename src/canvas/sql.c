@@ -120,3 +120,16 @@ int cv_exec(cv *c, const char *types, const char *sql, ...)
 }
 
 int64_t cv_last_id(cv *c) { return sqlite3_last_insert_rowid(c->s); }
+
+json_t *cv_map(cv *c, json_t *ids, json_t *(*fn)(cv *c, int64_t id, int arg), int arg)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(ids, i, v) {
+        json_t *o = fn(c, json_integer_value(v), arg);
+        if (o) json_array_append_new(out, o);
+    }
+    json_decref(ids);
+    return out;
+}

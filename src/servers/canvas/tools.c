@@ -52,6 +52,20 @@ static int call_done(tx *t, const char *method, char *p, json_t *query, json_t *
     return d ? cs_done(t, d) : cs_fail(t);
 }
 
+/* A call whose data is dropped; the tool answers `msg` (both freed). */
+static int call_then_text(tx *t, const char *method, char *p, json_t *body, char *msg)
+{
+    json_t *d = cs_api(t, method, p, NULL, body);
+    free(p);
+    json_decref(body);
+    if (d) {
+        json_decref(d);
+        cs_text(t, msg);
+    }
+    free(msg);
+    return d ? 0 : cs_fail(t);
+}
+
 /* A copy of args without the named keys (`const {a, ...rest} = args`). */
 static json_t *rest(tx *t, const char *a, const char *b, const char *c)
 {
@@ -134,23 +148,13 @@ CS_TOOL(delete_course)
     if (F("course_id")) MISSING("Missing required field: course_id");
     json_t *ev = A("event");
     char *e = ev ? cs_str(ev) : mb_strdup("delete");
-    char *p = path("/courses/%s", A("course_id"));
-    json_t *body = ev ? json_pack("{s:O}", "event", ev) : json_pack("{s:s}", "event", "delete");
-    json_t *d = cs_api(&t, "DELETE", p, NULL, body);
-    free(p);
-    json_decref(body);
-    if (!d) {
-        free(e);
-        return cs_fail(&t);
-    }
-    json_decref(d);
     char *cid = cs_str(A("course_id"));
     char *msg = mb_asprintf("Successfully %sd course %s", e, cid);
-    cs_text(&t, msg);
-    free(msg);
     free(cid);
     free(e);
-    return 0;
+    return call_then_text(&t, "DELETE", path("/courses/%s", A("course_id")),
+                          ev ? json_pack("{s:O}", "event", ev) : json_pack("{s:s}", "event", "delete"),
+                          msg);
 }
 
 CS_TOOL(get_syllabus)
@@ -213,16 +217,10 @@ CS_TOOL(delete_assignment)
     BEGIN;
     if (F("course_id") || F("assignment_id"))
         MISSING("Missing required fields: course_id and assignment_id");
-    char *p = path("/courses/%s/assignments/%s", A("course_id"), A("assignment_id"));
-    json_t *d = cs_api(&t, "DELETE", p, NULL, NULL);
-    free(p);
-    if (!d) return cs_fail(&t);
-    json_decref(d);
-    char *msg = path("Successfully deleted assignment %s from course %s", A("assignment_id"),
-                     A("course_id"));
-    cs_text(&t, msg);
-    free(msg);
-    return 0;
+    return call_then_text(&t, "DELETE", path("/courses/%s/assignments/%s", A("course_id"),
+                                              A("assignment_id")), NULL,
+                          path("Successfully deleted assignment %s from course %s",
+                               A("assignment_id"), A("course_id")));
 }
 
 CS_TOOL(list_assignment_groups)
@@ -497,16 +495,10 @@ CS_TOOL(unenroll_user)
 {
     BEGIN;
     if (F("course_id") || F("enrollment_id")) MISSING("Missing required fields: course_id and enrollment_id");
-    char *p = path("/courses/%s/enrollments/%s", A("course_id"), A("enrollment_id"));
-    json_t *d = cs_api(&t, "DELETE", p, NULL, NULL);
-    free(p);
-    if (!d) return cs_fail(&t);
-    json_decref(d);
-    char *msg = path("Successfully unenrolled user (enrollment %s) from course %s", A("enrollment_id"),
-                     A("course_id"));
-    cs_text(&t, msg);
-    free(msg);
-    return 0;
+    return call_then_text(&t, "DELETE", path("/courses/%s/enrollments/%s", A("course_id"),
+                                              A("enrollment_id")), NULL,
+                          path("Successfully unenrolled user (enrollment %s) from course %s",
+                               A("enrollment_id"), A("course_id")));
 }
 
 /* ------------------------------------------------------------ modules */
@@ -617,16 +609,10 @@ CS_TOOL(delete_announcement)
     BEGIN;
     if (F("course_id") || F("announcement_id"))
         MISSING("Missing required fields: course_id and announcement_id");
-    char *p = path("/courses/%s/discussion_topics/%s", A("course_id"), A("announcement_id"));
-    json_t *d = cs_api(&t, "DELETE", p, NULL, NULL);
-    free(p);
-    if (!d) return cs_fail(&t);
-    json_decref(d);
-    char *msg = path("Successfully deleted announcement %s from course %s", A("announcement_id"),
-                     A("course_id"));
-    cs_text(&t, msg);
-    free(msg);
-    return 0;
+    return call_then_text(&t, "DELETE", path("/courses/%s/discussion_topics/%s", A("course_id"),
+                                              A("announcement_id")), NULL,
+                          path("Successfully deleted announcement %s from course %s",
+                               A("announcement_id"), A("course_id")));
 }
 
 /* ------------------------------------------------------------ quizzes */
@@ -661,15 +647,9 @@ CS_TOOL(delete_quiz)
 {
     BEGIN;
     if (F("course_id") || F("quiz_id")) MISSING("Missing required fields: course_id and quiz_id");
-    char *p = path("/courses/%s/quizzes/%s", A("course_id"), A("quiz_id"));
-    json_t *d = cs_api(&t, "DELETE", p, NULL, NULL);
-    free(p);
-    if (!d) return cs_fail(&t);
-    json_decref(d);
-    char *msg = path("Successfully deleted quiz %s from course %s", A("quiz_id"), A("course_id"));
-    cs_text(&t, msg);
-    free(msg);
-    return 0;
+    return call_then_text(&t, "DELETE", path("/courses/%s/quizzes/%s", A("course_id"), A("quiz_id")),
+                          NULL, path("Successfully deleted quiz %s from course %s", A("quiz_id"),
+                                     A("course_id")));
 }
 
 CS_TOOL(start_quiz_attempt)
@@ -804,12 +784,9 @@ CS_TOOL(delete_quiz_question)
     BEGIN;
     if (F("course_id") || F("quiz_id") || F("question_id"))
         MISSING("Missing required fields: course_id, quiz_id, and question_id");
-    char *p = path("/courses/%s/quizzes/%s/questions/%s", A("course_id"), A("quiz_id"), A("question_id"));
-    json_t *d = cs_api(&t, "DELETE", p, NULL, NULL);
-    free(p);
-    if (!d) return cs_fail(&t);
-    json_decref(d);
-    return cs_text(&t, "Quiz question deleted successfully");
+    return call_then_text(&t, "DELETE", path("/courses/%s/quizzes/%s/questions/%s", A("course_id"),
+                                              A("quiz_id"), A("question_id")),
+                          NULL, mb_strdup("Quiz question deleted successfully"));
 }
 
 /* ------------------------------------------------------------ rubrics, messages */
@@ -854,15 +831,8 @@ CS_TOOL(delete_conversation)
 {
     BEGIN;
     if (F("conversation_id")) MISSING("Missing required field: conversation_id");
-    char *p = path("/conversations/%s", A("conversation_id"));
-    json_t *d = cs_api(&t, "DELETE", p, NULL, NULL);
-    free(p);
-    if (!d) return cs_fail(&t);
-    json_decref(d);
-    char *msg = path("Successfully deleted conversation %s", A("conversation_id"));
-    cs_text(&t, msg);
-    free(msg);
-    return 0;
+    return call_then_text(&t, "DELETE", path("/conversations/%s", A("conversation_id")), NULL,
+                          path("Successfully deleted conversation %s", A("conversation_id")));
 }
 
 CS_TOOL(list_notifications)
