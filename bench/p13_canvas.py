@@ -117,6 +117,25 @@ def run(ctx):
             rows.append(r)
         m.close()
         api.call("DELETE", "/sandbox/canvas/" + acq["sandbox_id"])
+
+        # density: the daemon's memory with many live Canvas sandboxes (generated
+        # admins: sandboxes without a benchmark)
+        n_live = 5 if ctx.smoke else 30 if ctx.quick else 100
+        before = B.proc_status(d.pid).get("VmRSS", 0)
+        sids = [api.call("POST", "/sandbox/canvas", {}, expect=(201,))["sandbox_id"]
+                for _ in range(n_live)]
+        st = B.proc_status(d.pid)
+        after, peak = st.get("VmRSS", 0), st.get("VmHWM", 0)
+        for sid in sids:
+            api.call("DELETE", "/sandbox/canvas/" + sid)
+        r = B.Row("P13.live", "daemon memory with %d live Canvas sandboxes (each: its database "
+                  "open, socket listening, canvas server running in the sandbox)" % n_live,
+                  "RSS %s (+%s, %s per sandbox); peak %s" % (
+                      B.fmt_mb(after), B.fmt_mb(after - before),
+                      B.fmt_mb((after - before) / max(1, n_live)), B.fmt_mb(peak)),
+                  cmd="bench/run --only P13")
+        r.data = {"live": n_live, "rss_before": before, "rss_after": after, "hwm": peak}
+        rows.append(r)
     finally:
         api.close()
         d.stop()
