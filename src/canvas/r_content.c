@@ -246,6 +246,69 @@ void r_module_get(cv *c)
     cv_json(c, 200, module_json(c, mid, 0));
 }
 
+void r_module_create(cv *c)
+{
+    int64_t cid = cv_seg_id(c, 1);
+    if (!cid) return cv_not_found(c);
+    if (!cv_can_manage(c, cid)) return;
+    const char *name = cv_body_str(c, "module", "name");
+    if (!name || !*name) {
+        cv_json(c, 400, json_pack("{s:{s:[{s:s,s:s,s:s}]}}", "errors", "name", "attribute", "name",
+                                  "type", "blank", "message", "blank"));
+        return;
+    }
+    cv_exec(c, "itii", "INSERT INTO modules(course_id, name, position, published,"
+                       " require_sequential_progress) VALUES(?1,?2,IFNULL(NULLIF(?3,0),(SELECT"
+                       " IFNULL(max(position),0)+1 FROM modules WHERE course_id=?1)),1,?4)",
+            cid, name, (int64_t)cv_body_num(c, "module", "position", 0),
+            (int64_t)cv_body_bool(c, "module", "require_sequential_progress", 0));
+    cv_json(c, 200, module_json(c, cv_last_id(c), 0));
+}
+
+void r_module_item_create(cv *c)
+{
+    int64_t cid, mid;
+    if (!cv_course_obj(c, 3, "modules", NULL, 1, &cid, &mid)) return;
+    const char *type = cv_body_str(c, "module_item", "type");
+    static const char *const types[] = {"File", "Page", "Discussion", "Assignment", "Quiz",
+                                        "SubHeader", "ExternalUrl", "ExternalTool"};
+    int ok = 0;
+    for (size_t i = 0; type && i < sizeof types / sizeof *types; i++) ok |= !strcmp(type, types[i]);
+    if (!ok) {
+        cv_json(c, 400, json_pack("{s:{s:[{s:s,s:s,s:s}]}}", "errors", "type", "attribute", "type",
+                                  "type", "invalid", "message", "invalid"));
+        return;
+    }
+    cv_exec(c, "ittiitt",
+            "INSERT INTO module_items(module_id, title, type, content_id, indent, page_url,"
+            " external_url, position) VALUES(?1,IFNULL(?2,?3),?3,NULLIF(?4,0),?5,?6,?7,(SELECT"
+            " IFNULL(max(position),0)+1 FROM module_items WHERE module_id=?1))",
+            mid, cv_body_str(c, "module_item", "title"), type,
+            (int64_t)cv_body_num(c, "module_item", "content_id", 0),
+            (int64_t)cv_body_num(c, "module_item", "indent", 0),
+            cv_body_str(c, "module_item", "page_url"), cv_body_str(c, "module_item", "external_url"));
+    int64_t iid = cv_last_id(c);
+    json_t *items = items_of(c, mid);
+    json_t *found = NULL;
+    size_t i;
+    json_t *v;
+    json_array_foreach(items, i, v) if (json_integer_value(json_object_get(v, "id")) == iid) found = v;
+    cv_json(c, 200, json_incref(found));
+    json_decref(items);
+}
+
+void r_module_delete(cv *c)
+{
+    int64_t cid, mid;
+    if (!cv_course_obj(c, 3, "modules", NULL, 1, &cid, &mid)) return;
+    json_t *m = module_json(c, mid, 0);
+    cv_exec(c, "i", "DELETE FROM module_done WHERE item_id IN (SELECT id FROM module_items WHERE"
+                    " module_id=?)", mid);
+    cv_exec(c, "i", "DELETE FROM module_items WHERE module_id=?", mid);
+    cv_exec(c, "i", "DELETE FROM modules WHERE id=?", mid);
+    cv_json(c, 200, m);
+}
+
 void r_module_items(cv *c)
 {
     int64_t cid, mid;
@@ -315,6 +378,50 @@ void r_page_get(cv *c)
                        cid, c->seg[3], cv_seg_id(c, 3), (int64_t)student_like(c, cid));
     if (!p) return cv_not_found(c);
     cv_json(c, 200, p);
+}
+
+void r_page_create(cv *c)
+{
+    int64_t cid = cv_seg_id(c, 1);
+    if (!cid) return cv_not_found(c);
+    if (!cv_can_manage(c, cid)) return;
+    const char *title = cv_body_str(c, "wiki_page", "title");
+    if (!title || !*title) {
+        cv_json(c, 400, json_pack("{s:{s:[{s:s,s:s,s:s}]}}", "errors", "title", "attribute",
+                                  "title", "type", "blank", "message", "blank"));
+        return;
+    }
+    /* The url: the title in lower case, runs of other characters as '-'. */
+    mb_buf u = {0};
+    for (const char *p = title; *p; p++) {
+        char ch = *p;
+        if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')) mb_buf_putc(&u, ch);
+        else if (ch >= 'A' && ch <= 'Z') mb_buf_putc(&u, (char)(ch + 32));
+        else if (u.len && u.data[u.len - 1] != '-') mb_buf_putc(&u, '-');
+    }
+    while (u.len && u.data[u.len - 1] == '-') u.len--;
+    mb_buf_putc(&u, 0);
+    char *url = mb_buf_steal(&u);
+    if (!*url) {
+        free(url);
+        url = mb_strdup("page");
+    }
+    char *base = url;
+    url = mb_strdup(base);
+    for (int n = 2; n < 10000 && cv_int(c, 0, "it", "SELECT count(*) FROM pages WHERE course_id=?"
+                                                    " AND url=?", cid, url); n++) {
+        free(url);
+        url = mb_asprintf("%s-%d", base, n);
+    }
+    free(base);
+    cv_exec(c, "itttii", "INSERT INTO pages(course_id, url, title, body, published, front_page,"
+                        " created_at, updated_at) VALUES(?,?,?,?,?,?," NOW "," NOW ")",
+            cid, url, title, cv_body_str(c, "wiki_page", "body"),
+            (int64_t)cv_body_bool(c, "wiki_page", "published", 0),
+            (int64_t)cv_body_bool(c, "wiki_page", "front_page", 0));
+    cv_json(c, 200, cv_row(c, "i", "SELECT " PAGE_OBJ ",'body',p.body) FROM pages p WHERE p.id=?",
+                           cv_last_id(c)));
+    free(url);
 }
 
 /* ------------------------------------------------------------ rubrics */

@@ -106,3 +106,19 @@ def test_account_user_sessions(env):
     assert rep["status"] == "complete" and rep["report"] == "provisioning_csv"
     r = admin.call("canvas_no_such_tool", {})
     assert r["isError"] and text(r) == "Error: Unknown tool: canvas_no_such_tool"
+
+
+
+def test_modules_and_pages_through_the_tools(env):
+    """Tool side of modules and pages (their creation and the rest of their
+    routes are in tests/unit/test_canvas.c)."""
+    _, _, admin = env
+    cid = data(admin.call("canvas_create_course", {"account_id": 1, "name": "M",
+                                                   "course_code": "M1"}))["id"]
+    assert data(admin.call("canvas_list_modules", {"course_id": cid})) == []
+    r = admin.call("canvas_get_module", {"course_id": cid, "module_id": 5})
+    assert text(r) == "Error: Canvas API Error (404): The specified resource does not exist."
+    assert data(admin.call("canvas_list_pages", {"course_id": cid})) == []
+    r = admin.call("canvas_mark_module_item_complete", {"course_id": cid, "module_id": 1,
+                                                         "item_id": 1})
+    assert r["isError"]

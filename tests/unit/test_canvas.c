@@ -186,12 +186,77 @@ static void test_quiz_attempt_flow(void **state)
     json_decref(qs);
 }
 
+static void test_modules_and_pages(void **state)
+{
+    env *e = *state;
+    json_t *o;
+    char path[160];
+    assert_int_equal(req(e, "tok-admin", "POST", "/accounts/1/courses",
+                         "{\"course\":{\"name\":\"C\"},\"offer\":true}", &o, NULL), 200);
+    json_int_t cid = id_of(o);
+    json_decref(o);
+    snprintf(path, sizeof path, "/courses/%lld/enrollments", (long long)cid);
+    assert_int_equal(req(e, "tok-admin", "POST", path, "{\"enrollment\":{\"user_id\":2,"
+                         "\"enrollment_state\":\"active\"}}", &o, NULL), 200);
+    json_decref(o);
+    snprintf(path, sizeof path, "/courses/%lld/modules", (long long)cid);
+    assert_int_equal(req(e, "tok-sam", "POST", path, "{\"module\":{\"name\":\"W1\"}}", &o, NULL), 401);
+    json_decref(o);
+    assert_int_equal(req(e, "tok-admin", "POST", path, "{\"module\":{\"name\":\"W1\"}}", &o, NULL), 200);
+    json_int_t mid = id_of(o);
+    json_decref(o);
+    snprintf(path, sizeof path, "/courses/%lld/pages", (long long)cid);
+    assert_int_equal(req(e, "tok-admin", "POST", path, "{\"wiki_page\":{\"title\":\"Read Me!\","
+                         "\"body\":\"<p>x</p>\",\"published\":true}}", &o, NULL), 200);
+    assert_string_equal(json_string_value(json_object_get(o, "url")), "read-me");
+    json_decref(o);
+    assert_int_equal(req(e, "tok-admin", "POST", path, "{\"wiki_page\":{\"title\":\"read me\"}}",
+                         &o, NULL), 200);
+    assert_string_equal(json_string_value(json_object_get(o, "url")), "read-me-2");
+    json_decref(o);
+    snprintf(path, sizeof path, "/courses/%lld/pages/read-me", (long long)cid);
+    assert_int_equal(req(e, "tok-sam", "GET", path, NULL, &o, NULL), 200);
+    assert_string_equal(json_string_value(json_object_get(o, "body")), "<p>x</p>");
+    json_decref(o);
+    snprintf(path, sizeof path, "/courses/%lld/pages", (long long)cid);
+    assert_int_equal(req(e, "tok-sam", "GET", path, NULL, &o, NULL), 200);
+    assert_int_equal(json_array_size(o), 1); /* the unpublished one is hidden */
+    json_decref(o);
+    snprintf(path, sizeof path, "/courses/%lld/modules/%lld/items", (long long)cid, (long long)mid);
+    assert_int_equal(req(e, "tok-admin", "POST", path, "{\"module_item\":{\"type\":\"Page\","
+                         "\"page_url\":\"read-me\",\"title\":\"Read\"}}", &o, NULL), 200);
+    json_int_t iid = id_of(o);
+    assert_string_equal(json_string_value(json_object_get(o, "page_url")), "read-me");
+    json_decref(o);
+    assert_int_equal(req(e, "tok-admin", "POST", path, "{\"module_item\":{\"type\":\"Bogus\"}}",
+                         &o, NULL), 400);
+    json_decref(o);
+    snprintf(path, sizeof path, "/courses/%lld/modules/%lld/items/%lld/done", (long long)cid,
+             (long long)mid, (long long)iid);
+    assert_int_equal(req(e, "tok-sam", "PUT", path, NULL, &o, NULL), 204);
+    json_decref(o);
+    snprintf(path, sizeof path, "/courses/%lld/modules?include[]=items", (long long)cid);
+    assert_int_equal(req(e, "tok-sam", "GET", path, NULL, &o, NULL), 200);
+    json_t *item = json_array_get(json_object_get(json_array_get(o, 0), "items"), 0);
+    assert_true(json_is_true(json_object_get(json_object_get(item, "completion_requirement"), "completed")));
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(o, 0), "items_count")), 1);
+    json_decref(o);
+    snprintf(path, sizeof path, "/courses/%lld/modules/%lld", (long long)cid, (long long)mid);
+    assert_int_equal(req(e, "tok-sam", "DELETE", path, NULL, &o, NULL), 401);
+    json_decref(o);
+    assert_int_equal(req(e, "tok-admin", "DELETE", path, NULL, &o, NULL), 200);
+    json_decref(o);
+    assert_int_equal(req(e, "tok-admin", "GET", path, NULL, &o, NULL), 404);
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params_and_forms),
         cmocka_unit_test_setup_teardown(test_tokens_errors_and_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quiz_attempt_flow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_modules_and_pages, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
