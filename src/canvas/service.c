@@ -169,16 +169,17 @@ mb_canvas__sbx *mb_canvas__by_token(mb_canvas_service *s, const char *token, int
     /* Each live sandbox's own token table answers; claims keep fixed sets
      * exclusive, generated tokens are random. */
     pthread_mutex_lock(&s->lock);
-    size_t n = s->n;
-    mb_canvas__sbx **v = mb_calloc(n ? n : 1, sizeof *v);
-    for (size_t i = 0; i < n; i++) {
-        v[i] = s->v[i];
-        v[i]->refs++;
+    size_t n = 0;
+    mb_canvas__sbx **v = mb_calloc(s->n ? s->n : 1, sizeof *v);
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->v[i]->closing) continue;
+        v[n] = s->v[i];
+        v[n++]->refs++;
     }
     pthread_mutex_unlock(&s->lock);
     mb_canvas__sbx *found = NULL;
     for (size_t i = 0; i < n; i++) {
-        if (!found && !v[i]->closing && (*uid = mb_canvas_db_token_user(v[i]->db, token)) > 0)
+        if (!found && (*uid = mb_canvas_db_token_user(v[i]->db, token)) > 0)
             found = v[i];
         else
             mb_canvas__put(s, v[i]);
