@@ -121,6 +121,12 @@ int mb_api__gcloud_initialize(mb_api *api, mb_call *call, const mb_svc_target *t
                               int init_default, char **message, json_t **detail, mb_err *err);
 int mb_api__gcloud_dump(mb_api *api, mb_call *call, const mb_svc_target *t, json_t **data, mb_err *err);
 json_t *mb_api__gcloud_auth_data(mb_api *api, const mb_svc_target *t);
+/* canvas's hooks (svc_canvas.c). */
+int mb_api__canvas_initialize(mb_api *api, mb_call *call, const mb_svc_target *t, json_t *body,
+                              int init_default, char **message, json_t **detail, mb_err *err);
+int mb_api__canvas_dump(mb_api *api, mb_call *call, const mb_svc_target *t, json_t **data,
+                        mb_err *err);
+json_t *mb_api__canvas_auth_data(mb_api *api, const mb_svc_target *t);
 /* SandboxInfo.auth_data of that server (svchooks.c); owned by the caller. */
 json_t *mb_api__svc_auth_data(mb_api *api, const mb_svc_target *t);
 /* poste_email_toolathlon's hooks (svc_mail.c). */

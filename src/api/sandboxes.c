@@ -9,12 +9,15 @@
 #include <strings.h>
 
 /* Keeps the servers the benchmark's profile offers (/sandbox/local_dev hands
- * out no URL that would answer 404). */
+ * out no URL that would answer 404), without canvas: Klavis acquires it on
+ * its own (/sandbox/canvas), and a Toolathlon Canvas holds a token set only
+ * one sandbox may have. */
 static void keep_offered(mb_api *api, mb_acquire_body *body)
 {
     size_t n = 0;
     for (size_t i = 0; i < body->n_servers; i++) {
-        if (mb_core_offers(api->core, body->benchmark, body->servers[i]))
+        if (strcmp(body->servers[i], "canvas") &&
+            mb_core_offers(api->core, body->benchmark, body->servers[i]))
             body->servers[n++] = body->servers[i];
         else
             free(body->servers[i]);

@@ -3,7 +3,7 @@
  * the /sandbox/{server} family (and /local-sandbox/{server}/{id}/...): one
  * row per server in HOOKS below. A server whose row has no handler answers
  * 501 naming what is missing; a server gets its JSON state by filling its
- * row (Klavis's schemas for the three planned ones are in the comments).
+ * row (Klavis's schemas for the mail, Canvas and cloud rows are in the comments).
  *
  *   workspace servers  (filesystem, git, terminal, excel, pdf-tools, ...)
  *       Their state is /data. Klavis has no JSON schema for them; its
@@ -303,7 +303,6 @@ static int memory_dump(mb_api *api, mb_call *call, const mb_svc_target *t, json_
 
 /* ------------------------------------------------------------ the table */
 
-static const char NOT_BUILT[] = "its server is not built in this mcpbox yet";
 
 static const svc_hooks HOOKS[] = {
     {"filesystem", ws_initialize, ws_dump, NULL, NULL},
@@ -328,7 +327,7 @@ static const svc_hooks HOOKS[] = {
     /* CanvasData {courses: [{name*, course_code*, published, assignments[],
      * quizzes[], enrollments[], announcements[]}]}; auth_data: the API token
      * and domain. */
-    {"canvas", NULL, NULL, NULL, NOT_BUILT},
+    {"canvas", mb_api__canvas_initialize, mb_api__canvas_dump, mb_api__canvas_auth_data, NULL},
     /* GoogleCloudData {datasets, tables, buckets, objects, log_entries,
      * log_sinks, log_buckets, instances}; auth_data: access_token,
      * refresh_token, client_id, client_secret, scope (Toolathlon writes them

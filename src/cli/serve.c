@@ -4,6 +4,7 @@
  * SIGINT or SIGTERM (then, with --release-on-exit, releases every sandbox).
  */
 #include "api/api.h"
+#include "canvas/canvas.h"
 #include "cli/cli.h"
 #include "cluster/cluster.h"
 #include "core/core.h"
@@ -112,6 +113,25 @@ static mb_gcloud_rest *gcloud_facade_start(mb_core *core)
     return r;
 }
 
+/* The Canvas REST service (src/canvas) for sandboxes with the canvas
+ * server; a port it cannot bind is a warning, not a failure. */
+static mb_canvas_service *start_canvas(mb_core *core, const mb_config *cfg)
+{
+    if (cfg->no_runtime) return NULL;
+    mb_canvas_opts o = {.data_dir = cfg->data_dir, .listen = cfg->canvas_listen,
+                        .users_file = cfg->canvas_users, .users_for = "Toolathlon",
+                        .store = mb_core_store(core)};
+    mb_canvas_service *s = NULL;
+    mb_err err = {0};
+    if (mb_canvas_service_new(&o, &s, &err) != MB_OK ||
+        mb_canvas_register(core, s, &err) != MB_OK) {
+        mb_warn("canvas: %s", err.msg);
+        mb_canvas_service_free(s);
+        return NULL;
+    }
+    return s;
+}
+
 int mb_cmd_serve(int argc, char **argv)
 {
     mb_config cfg;
@@ -146,6 +166,7 @@ int mb_cmd_serve(int argc, char **argv)
         mb_config_free(&cfg);
         return 1;
     }
+    mb_canvas_service *canvas = start_canvas(core, &cfg);
     mb_api_mcp_hook hook = {mb_core_gateway(core), mcp_handle, mcp_done, mcp_routed};
     mb_api *api = mb_api_create(core, &hook);
     mb_cluster *cluster = NULL;
@@ -180,12 +201,15 @@ int mb_cmd_serve(int argc, char **argv)
         mb_api_destroy(api);
         mb_core_close(core);
         mb_mail_free(mail);
+        mb_canvas_service_free(canvas);
         mb_config_free(&cfg);
         return 1;
     }
     if (mb_core_gcloud_service(core, &err) != MB_OK) mb_warn("google_cloud: %s", err.msg);
     mb_gcloud_rest *gcr = gcloud_facade_start(core);
     printf("mcpbox: serving on %s (data dir %s)\n", mb_core_public_url(core), cfg.data_dir);
+    if (canvas && mb_canvas_service_port(canvas))
+        printf("mcpbox: canvas on http://127.0.0.1:%u\n", mb_canvas_service_port(canvas));
     fflush(stdout);
     if (first_key[0]) mb_cli_first_run_print(first_key, mb_core_public_url(core), cfg.data_dir);
     explicit_bzero(first_key, sizeof first_key);
@@ -206,6 +230,7 @@ int mb_cmd_serve(int argc, char **argv)
     }
     mb_core_close(core);
     mb_mail_free(mail);
+    mb_canvas_service_free(canvas);
     mb_config_free(&cfg);
     return 0;
 }

@@ -85,6 +85,10 @@ static void usage(FILE *f)
         "  --mail-users FILE         users of every mail domain (Toolathlon users_data.json shape)\n"
         "  --mail-imap ADDR:PORT     Dovecot's IMAP for the host (default 127.0.0.1:1143)\n"
         "  --mail-smtp ADDR:PORT     the SMTP front for the host (default 127.0.0.1:1587)\n"
+        "  --canvas-listen ADDR:PORT the Canvas REST port for graders (MCPBOX_CANVAS_LISTEN;\n"
+        "                            default 127.0.0.1:10001; off = none)\n"
+        "  --canvas-users FILE       Toolathlon users_data.json: the token set Toolathlon\n"
+        "                            sandboxes claim (MCPBOX_CANVAS_USERS; docs/servers/canvas.md)\n"
         "\n"
         "MCPBOX_API_KEY=KEY adds that API key at start (owner MCPBOX_API_KEY_OWNER or\n"
         "'default'); otherwise manage keys with `mcpbox keys`.\n");
@@ -204,6 +208,7 @@ enum {
     OPT_DRAIN_MAX, OPT_DRAIN_TIMEOUT,
     OPT_DB, OPT_NODE, OPT_NODE_URL, OPT_CAPACITY,
     OPT_METRICS, OPT_CALL_LOG, OPT_LOG_FORMAT,
+    OPT_CANVAS_LISTEN, OPT_CANVAS_USERS,
 };
 
 /* A count that may be 0 (= unlimited) when `zero_ok`. */
@@ -375,6 +380,8 @@ static int apply(mb_config *cfg, int opt, const char *v)
     case OPT_MAIL_USERS: free(cfg->mail_users); cfg->mail_users = mb_strdup(v); break;
     case OPT_MAIL_IMAP: free(cfg->mail_imap); cfg->mail_imap = mb_strdup(v); break;
     case OPT_MAIL_SMTP: free(cfg->mail_smtp); cfg->mail_smtp = mb_strdup(v); break;
+    case OPT_CANVAS_LISTEN: free(cfg->canvas_listen); cfg->canvas_listen = mb_strdup(v); break;
+    case OPT_CANVAS_USERS: free(cfg->canvas_users); cfg->canvas_users = mb_strdup(v); break;
     }
     return rc;
 }
@@ -440,6 +447,8 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"MCPBOX_EGRESS", OPT_EGRESS},
         {"MCPBOX_DB", OPT_DB}, {"MCPBOX_NODE", OPT_NODE}, {"MCPBOX_NODE_URL", OPT_NODE_URL},
         {"MCPBOX_CAPACITY", OPT_CAPACITY},
+        {"MCPBOX_CANVAS_LISTEN", OPT_CANVAS_LISTEN},
+        {"MCPBOX_CANVAS_USERS", OPT_CANVAS_USERS},
     };
     for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
         const char *v = getenv(envs[i].env);
@@ -530,6 +539,8 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"mail-users", required_argument, NULL, OPT_MAIL_USERS},
         {"mail-imap", required_argument, NULL, OPT_MAIL_IMAP},
         {"mail-smtp", required_argument, NULL, OPT_MAIL_SMTP},
+        {"canvas-listen", required_argument, NULL, OPT_CANVAS_LISTEN},
+        {"canvas-users", required_argument, NULL, OPT_CANVAS_USERS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -583,5 +594,7 @@ void mb_config_free(mb_config *cfg)
     free(cfg->mail_users);
     free(cfg->mail_imap);
     free(cfg->mail_smtp);
+    free(cfg->canvas_listen);
+    free(cfg->canvas_users);
     memset(cfg, 0, sizeof *cfg);
 }

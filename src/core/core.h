@@ -95,6 +95,8 @@ typedef struct mb_config {
     char *mail_users;             /* --mail-users FILE */
     char *mail_imap;              /* --mail-imap ADDR:PORT, default 127.0.0.1:1143 */
     char *mail_smtp;              /* --mail-smtp ADDR:PORT, default 127.0.0.1:1587 */
+    char *canvas_listen;          /* --canvas-listen; NULL = 127.0.0.1:10001, "off" */
+    char *canvas_users;           /* --canvas-users FILE (src/canvas) */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;

@@ -24,6 +24,13 @@ int mb_core_service_add(mb_core *core, const mb_core_service *svc, mb_err *err)
     return MB_OK;
 }
 
+void *mb_core_service_ctx(mb_core *core, const char *server)
+{
+    for (size_t i = 0; i < core->n_services; i++)
+        if (!strcmp(core->services[i].server, server)) return core->services[i].ctx;
+    return NULL;
+}
+
 static int has_server(const char *const *names, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
@@ -109,13 +116,6 @@ int mb_core__services_reset(mb_core *core, const mb_sandbox_rec *rec, mb_err *er
     reset_arg a = {MB_OK, err};
     each_service(core, rec, reset_one, &a);
     return a.rc;
-}
-
-void *mb_core_service_ctx(mb_core *core, const char *server)
-{
-    for (size_t i = 0; i < core->n_services; i++)
-        if (!strcmp(core->services[i].server, server)) return core->services[i].ctx;
-    return NULL;
 }
 
 void mb_core__services_binds(mb_core *core, const char *id, const mb_profile *p,

@@ -11,6 +11,13 @@ const mb_server_entry mb_servers[] = {
      "@modelcontextprotocol/server-filesystem 2026.7.10 / 2025.11.25 (14 tools) / 2025.7.1 (12 tools)",
      "mcpbox mcp filesystem [--upstream-version 2026.7.10|2025.11.25|2025.7.1] [DIR...]\n"
      "  DIR  allowed directories (default: /data when it exists)\n"},
+    {"canvas", mb_srv_canvas_create,
+     "canvas-mcp-server 2.2.3 (lockon-n/mcp-canvas-lms @1097704, 69 tools) over mcpbox's Canvas",
+     "mcpbox mcp canvas [--socket PATH | --db FILE [--users FILE]] [--token TOKEN]\n"
+     "  --socket PATH  the sandbox's Canvas socket (default $MCPBOX_CANVAS_SOCKET)\n"
+     "  --db FILE      a Canvas database opened in-process (made, with --users, if new)\n"
+     "  --token TOKEN  act as this token's user (default $CANVAS_API_TOKEN; else the\n"
+     "                 sandbox's agent user, or the first admin of --db)\n"},
     {"localmemory", mb_srv_memory_create,
      "@modelcontextprotocol/server-memory 2025.8.4 / 2025.4.25",
      "mcpbox mcp localmemory [--upstream-version 2025.8.4|2025.4.25] [--memory-file PATH]\n"

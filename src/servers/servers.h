@@ -33,6 +33,7 @@ const mb_server_entry *mb_server_find(const char *name);
 
 /* filesystem: @modelcontextprotocol/server-filesystem 2026.7.10 */
 int mb_srv_filesystem_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
+int mb_srv_canvas_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 /* localmemory: @modelcontextprotocol/server-memory 2025.8.4 */
 int mb_srv_memory_create(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 /* terminal: cli-mcp-server 0.2.5 (MCP-Atlas) / lockon-n fork (Toolathlon) */

@@ -109,6 +109,9 @@ PINS = {
     # generated from the Klavis copy's server.py by py_surface.py (tests/surfaces/README.md)
     ("none", "google_cloud"): ref_file("google-cloud-mcp-klavis-788dedf8"),
     ("Toolathlon", "google_cloud"): ref_file("google-cloud-mcp-klavis-788dedf8"),
+    # the TOOLS array of the fork's src/index.ts (tests/surfaces/README.md)
+    ("none", "canvas"): ref_file("canvas-mcp-server-lockon-1097704"),
+    ("Toolathlon", "canvas"): ref_file("canvas-mcp-server-lockon-1097704"),
     ("none", "desktop-commander"): elsewhere(
         "test_diff_desktop_commander.py::test_same_results_as_npm_0_2_10"),
     ("MCP_Atlas", "desktop-commander"): elsewhere(
