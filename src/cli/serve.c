@@ -167,6 +167,16 @@ int mb_cmd_serve(int argc, char **argv)
         return 1;
     }
     mb_canvas_service *canvas = start_canvas(core, &cfg);
+    if (mb_core_gcloud_service(core, &err) != MB_OK)
+        mb_warn("google_cloud: %s", err.msg);
+    if (mb_core_start(core, &err) != MB_OK) {
+        fprintf(stderr, "mcpbox serve: %s\n", err.msg);
+        mb_core_close(core);
+        mb_mail_free(mail);
+        mb_canvas_service_free(canvas);
+        mb_config_free(&cfg);
+        return 1;
+    }
     mb_api_mcp_hook hook = {mb_core_gateway(core), mcp_handle, mcp_done, mcp_routed};
     mb_api *api = mb_api_create(core, &hook);
     mb_cluster *cluster = NULL;
@@ -205,7 +215,6 @@ int mb_cmd_serve(int argc, char **argv)
         mb_config_free(&cfg);
         return 1;
     }
-    if (mb_core_gcloud_service(core, &err) != MB_OK) mb_warn("google_cloud: %s", err.msg);
     mb_gcloud_rest *gcr = gcloud_facade_start(core);
     printf("mcpbox: serving on %s (data dir %s)\n", mb_core_public_url(core), cfg.data_dir);
     if (canvas && mb_canvas_service_port(canvas))

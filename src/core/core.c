@@ -104,6 +104,13 @@ int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err)
     return MB_OK;
 }
 
+int mb_core_start(mb_core *core, mb_err *err)
+{
+    mb_assert(!core->started);
+    core->started = 1;
+    return core->runtime_open ? mb_core__pool_open(core, err) : MB_OK;
+}
+
 void mb_core_close(mb_core *core)
 {
     if (!core) return;

@@ -120,6 +120,10 @@ int mb_is_server_name(const char *name);
 int mb_is_benchmark_name(const char *name);
 
 int mb_core_open(const mb_config *cfg, mb_core **out, mb_err *err);
+/* Starts what runs on its own (the warm pool), after the node services are
+ * registered (mb_core_service_add) and before requests are served. Without
+ * a runtime it does nothing. */
+int mb_core_start(mb_core *core, mb_err *err);
 void mb_core_close(mb_core *core);
 /* Releases every sandbox that is not released yet (as DELETE does), for
  * `serve --release-on-exit`; returns how many. Call with no requests coming. */
@@ -178,6 +182,8 @@ typedef struct mb_core_service {
     const char *bind_inside;
     char *(*bind_dir)(void *ctx, const char *sandbox_id);
 } mb_core_service;
+/* Only between mb_core_open and mb_core_start: the table is read without a
+ * lock afterwards (MB_ECONFLICT once started). */
 int mb_core_service_add(mb_core *core, const mb_core_service *svc, mb_err *err);
 /* The ctx of the service registered for `server`, or NULL. */
 void *mb_core_service_ctx(mb_core *core, const char *server);

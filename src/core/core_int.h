@@ -71,7 +71,9 @@ struct mb_core {
     pthread_cond_t live_cv;
     mb_live *live[MB_LIVE_BUCKETS];
 
-    /* Node services (services.c): written before serving, read-only after. */
+    /* Node services (services.c): written between open and mb_core_start
+     * (`started`), read-only after, so read without a lock. */
+    int started;
     mb_core_service services[MB_MAX_SERVICES];
     size_t n_services;
 

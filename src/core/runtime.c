@@ -144,7 +144,8 @@ int mb_core__runtime_open(mb_core *core, mb_err *err)
     if (!rc) rc = mb_core__gateway_open(core, err);
     if (!rc) rc = mb_core__egress_open(core, err);
     if (!rc) mb_core__adopt_all(core);
-    if (!rc) rc = mb_core__pool_open(core, err);
+    /* The warm pool starts in mb_core_start, once the node services are
+     * registered: its sandboxes need their binds. */
     return rc;
 }
 

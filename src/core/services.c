@@ -14,6 +14,9 @@
 int mb_core_service_add(mb_core *core, const mb_core_service *svc, mb_err *err)
 {
     mb_assert(svc && svc->server && svc->attach && svc->detach);
+    if (core->started)
+        return mb_err_set(err, MB_ECONFLICT, "node service %s registered after the core started",
+                          svc->server);
     if (core->n_services >= MB_MAX_SERVICES)
         return mb_err_set(err, MB_ELIMIT, "too many node services (at most %d)", MB_MAX_SERVICES);
     for (size_t i = 0; i < core->n_services; i++)

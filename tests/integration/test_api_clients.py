@@ -6,6 +6,7 @@ import os
 import tarfile
 
 import httpx
+import pytest
 
 import treeutil
 
@@ -215,7 +216,19 @@ class ToolathlonKlavis:
         self.acquired.clear()
 
 
-def test_toolathlon_klavis_client(api, daemon):
+@pytest.fixture
+def mail_daemon(tmp_root):
+    """Toolathlon's harness writes the email server's auth_data (IMAP/SMTP) for its
+    tasks: a daemon with the node's mail system, as a Toolathlon operator runs it."""
+    from mailutil import MailDaemon
+    d = MailDaemon(tmp_root).start()
+    yield d
+    d.stop()
+
+
+def test_toolathlon_klavis_client(mail_daemon):
+    daemon = mail_daemon
+    api = daemon.client()
     from conftest import API_KEY
     from gwharness import Session
     hosted = profile_servers("Toolathlon")
