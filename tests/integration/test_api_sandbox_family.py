@@ -64,10 +64,10 @@ def test_unhosted_names_are_404_naming_what_is_hosted(api):
         assert r.status_code == 404, r.text
         detail = r.json()["detail"]
         assert "filesystem" in detail and "localmemory" in detail and name not in detail
-    # a Klavis local name this build or profile does not serve yet
-    r = api.post("/sandbox/canvas", json={"benchmark": "Toolathlon"})
+    # a Klavis local name this build serves, but not in this benchmark's profile
+    r = api.post("/sandbox/desktop-commander", json={"benchmark": "Toolathlon"})
     assert r.status_code == 404
-    assert "'canvas' is not hosted" in r.json()["detail"]
+    assert "'desktop-commander' is not hosted" in r.json()["detail"], r.text
     # code-runner is served by none but not by Toolathlon's profile
     assert api.post("/sandbox/code-runner", json={"benchmark": "Toolathlon"}).status_code == 404
     assert api.post("/sandbox/code-runner", json={"benchmark": "MCP_Atlas"}).status_code == 201
