@@ -4,8 +4,9 @@
  * for google_cloud). A service registers once, before the daemon serves, and
  * is then told about every sandbox whose servers include its server: attach
  * at acquire (before the servers start, so they find their state), detach at
- * release, reset at reset. The table is written only before serving and read
- * without a lock afterwards.
+ * release, reset at reset. The table is written only between mb_core_open
+ * and mb_core_start (core->started; later adds are refused) and read without
+ * a lock afterwards, once the warm pool and the request threads run.
  */
 #include "core/core_int.h"
 
