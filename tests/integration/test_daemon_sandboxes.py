@@ -95,36 +95,41 @@ def _hostname_of(pid):
 def test_acquire_starts_every_native_server_ready_with_drift_metadata(api):
     sb = acquire(api, NATIVE + ["arxiv"])
     by = {s["server_name"]: s for s in sb["servers"]}
-    for name in NATIVE:
+    for name in NATIVE + ["arxiv"]:
         md = by[name]["metadata"]
         assert by[name]["status"] == "occupied", by[name]
         assert md["ready"] is True and md["state"] == "ready", md
         assert re.fullmatch(r"[0-9a-f]{64}", md["tools_sha256"]), md
         assert md["tools_count"] > 0 and md["server_info"]["name"], md
         assert md["upstream"], md
-    # a server the profile does not offer is reported, not hidden
-    assert by["arxiv"]["status"] == "error"
-    assert "not available" in by["arxiv"]["metadata"]["error"]
-    assert by["arxiv"]["metadata"]["ready"] is False
+    # a server the profile does not offer (MCP_Mark has filesystem and
+    # playwright only) is reported, not hidden
+    mark = acquire(api, ["filesystem", "git"], benchmark="MCP_Mark")
+    mby = {s["server_name"]: s for s in mark["servers"]}
+    assert mby["filesystem"]["metadata"]["ready"] is True, mby
+    assert mby["git"]["status"] == "error"
+    assert "not available" in mby["git"]["metadata"]["error"]
+    assert mby["git"]["metadata"]["ready"] is False
     # the same tool surface gives the same hash in the next sandbox
     sb2 = acquire(api, ["filesystem"])
     assert sb2["servers"][0]["metadata"]["tools_sha256"] == by["filesystem"]["metadata"]["tools_sha256"]
     # get shows the same readiness
     got = api.get(f"/local-sandbox/{sb['local_sandbox_id']}").json()
     assert {s["server_name"]: s["metadata"]["ready"] for s in got["servers"]} == \
-        {**{n: True for n in NATIVE}, "arxiv": False}
+        {n: True for n in NATIVE + ["arxiv"]}
 
 
 def test_mcp_url_routing_errors(api, daemon):
     sb = acquire(api, ["filesystem", "arxiv"])
     sid = sb["local_sandbox_id"]
+    mark = acquire(api, ["filesystem", "git"], benchmark="MCP_Mark")["local_sandbox_id"]
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                        "clientInfo": {"name": "t", "version": "1"}}}
     h = {"Accept": "application/json, text/event-stream"}
     for path, words in [
         (f"/terminal/mcp/?local_sandbox_id={sid}", "did not acquire"),
-        (f"/arxiv/mcp/?local_sandbox_id={sid}", "did not acquire"),
+        (f"/git/mcp/?local_sandbox_id={mark}", "did not acquire"),
         ("/filesystem/mcp/?local_sandbox_id=6f1c1d52-0000-4000-8000-000000000000", "no sandbox"),
         ("/filesystem/mcp/", "local_sandbox_id"),
     ]:
