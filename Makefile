@@ -9,7 +9,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parame
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
-SRCS     := $(filter-out src/srvmain.c,$(shell find src -name '*.c' | sort))
+SRCS     := $(filter-out src/srvmain.c src/zygmain.c,$(shell find src -name '*.c' | sort))
 LIB_SRCS := $(filter-out src/main.c,$(SRCS))
 # Server executables: beside each mcpbox (build/, build/asan/, build/tsan/) one
 # mcpbox-GROUP per link group of src/servers/servers.c (the groups are read from
@@ -19,6 +19,9 @@ LIB_SRCS := $(filter-out src/main.c,$(SRCS))
 # their native servers from these (docs/ARCHITECTURE.md, "Server executables").
 SRV_GROUPS := $(shell sed -n 's/^ *MB_SERVER.\([a-z0-9_]*\),.*/\1/p' src/servers/servers.c | sort -u)
 SRV_LDFLAGS := -Wl,--as-needed
+# mcpbox-zygote (src/zygmain.c), the same way: the sandbox layer alone, which
+# every sandbox's init and every spawn inside it is a fork of.
+SRV_BINS := $(patsubst %,mcpbox-%,$(SRV_GROUPS)) mcpbox-zygote
 HDRS     := $(shell find src -name '*.h')
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 
@@ -67,7 +70,7 @@ deps:
 test-deps:
 	@scripts/install-deps --test
 
-build/mcpbox: $(REL_OBJS) | $(patsubst %,build/mcpbox-%,$(SRV_GROUPS))
+build/mcpbox: $(REL_OBJS) | $(addprefix build/,$(SRV_BINS))
 	@echo "  LD      $@"
 	@$(CC) -o $@ $(REL_OBJS) $(PKG_LIBS)
 
@@ -87,6 +90,9 @@ $1/groups/srvmain-%.o: src/srvmain.c $$(HDRS)
 $2/mcpbox-%: $1/groups/srvmain-%.o $1/groups/servers-%.o $1/libmcpbox.a
 	@echo "  LD      $$@"
 	@$$(CC) $4 $$(SRV_LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
+$2/mcpbox-zygote: $1/zygmain.o $1/libmcpbox.a
+	@echo "  LD      $$@"
+	@$$(CC) $4 $$(SRV_LDFLAGS) -Wl,-z,now -o $$@ $$^ $$(PKG_LIBS)
 endef
 $(eval $(call SRV_RULES,$(REL_DIR),build,$(REL_CFLAGS),))
 $(eval $(call SRV_RULES,$(ASAN_DIR),$(ASAN_DIR),$(ASAN_CFLAGS),$(ASAN_LDFLAGS)))
@@ -99,7 +105,7 @@ $(REL_DIR)/%.o: src/%.c $(HDRS)
 
 asan: $(ASAN_DIR)/mcpbox
 
-$(ASAN_DIR)/mcpbox: $(ASAN_OBJS) | $(patsubst %,$(ASAN_DIR)/mcpbox-%,$(SRV_GROUPS))
+$(ASAN_DIR)/mcpbox: $(ASAN_OBJS) | $(addprefix $(ASAN_DIR)/,$(SRV_BINS))
 	@echo "  LD asan $@"
 	@$(CC) $(ASAN_LDFLAGS) -o $@ $(ASAN_OBJS) $(PKG_LIBS)
 
@@ -108,7 +114,7 @@ $(ASAN_DIR)/%.o: src/%.c $(HDRS)
 	@echo "  CC asan $<"
 	@$(CC) $(ASAN_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-$(TSAN_DIR)/mcpbox: $(TSAN_OBJS) | $(patsubst %,$(TSAN_DIR)/mcpbox-%,$(SRV_GROUPS))
+$(TSAN_DIR)/mcpbox: $(TSAN_OBJS) | $(addprefix $(TSAN_DIR)/,$(SRV_BINS))
 	@echo "  LD tsan $@"
 	@$(CC) $(TSAN_LDFLAGS) -o $@ $(TSAN_OBJS) $(PKG_LIBS)
 
@@ -194,7 +200,7 @@ soak: build/mcpbox $(ASAN_DIR)/mcpbox
 
 # `make install [PREFIX=/usr/local] [DESTDIR=]`: the binary, the profiles and
 # runtime/ (found beside bin/ as share/mcpbox), the man page, docs/CLI.md and
-# the systemd unit (dist/), and the server executables in lib/mcpbox (where the
+# the systemd unit (dist/), and the server and zygote executables in lib/mcpbox (where the
 # daemon looks for them beside bin/). Run scripts/install-deps first for what
 # sandboxes run.
 PREFIX ?= /usr/local
@@ -202,7 +208,7 @@ SHARE  := $(DESTDIR)$(PREFIX)/share
 install: build/mcpbox
 	install -D -m 0755 build/mcpbox $(DESTDIR)$(PREFIX)/bin/mcpbox
 	install -d $(DESTDIR)$(PREFIX)/lib/mcpbox
-	install -m 0755 $(patsubst %,build/mcpbox-%,$(SRV_GROUPS)) $(DESTDIR)$(PREFIX)/lib/mcpbox/
+	install -m 0755 $(addprefix build/,$(SRV_BINS)) $(DESTDIR)$(PREFIX)/lib/mcpbox/
 	install -d $(SHARE)/mcpbox/profiles $(SHARE)/mcpbox/runtime
 	install -m 0644 profiles/*.json $(SHARE)/mcpbox/profiles/
 	cp -RL runtime/. $(SHARE)/mcpbox/runtime/

@@ -154,6 +154,9 @@ const mb_profile *mb_core__profile(mb_core *core, const char *benchmark);
 int mb_core__srvbins_open(mb_core *core, mb_err *err);
 void mb_core__srvbins_close(mb_core *core);
 const char **mb_core__srvbin_argv(mb_core *core, const char *const *argv);
+/* The host path of mcpbox-zygote (found as the server executables are), else
+ * of this binary. Caller frees. */
+char *mb_core__zygote_bin(mb_core *core);
 /* gwhooks.c: creates core->gw with the core's spawn/log/tenant hooks. */
 int mb_core__gateway_open(mb_core *core, mb_err *err);
 /* pool.c: creates core->pool when --pool/--pool-all ask for one. */

@@ -142,7 +142,11 @@ int mb_core__runtime_open(mb_core *core, mb_err *err)
                                   &core->sandbox_bin, err);
     if (!rc) rc = mb_core__srvbins_open(core, err);
     if (!rc) rc = load_profiles(core, err);
-    if (!rc) rc = mb_zygote_start(core->mcpbox_bin, &core->zygote, err);
+    if (!rc) {
+        char *zbin = mb_core__zygote_bin(core);
+        rc = mb_zygote_start(zbin, &core->zygote, err);
+        free(zbin);
+    }
     if (!rc) rc = mb_core__gateway_open(core, err);
     if (!rc) rc = mb_core__egress_open(core, err);
     if (!rc) mb_core__adopt_all(core);

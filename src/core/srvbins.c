@@ -11,6 +11,7 @@
  * every server is non-dumpable from its first instruction, as with the
  * mcpbox copy), and every sandbox gets that directory at /.mcpbox/bin.
  * Profiles keep saying `${MCPBOX} mcp NAME`; the spawn maps it here.
+ * The zygote is started from mcpbox-zygote, found the same way (zygmain.c).
  * A group without an executable (a binary copied alone, a noexec data dir)
  * runs from the mcpbox copy, as before, and the log says so once.
  */
@@ -30,7 +31,7 @@
 
 /* DIR/mcpbox-GROUP, else DIR/../lib/mcpbox/mcpbox-GROUP, where DIR holds the
  * daemon's binary. NULL when neither is executable. */
-static char *find_group_bin(const char *self, const char *group)
+static char *find_exe(const char *self, const char *group)
 {
     const char *slash = strrchr(self, '/');
     int dlen = slash ? (int)(slash - self) : 0;
@@ -77,7 +78,7 @@ int mb_core__srvbins_open(mb_core *core, mb_err *err)
     for (const mb_server_entry *e = mb_servers; !rc && e->name; e++) {
         if (listed(seen, seen_n, e->group)) continue;
         seen[seen_n++] = (char *)e->group;
-        char *bin = find_group_bin(core->mcpbox_bin, e->group);
+        char *bin = find_exe(core->mcpbox_bin, e->group);
         if (!bin) {
             mb_warn("no mcpbox-%s beside %s: the '%s' servers run from the mcpbox binary "
                     "(slower to start)", e->group, core->mcpbox_bin, e->group);
@@ -131,4 +132,13 @@ const char **mb_core__srvbin_argv(mb_core *core, const char *const *argv)
     memcpy(out, argv, n * sizeof *out);
     out[0] = path;
     return out;
+}
+
+char *mb_core__zygote_bin(mb_core *core)
+{
+    char *bin = find_exe(core->mcpbox_bin, "zygote");
+    if (bin) return bin;
+    mb_warn("no mcpbox-zygote beside %s: sandboxes are cloned from the mcpbox binary "
+            "(slower server starts)", core->mcpbox_bin);
+    return mb_strdup(core->mcpbox_bin);
 }
