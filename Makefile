@@ -188,6 +188,13 @@ build/bench/loadgen: bench/loadgen.c
 	@echo "  CC      $@"
 	@$(CC) $(CSTD) $(WARN) -O2 -o $@ $< $(shell pkg-config --cflags --libs libcurl)
 
+# P1's client in C (bench/p1_acquire.py): acquire, then every server's
+# initialize + tools/list concurrently on keep-alive connections.
+build/bench/acquire_probe: bench/acquire_probe.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(CSTD) $(WARN) -O2 -o $@ $< $(shell pkg-config --cflags --libs libcurl jansson) -lpthread
+
 # What observing one MCP call costs in CPU (bench/p2_observe.py), linked
 # against the release objects.
 build/bench/observe_cost: bench/observe_cost.c $(filter-out $(REL_DIR)/main.o,$(REL_OBJS)) $(HDRS)
