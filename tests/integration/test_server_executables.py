@@ -141,3 +141,31 @@ def test_sandbox_runs_servers_from_group_executables(api, daemon):
             assert st.st_mode & 0o7777 == 0o111 and st.st_uid == os.geteuid()
     finally:
         api.delete("/local-sandbox/" + sid)
+
+
+@pytest.mark.parametrize("encode", [True, False], ids=["base64", "json"])
+def test_poste_email_reads_a_base64_account_without_libcrypto(encode):
+    """EMAIL_CONFIG as base64 JSON (decoded by src/util/base64.c in the light
+    executable) is taken as the account: the call reaches the IMAP connection
+    (refused here: nothing listens), not "configuration not found"; text that
+    is neither JSON nor base64 is no account."""
+    import base64
+    import json as js
+    import socket
+    from mcp_stdio import StdioClient
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # a port nothing listens on
+    acct = js.dumps({"email": "a@b.example", "password": "pw", "name": "A",
+                     "imap_server": "127.0.0.1", "imap_port": port,
+                     "smtp_server": "127.0.0.1", "smtp_port": port})
+    value = base64.b64encode(acct.encode()).decode() + "\n" if encode else acct
+    texts = {}
+    for label, cfg in (("account", value), ("garbage", "not base64 at all!")):
+        with StdioClient([groups()["light"], "mcp", "poste_email_toolathlon"],
+                         env={"EMAIL_CONFIG": cfg}) as c:
+            c.initialize()
+            texts[label] = StdioClient.text(c.call("get_folders", {}))
+    assert "Email configuration not found" not in texts["account"], texts
+    assert "Email configuration not found" in texts["garbage"], texts
