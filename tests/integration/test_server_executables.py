@@ -169,3 +169,35 @@ def test_poste_email_reads_a_base64_account_without_libcrypto(encode):
             texts[label] = StdioClient.text(c.call("get_folders", {}))
     assert "Email configuration not found" not in texts["account"], texts
     assert "Email configuration not found" in texts["garbage"], texts
+
+
+def test_without_server_executables_servers_run_from_mcpbox(tmp_root):
+    """A daemon binary copied alone (no mcpbox-* beside it, no ../lib/mcpbox)
+    says so and runs every server, and its zygote, from itself, as before."""
+    import shutil
+    import conftest
+    from conftest import Daemon
+    alone = os.path.join(tmp_root, "alone")
+    os.makedirs(alone)
+    binary = os.path.join(alone, "mcpbox")
+    shutil.copy2(MCPBOX_BIN, binary)
+    saved = conftest.MCPBOX_BIN
+    conftest.MCPBOX_BIN = binary
+    d = Daemon(os.path.join(tmp_root, "var"), ["--profiles-dir", os.path.abspath(PROFILES)])
+    try:
+        d.start()
+        with d.client() as api:
+            r = api.post("/local-sandbox", json={"server_names": ["filesystem"],
+                                                 "benchmark": "MCP_Atlas"})
+            assert r.status_code == 201, r.text
+            sb = r.json()
+            assert sb["servers"][0]["metadata"]["ready"], sb
+            procs = sandbox_processes(sb["local_sandbox_id"])
+            exes = [exe for exe, argv, _ in procs if argv[1:3] == ["mcp", "filesystem"]]
+            assert exes == ["/.mcpbox/mcpbox"], procs
+            api.delete("/local-sandbox/" + sb["local_sandbox_id"])
+        assert not os.path.exists(os.path.join(d.data_dir, "sandbox-bin"))
+        assert "no mcpbox-light beside" in d.log() and "no mcpbox-zygote beside" in d.log()
+    finally:
+        conftest.MCPBOX_BIN = saved
+        d.stop()
