@@ -3,14 +3,25 @@
 # file under src/ is built without touching this file.
 
 CC      ?= cc
-PKGS    := libmicrohttpd jansson sqlite3 libpq libarchive libcrypto libseccomp libcap uuid libpcre2-8 libzip libxml-2.0 libcurl zlib harfbuzz-subset libpng libjpeg
+PKGS    := libmicrohttpd jansson sqlite3 libpq libarchive libcrypto libseccomp libcap uuid libpcre2-8 libzip libxml-2.0 libcurl zlib harfbuzz-subset libpng libjpeg expat
 CSTD    := -std=gnu17
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
-SRCS     := $(shell find src -name '*.c' | sort)
+SRCS     := $(filter-out src/srvmain.c src/zygmain.c,$(shell find src -name '*.c' | sort))
 LIB_SRCS := $(filter-out src/main.c,$(SRCS))
+# Server executables: beside each mcpbox (build/, build/asan/, build/tsan/) one
+# mcpbox-GROUP per link group of src/servers/servers.c (the groups are read from
+# its MB_SERVER lines), linked from src/srvmain.c, servers.c compiled for that
+# group and an archive of every other object, with --as-needed: only the
+# objects and libraries the group's servers reach end up in it. Sandboxes run
+# their native servers from these (docs/ARCHITECTURE.md, "Server executables").
+SRV_GROUPS := $(shell sed -n 's/^ *MB_SERVER.\([a-z0-9_]*\),.*/\1/p' src/servers/servers.c | sort -u)
+SRV_LDFLAGS := -Wl,--as-needed
+# mcpbox-zygote (src/zygmain.c), the same way: the sandbox layer alone, which
+# every sandbox's init and every spawn inside it is a fork of.
+SRV_BINS := $(patsubst %,mcpbox-%,$(SRV_GROUPS)) mcpbox-zygote
 HDRS     := $(shell find src -name '*.h')
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 
@@ -59,9 +70,33 @@ deps:
 test-deps:
 	@scripts/install-deps --test
 
-build/mcpbox: $(REL_OBJS)
+build/mcpbox: $(REL_OBJS) | $(addprefix build/,$(SRV_BINS))
 	@echo "  LD      $@"
-	@$(CC) -o $@ $^ $(PKG_LIBS)
+	@$(CC) -o $@ $(REL_OBJS) $(PKG_LIBS)
+
+# The server executables of one build ($1: objects dir, $2: binaries dir,
+# $3: compile flags, $4: link flags).
+define SRV_RULES
+.PRECIOUS: $1/groups/servers-%.o $1/groups/srvmain-%.o
+$1/libmcpbox.a: $$(patsubst src/%.c,$1/%.o,$$(LIB_SRCS))
+	@rm -f $$@
+	@ar rcs $$@ $$^
+$1/groups/servers-%.o: src/servers/servers.c $$(HDRS)
+	@mkdir -p $$(dir $$@)
+	@$$(CC) $3 $$(PKG_CFLAGS) -DMB_SERVER_GROUP=$$* -DMB_SERVER_GROUP_$$* -c -o $$@ $$<
+$1/groups/srvmain-%.o: src/srvmain.c $$(HDRS)
+	@mkdir -p $$(dir $$@)
+	@$$(CC) $3 $$(PKG_CFLAGS) -DMB_SERVER_GROUP=$$* -c -o $$@ $$<
+$2/mcpbox-%: $1/groups/srvmain-%.o $1/groups/servers-%.o $1/libmcpbox.a
+	@echo "  LD      $$@"
+	@$$(CC) $4 $$(SRV_LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
+$2/mcpbox-zygote: $1/zygmain.o $1/libmcpbox.a
+	@echo "  LD      $$@"
+	@$$(CC) $4 $$(SRV_LDFLAGS) -Wl,-z,now -o $$@ $$^ $$(PKG_LIBS)
+endef
+$(eval $(call SRV_RULES,$(REL_DIR),build,$(REL_CFLAGS),))
+$(eval $(call SRV_RULES,$(ASAN_DIR),$(ASAN_DIR),$(ASAN_CFLAGS),$(ASAN_LDFLAGS)))
+$(eval $(call SRV_RULES,$(TSAN_DIR),$(TSAN_DIR),$(TSAN_CFLAGS),$(TSAN_LDFLAGS)))
 
 $(REL_DIR)/%.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -70,18 +105,18 @@ $(REL_DIR)/%.o: src/%.c $(HDRS)
 
 asan: $(ASAN_DIR)/mcpbox
 
-$(ASAN_DIR)/mcpbox: $(ASAN_OBJS)
+$(ASAN_DIR)/mcpbox: $(ASAN_OBJS) | $(addprefix $(ASAN_DIR)/,$(SRV_BINS))
 	@echo "  LD asan $@"
-	@$(CC) $(ASAN_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	@$(CC) $(ASAN_LDFLAGS) -o $@ $(ASAN_OBJS) $(PKG_LIBS)
 
 $(ASAN_DIR)/%.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC asan $<"
 	@$(CC) $(ASAN_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-$(TSAN_DIR)/mcpbox: $(TSAN_OBJS)
+$(TSAN_DIR)/mcpbox: $(TSAN_OBJS) | $(addprefix $(TSAN_DIR)/,$(SRV_BINS))
 	@echo "  LD tsan $@"
-	@$(CC) $(TSAN_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	@$(CC) $(TSAN_LDFLAGS) -o $@ $(TSAN_OBJS) $(PKG_LIBS)
 
 $(TSAN_DIR)/%.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -153,6 +188,13 @@ build/bench/loadgen: bench/loadgen.c
 	@echo "  CC      $@"
 	@$(CC) $(CSTD) $(WARN) -O2 -o $@ $< $(shell pkg-config --cflags --libs libcurl)
 
+# P1's client in C (bench/p1_acquire.py): acquire, then every server's
+# initialize + tools/list concurrently on keep-alive connections.
+build/bench/acquire_probe: bench/acquire_probe.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(CSTD) $(WARN) -O2 -o $@ $< $(shell pkg-config --cflags --libs libcurl jansson) -lpthread
+
 # What observing one MCP call costs in CPU (bench/p2_observe.py), linked
 # against the release objects.
 build/bench/observe_cost: bench/observe_cost.c $(filter-out $(REL_DIR)/main.o,$(REL_OBJS)) $(HDRS)
@@ -165,11 +207,15 @@ soak: build/mcpbox $(ASAN_DIR)/mcpbox
 
 # `make install [PREFIX=/usr/local] [DESTDIR=]`: the binary, the profiles and
 # runtime/ (found beside bin/ as share/mcpbox), the man page, docs/CLI.md and
-# the systemd unit (dist/). Run scripts/install-deps first for what sandboxes run.
+# the systemd unit (dist/), and the server and zygote executables in lib/mcpbox (where the
+# daemon looks for them beside bin/). Run scripts/install-deps first for what
+# sandboxes run.
 PREFIX ?= /usr/local
 SHARE  := $(DESTDIR)$(PREFIX)/share
 install: build/mcpbox
 	install -D -m 0755 build/mcpbox $(DESTDIR)$(PREFIX)/bin/mcpbox
+	install -d $(DESTDIR)$(PREFIX)/lib/mcpbox
+	install -m 0755 $(addprefix build/,$(SRV_BINS)) $(DESTDIR)$(PREFIX)/lib/mcpbox/
 	install -d $(SHARE)/mcpbox/profiles $(SHARE)/mcpbox/runtime
 	install -m 0644 profiles/*.json $(SHARE)/mcpbox/profiles/
 	cp -RL runtime/. $(SHARE)/mcpbox/runtime/
@@ -181,7 +227,7 @@ install: build/mcpbox
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/mcpbox $(SHARE)/man/man1/mcpbox.1 \
 	    $(DESTDIR)$(PREFIX)/lib/systemd/system/mcpbox.service
-	rm -rf $(SHARE)/mcpbox $(SHARE)/doc/mcpbox
+	rm -rf $(SHARE)/mcpbox $(SHARE)/doc/mcpbox $(DESTDIR)$(PREFIX)/lib/mcpbox
 
 clean:
 	rm -rf build

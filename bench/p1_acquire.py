@@ -7,6 +7,13 @@ a burst of 100 at once (20 and 20 with --quick), with a cold daemon and, when
 round trip (POST then DELETE, one filesystem server) over 1,000 sandboxes
 (100 with --quick), the figure issue 2 asks for.
 
+The sequential rows P1.seq.* are measured by build/bench/acquire_probe (C,
+bench/acquire_probe.c: the POST, then every server's initialize,
+notifications/initialized and tools/list at once, each server on a
+keep-alive connection of its own), so that the figure is mcpbox's; rows
+P1.py.* are the same sequence with this module's Python client (a thread and
+a whole session per server, DELETE included), as a Python harness sees it.
+
 Checks: 201 with one server item per name asked, and a non-empty tools/list
 on every server URL within 60 s; a server that does not answer is an error.
 Names this build has no server for (`mcpbox mcp --list`) are asked for, as
@@ -73,6 +80,22 @@ class Acquirer:
         if errs:
             raise B.BenchError("sandbox %s: %s" % (sid, "; ".join(errs)[:400]))
         return time.perf_counter() - t0, t_post, sid
+
+
+def probe_c(url, names, wait_for, n):
+    """build/bench/acquire_probe: (ready ms, POST ms, errors, first error, client CPU s)."""
+    body = json.dumps({"server_names": names, "benchmark": "MCP_Atlas"})
+    argv = [B.ROOT + "/build/bench/acquire_probe", "--url", url, "--key", B.API_KEY,
+            "--body", body, "--n", str(n), "--warmup", "2",
+            "--timeout", str(int(READY_TIMEOUT))]
+    for w in wait_for:
+        argv += ["--wait", w]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=READY_TIMEOUT * (n + 4))
+    try:
+        j = json.loads(out.stdout)
+    except ValueError:
+        raise B.BenchError("acquire_probe: %r %r" % (out.stdout[-300:], out.stderr[-300:]))
+    return j["ready_ms"], j["post_ms"], j["errors"], j["first_error"], j["cpu_s"]
 
 
 def choose_names(api):
@@ -199,17 +222,32 @@ def run(ctx):
             if missing:
                 note = "waited on %d of 8: this build serves no %s" % (
                     len(wait_for), ", ".join(missing))
+            kind = "warm" if warm else "cold"
+            ready, post, errs, first, cpu = probe_c(d.url, names, wait_for, n_seq)
+            s = B.summary(ready)
+            r = B.Row("P1.seq.%s" % kind,
+                      "acquire of Atlas's 8 servers until each answers tools/list, "
+                      "%d one after another, %s (C client: sessions at once, keep-alive)"
+                      % (n_seq, label),
+                      B.fmt_lat(s) + "; POST alone p50 %s ms" % B.fmt_ms(B.pct(post, 0.5)),
+                      errors=errs, note=note + ("; first error: %s" % first[:200] if first else "")
+                      + "; client CPU %.1f ms per acquire" % (cpu * 1000 / (n_seq + 2)))
+            r.data = {"ready": s, "post": B.summary(post), "names": names, "waited": wait_for}
+            rows.append(r)
+            ctx.log("  P1 seq %s (C client): %s" % (label, r.mcpbox))
+            if warm and not wait_pool(d.url, n_burst):
+                ctx.log("  P1: the pool did not refill to %d within 180 s" % n_burst)
             acq = Acquirer(api, names, wait_for)
             ready, post, errs, first = sequential(acq, api, n_seq, ctx.log)
             s = B.summary(ready)
-            r = B.Row("P1.seq.%s" % ("warm" if warm else "cold"),
-                      "acquire of Atlas's 8 servers until each answers tools/list, "
-                      "%d one after another, %s" % (n_seq, label),
+            r = B.Row("P1.py.%s" % kind,
+                      "the same with the Python client (a thread and a whole session per "
+                      "server, DELETE included), %d one after another, %s" % (n_seq, label),
                       B.fmt_lat(s) + "; POST alone p50 %s ms" % B.fmt_ms(B.pct(post, 0.5)),
                       errors=errs, note=note + ("; first error: %s" % first[:200] if first else ""))
             r.data = {"ready": s, "post": B.summary(post), "names": names, "waited": wait_for}
             rows.append(r)
-            ctx.log("  P1 seq %s: %s" % (label, r.mcpbox))
+            ctx.log("  P1 seq %s (Python client): %s" % (label, r.mcpbox))
             if warm and not wait_pool(d.url, n_burst):
                 ctx.log("  P1: the pool did not refill to %d within 180 s" % n_burst)
             lat, wall, errs, first = burst(lambda: Acquirer(B.Api(d.url), names, wait_for),

@@ -58,6 +58,11 @@ struct mb_core {
      * and the table of running sandboxes. */
     char *mcpbox_bin;
     char *sandbox_bin; /* its exec-only copy that sandboxes run (mb_sandbox_exec_copy) */
+    /* The server executables' exec-only copies (srvbins.c): their directory
+     * (NULL: none, every server runs from sandbox_bin) and, NULL-terminated,
+     * the path inside sandboxes of each there (/.mcpbox/bin/mcpbox-GROUP). */
+    char *server_bin_dir;
+    char **server_groups;
     char *profiles_dir;
     mb_profile **profiles;
     size_t n_profiles;
@@ -141,6 +146,17 @@ mb_live *mb_core__live_take_any(mb_core *core);
 int mb_core__runtime_open(mb_core *core, mb_err *err);
 void mb_core__runtime_close(mb_core *core);
 const mb_profile *mb_core__profile(mb_core *core, const char *benchmark);
+/* srvbins.c: the server executables (mcpbox-GROUP) found beside this binary,
+ * copied exec-only into DATA/sandbox-bin, bound at /.mcpbox/bin; and the
+ * argv a server spec runs with: `/.mcpbox/mcpbox mcp NAME ...` becomes
+ * `/.mcpbox/bin/mcpbox-GROUP mcp NAME ...` when NAME's group has a copy
+ * (a new array the caller frees, borrowing the strings), else NULL. */
+int mb_core__srvbins_open(mb_core *core, mb_err *err);
+void mb_core__srvbins_close(mb_core *core);
+const char **mb_core__srvbin_argv(mb_core *core, const char *const *argv);
+/* The host path of mcpbox-zygote (found as the server executables are), else
+ * of this binary. Caller frees. */
+char *mb_core__zygote_bin(mb_core *core);
 /* gwhooks.c: creates core->gw with the core's spawn/log/tenant hooks. */
 int mb_core__gateway_open(mb_core *core, mb_err *err);
 /* pool.c: creates core->pool when --pool/--pool-all ask for one. */

@@ -60,8 +60,18 @@ static int spawn_in_sandbox(void *ctx, const char *sandbox_id, const char *serve
     pid_t pid = 0;
     int rc = open_server_log(core, sandbox_id, server, &log_fd, err);
     if (!rc) {
-        mb_spawn_spec ss = {.argv = spec->argv, .envp = spec->envp, .cwd = spec->cwd};
+        /* A native server runs from its group's executable (srvbins.c); a
+         * sandbox made by a daemon without them (adopted) has none, and
+         * runs it from the mcpbox copy, as its profile says. */
+        const char **grp = mb_core__srvbin_argv(core, spec->argv);
+        mb_spawn_spec ss = {.argv = grp ? grp : spec->argv, .envp = spec->envp, .cwd = spec->cwd};
         rc = mb_sandbox_spawn_server(l->sb, &ss, log_fd, &sock, &pid, err);
+        if (rc == MB_ENOTFOUND && grp) {
+            mb_err_clear(err);
+            ss.argv = spec->argv;
+            rc = mb_sandbox_spawn_server(l->sb, &ss, log_fd, &sock, &pid, err);
+        }
+        free(grp);
         close(log_fd);
     }
     mb_core__live_put(core, l);

@@ -138,9 +138,15 @@ int mb_core__runtime_open(mb_core *core, mb_err *err)
     if (!core->mcpbox_bin)
         return mb_err_sys(err, errno, "cannot find the mcpbox binary (/proc/self/exe)");
     core->profiles_dir = find_profiles_dir(core);
-    int rc = mb_sandbox_exec_copy(core->mcpbox_bin, core->cfg.data_dir, &core->sandbox_bin, err);
+    int rc = mb_sandbox_exec_copy(core->mcpbox_bin, core->cfg.data_dir, "sandbox-mcpbox", 0,
+                                  &core->sandbox_bin, err);
+    if (!rc) rc = mb_core__srvbins_open(core, err);
     if (!rc) rc = load_profiles(core, err);
-    if (!rc) rc = mb_zygote_start(core->mcpbox_bin, &core->zygote, err);
+    if (!rc) {
+        char *zbin = mb_core__zygote_bin(core);
+        rc = mb_zygote_start(zbin, &core->zygote, err);
+        free(zbin);
+    }
     if (!rc) rc = mb_core__gateway_open(core, err);
     if (!rc) rc = mb_core__egress_open(core, err);
     if (!rc) mb_core__adopt_all(core);
@@ -173,5 +179,6 @@ void mb_core__runtime_close(mb_core *core)
     free(core->profiles_dir);
     free(core->mcpbox_bin);
     free(core->sandbox_bin);
+    mb_core__srvbins_close(core);
     core->profiles_dir = core->mcpbox_bin = core->sandbox_bin = NULL;
 }

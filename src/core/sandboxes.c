@@ -42,6 +42,7 @@ void mb_core__sb_opts(mb_core *core, const char *id, int64_t uid_base, const mb_
     o->workspace = paths->volume;
     o->data_subdir = MB_DATA_SUBDIR;
     o->mcpbox_bin = core->sandbox_bin;
+    o->server_bin_dir = core->server_bin_dir;
     o->zygote = core->zygote;
     o->uid_base = (uint32_t)uid_base;
     if (p) {

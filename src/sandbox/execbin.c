@@ -1,6 +1,8 @@
 /*
- * execbin.c - the exec-only copy of the mcpbox binary that sandboxes run
- * their native servers from (bound at MB_SANDBOX_MCPBOX_PATH).
+ * execbin.c - the exec-only copies of the executables that sandboxes run
+ * their native servers from: the mcpbox binary (bound at
+ * MB_SANDBOX_MCPBOX_PATH) and the server executables mcpbox-GROUP (in the
+ * directory bound at MB_SANDBOX_SERVER_BIN_DIR; src/servers/servers.c).
  *
  * Why: everything in a sandbox runs as its root, so any process there passes
  * the same-uid half of the kernel's ptrace access check for another; what
@@ -19,11 +21,14 @@
  * CAP_SYS_PTRACE. Processes the servers start (python, git, shell
  * commands) exec readable binaries and are dumpable, as agent code is.
  *
- * The copy lives in a directory of the caller's (the data dir; when that is
- * mounted noexec, the binary itself is used, with a warning), is written
- * beside and renamed over, and is kept while it matches the source (same
- * size and modification time), so a daemon start copies only after an
- * upgrade; sandboxes still running keep the copy they were given.
+ * A copy lives in a directory of the caller's (the data dir; when that is
+ * mounted noexec, the binary itself is used, with a warning, or the caller
+ * falls back on the mcpbox copy), is written beside and renamed over, and is
+ * kept while it matches the source (same size and modification time), so a
+ * daemon start copies only after an upgrade; a running server keeps the
+ * inode it was started from (and a sandbox its bound mcpbox copy), while
+ * servers started after an upgrade in the directory of server executables
+ * run the new ones.
  */
 #define _GNU_SOURCE
 #include "sandbox/sandbox_int.h"
@@ -37,7 +42,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#define EXEC_COPY_NAME "sandbox-mcpbox"
 #define EXEC_COPY_MODE 0111
 
 static int same_copy(const struct stat *src, const struct stat *dst)
@@ -87,7 +91,8 @@ static int copy_bytes(int in, int out, off_t size)
     return 0;
 }
 
-int mb_sandbox_exec_copy(const char *bin, const char *dir, char **out, mb_err *err)
+int mb_sandbox_exec_copy(const char *bin, const char *dir, const char *name, int noexec_fails,
+                         char **out, mb_err *err)
 {
     *out = NULL;
     int in = open(bin, O_RDONLY | O_CLOEXEC);
@@ -107,18 +112,20 @@ int mb_sandbox_exec_copy(const char *bin, const char *dir, char **out, mb_err *e
         /* nothing could run from there: the binary itself, dumpable until
          * the servers' own prctl */
         close(in);
+        if (noexec_fails)
+            return mb_err_set(err, MB_ECONFLICT, "%s is on a noexec file system", dir);
         mb_warn("%s is on a noexec file system: sandboxes run %s itself, and its "
                 "servers are dumpable for a moment after each start", dir, bin);
         *out = mb_strdup(bin);
         return MB_OK;
     }
-    char *dst = mb_asprintf("%s/" EXEC_COPY_NAME, dir);
+    char *dst = mb_asprintf("%s/%s", dir, name);
     if (lstat(dst, &cur) == 0 && same_copy(&st, &cur)) {
         close(in);
         *out = dst;
         return MB_OK;
     }
-    char *tmp = mb_asprintf("%s/." EXEC_COPY_NAME ".%d", dir, (int)getpid());
+    char *tmp = mb_asprintf("%s/.%s.%d", dir, name, (int)getpid());
     (void)unlink(tmp);
     int rc = MB_OK;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -369,6 +369,10 @@ int mb__plan_build(const mb_sandbox_opts *o, const mb_sandbox_limits *lim, const
     mkdir_op(p, ".mcpbox", 0755);
     file_op(p, ".mcpbox/mcpbox", NULL, 0755);
     bind_op(p, o->mcpbox_bin, ".mcpbox/mcpbox", RO_ATTRS, 0);
+    if (o->server_bin_dir) {
+        mkdir_op(p, ".mcpbox/bin", 0755);
+        bind_op(p, o->server_bin_dir, ".mcpbox/bin", RO_ATTRS, 0);
+    }
     if (o->data_subdir) { /* services' per-sandbox state (e.g. the Google Cloud project) */
         mkdir_op(p, ".mcpbox/state", 0755);
         bind_op(p, keep(p, mb_asprintf("%s/" MB_SB_STATE_SUBDIR, o->workspace)), ".mcpbox/state",

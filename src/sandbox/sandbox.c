@@ -85,6 +85,8 @@ static int validate(const mb_sandbox_opts *o, int for_create, mb_err *err)
         return mb_err_set(err, MB_EINVAL, "the mcpbox binary path must be absolute");
     if (access(o->mcpbox_bin, X_OK) != 0)
         return mb_err_sys(err, errno, "the mcpbox binary %s is not executable", o->mcpbox_bin);
+    if (o->server_bin_dir && o->server_bin_dir[0] != '/')
+        return mb_err_set(err, MB_EINVAL, "the server executables' directory must be absolute");
     if (o->image_dir && o->image_dir[0] != '/')
         return mb_err_set(err, MB_EINVAL, "the image directory must be an absolute path");
     if (o->uid_base < MB_SANDBOX_UID_RANGE ||

@@ -51,6 +51,9 @@
 /* Where the mcpbox binary is bound inside every sandbox (read-only), so that
  * `/.mcpbox/mcpbox mcp NAME` servers can run there. */
 #define MB_SANDBOX_MCPBOX_PATH "/.mcpbox/mcpbox"
+/* Where mb_sandbox_opts.server_bin_dir is bound (read-only): the server
+ * executables, /.mcpbox/bin/mcpbox-GROUP (src/servers/servers.c). */
+#define MB_SANDBOX_SERVER_BIN_DIR "/.mcpbox/bin"
 #define MB_SB_STATE_SUBDIR "state"
 /* Where the workspace appears inside. */
 #define MB_SANDBOX_DATA_PATH "/data"
@@ -114,14 +117,18 @@ int mb_zygote_helper_main(int fd, char *title, size_t title_len);
  * tests and diagnostics. */
 pid_t mb_zygote_pid(const mb_zygote *z);
 
-/* Makes (or keeps, when it still matches) DIR/sandbox-mcpbox: a copy of the
- * mcpbox binary `bin` with mode 0111, owned by the caller (host root), for
- * mb_sandbox_opts.mcpbox_bin. Sandbox root can execute it but not read it,
- * so the kernel marks every exec of it non-dumpable: no process of the
- * sandbox can open a native server's /proc/PID/mem, fd/ or environ, not even
- * in the moment after exec (execbin.c). *out is the path (caller frees):
- * `bin` itself, with a warning, when DIR is on a noexec file system. */
-int mb_sandbox_exec_copy(const char *bin, const char *dir, char **out, mb_err *err);
+/* Makes (or keeps, when it still matches) DIR/NAME: a copy of the
+ * executable `bin` with mode 0111, owned by the caller (host root), for
+ * mb_sandbox_opts.mcpbox_bin (NAME "sandbox-mcpbox") or for the server
+ * executables in server_bin_dir (NAME "mcpbox-GROUP"). Sandbox root can
+ * execute it but not read it, so the kernel marks every exec of it
+ * non-dumpable: no process of the sandbox can open a native server's
+ * /proc/PID/mem, fd/ or environ, not even in the moment after exec
+ * (execbin.c). *out is the path (caller frees): `bin` itself, with a
+ * warning, when DIR is on a noexec file system (then MB_ECONFLICT if
+ * `noexec_fails`, for copies that have a fallback of their own). */
+int mb_sandbox_exec_copy(const char *bin, const char *dir, const char *name, int noexec_fails,
+                         char **out, mb_err *err);
 
 typedef struct mb_sandbox_limits {
     /* Memory for the sandbox's processes and its /tmp and /dev/shm (tmpfs
@@ -175,6 +182,10 @@ typedef struct mb_sandbox_opts {
      * (native servers run from there). Give mb_sandbox_exec_copy's copy, so
      * that servers are non-dumpable from their first instruction. */
     const char *mcpbox_bin;
+    /* Optional host directory bound read-only at MB_SANDBOX_SERVER_BIN_DIR:
+     * exec-only copies (mb_sandbox_exec_copy) of the server executables,
+     * searchable (0711) but not listable from inside. NULL = none. */
+    const char *server_bin_dir;
     /* Host uid and gid that are root inside; the sandbox uses the range
      * uid_base .. uid_base + 65535. Must be >= 65536 and the range must not
      * be shared with anything else (the daemon allocates ranges). */

@@ -6,9 +6,14 @@
  *   - makes itself a child subreaper, so that everything the command starts
  *     and abandons is re-parented to it, not to the init: the command's
  *     whole process tree stays findable (even after setsid or double forks);
- *   - forks the command: new session, stdio from the request, cwd, then
+ *   - starts the command: new session, stdio from the request, cwd, then
  *     no_new_privs + capabilities + seccomp (confine.c), then execvp; an exec
- *     failure comes back over a close-on-exec pipe and is reported as ERROR;
+ *     failure comes back over a close-on-exec pipe and is reported as ERROR.
+ *     The command is a clone that shares the shepherd's memory until its
+ *     exec (CLONE_VM | CLONE_VFORK, on a stack of its own; the shepherd is
+ *     single-threaded and waits meanwhile), not a fork: a fork would copy
+ *     the shepherd's page tables only for the exec to throw them away, a
+ *     good part of a server start's cost (docs/PERFORMANCE.md);
  *   - answers SPAWNED (child id, pid), then EXIT (wait status) when the
  *     command ends;
  *   - obeys KILL (the group, or the whole tree) from the connection, and
@@ -42,6 +47,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -236,6 +243,15 @@ static void cmd_main(const cmd_args *a)
     cmd_fail(a, STAGE_EXEC, errno);
 }
 
+static int cmd_entry(void *arg)
+{
+    cmd_main(arg);
+}
+
+/* The command's stack while it shares our memory (execvp and the sanitizers'
+ * frames included). */
+#define CMD_STACK (256u << 10)
+
 static void fail_and_exit(int conn, int e, const char *what) __attribute__((noreturn));
 static void fail_and_exit(int conn, int e, const char *what)
 {
@@ -278,9 +294,14 @@ void mb__shepherd_main(int conn, mb__msg *m, int64_t child_id, const mb__confine
     int rp[2];
     if (pipe2(rp, O_CLOEXEC) != 0) fail_and_exit(conn, errno, "pipe");
     a.report = rp[1];
-    pid_t pid = fork();
-    if (pid < 0) fail_and_exit(conn, errno, "fork");
-    if (pid == 0) cmd_main(&a);
+    void *stack = mmap(NULL, CMD_STACK, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) fail_and_exit(conn, errno, "mmap");
+    /* returns once the command exec'd or failed (CLONE_VFORK) */
+    pid_t pid = clone(cmd_entry, (char *)stack + CMD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+    int clone_errno = errno;
+    munmap(stack, CMD_STACK);
+    if (pid < 0) fail_and_exit(conn, clone_errno, "clone");
     close(rp[1]);
     int lifeline = -1;
     if ((m->h.flags & MB__SPAWN_LIFELINE) && (m->h.flags & MB__SPAWN_FD0)) {

@@ -187,7 +187,7 @@ static const char *or_empty(const char *s) { return s ? s : ""; }
 static int request(mb_zygote *z, const mb__clone_req *r, pid_t *pid, int *pidfd, mb_err *err)
 {
     const mb_sandbox_opts *o = r->opts;
-    size_t nstr = 10 + 2 * o->n_binds;
+    size_t nstr = 11 + 2 * o->n_binds;
     const char **strs = mb_calloc(nstr, sizeof *strs);
     char limits[96];
     snprintf(limits, sizeof limits, "%" PRIu64 " %u %u %" PRIu64, r->lim.memory_bytes,
@@ -202,9 +202,10 @@ static int request(mb_zygote *z, const mb__clone_req *r, pid_t *pid, int *pidfd,
     strs[7] = r->hostname;
     strs[8] = limits;
     strs[9] = r->name;
+    strs[10] = or_empty(o->server_bin_dir);
     for (size_t i = 0; i < o->n_binds; i++) {
-        strs[10 + 2 * i] = o->binds[i].host;
-        strs[11 + 2 * i] = o->binds[i].inside;
+        strs[11 + 2 * i] = o->binds[i].host;
+        strs[12 + 2 * i] = o->binds[i].inside;
     }
     mb__msg_hdr h = {.type = MB__MSG_ZY_CREATE, .a = o->uid_base, .b = o->allow_network,
                      .nstr = (uint32_t)nstr};
@@ -299,7 +300,7 @@ static void serve_create(zy_state *st, mb__msg *m)
     if (!st->cf_ok) {
         err = st->cf_err;
         rc = err.code ? err.code : MB_EIO;
-    } else if (m->h.nstr < 10 || (m->h.nstr - 10) % 2 || m->nfds != 3) {
+    } else if (m->h.nstr < 11 || (m->h.nstr - 11) % 2 || m->nfds != 3) {
         rc = mb_err_set(&err, MB_EINVAL, "malformed create request");
     }
     mb_sandbox_bind *binds = NULL;
@@ -308,16 +309,17 @@ static void serve_create(zy_state *st, mb__msg *m)
     memset(&o, 0, sizeof o);
     memset(&r, 0, sizeof r);
     if (!rc) {
-        size_t nb = (m->h.nstr - 10) / 2;
+        size_t nb = (m->h.nstr - 11) / 2;
         binds = mb_calloc(nb ? nb : 1, sizeof *binds);
         for (size_t i = 0; i < nb; i++)
-            binds[i] = (mb_sandbox_bind){m->strs[10 + 2 * i], m->strs[11 + 2 * i]};
+            binds[i] = (mb_sandbox_bind){m->strs[11 + 2 * i], m->strs[12 + 2 * i]};
         o.id = m->strs[0];
         o.state_dir = m->strs[1];
         o.workspace = m->strs[2];
         o.data_subdir = or_null(m->strs[3]);
         o.image_dir = or_null(m->strs[4]);
         o.mcpbox_bin = m->strs[5];
+        o.server_bin_dir = or_null(m->strs[10]);
         o.uid_base = (uint32_t)m->h.a;
         o.allow_network = m->h.b != 0;
         o.binds = binds;

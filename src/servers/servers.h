@@ -10,7 +10,8 @@
  * else for a start-up failure (exit 1).
  *
  * To add a server: write src/servers/<name>/, declare its constructor below,
- * and add one line to mb_servers[] in servers.c.
+ * and add one line to mb_servers[] in servers.c (with its link group: light
+ * for servers that need no more than jansson, sqlite3, pcre2 and expat).
  */
 #ifndef MB_SERVERS_H
 #define MB_SERVERS_H
@@ -20,13 +21,17 @@
 typedef int (*mb_server_create_fn)(int argc, char **argv, mb_mcp_server **out, mb_err *err);
 
 typedef struct mb_server_entry {
+    /* Link group: the server also runs from the executable mcpbox-GROUP,
+     * which holds only its group's servers and their libraries (servers.c). */
+    const char *group;
     const char *name;      /* as in `mcpbox mcp NAME` and the Klavis server name */
     mb_server_create_fn create;
     const char *summary;   /* one line: what upstream it mirrors */
     const char *usage;     /* options, for `mcpbox mcp NAME --help` */
 } mb_server_entry;
 
-/* Zero-terminated (servers.c). */
+/* Zero-terminated (servers.c). In a group's executable only that group's
+ * servers are listed. */
 extern const mb_server_entry mb_servers[];
 /* The entry called `name`, or NULL. */
 const mb_server_entry *mb_server_find(const char *name);

@@ -267,4 +267,15 @@ size_t mb_text_vformat(char *dst, size_t cap, const char *fmt, va_list ap);
 size_t mb_text_format(char *dst, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* ---------------------------------------------------------------- base64 */
+
+/* Standard base64 (RFC 4648, '=' padded) of data[0..n), NUL-terminated; the
+ * caller frees it. Servers use this rather than libcrypto's, so that their
+ * executables need not load libcrypto (docs/PERFORMANCE.md, server start). */
+char *mb_base64_encode(const void *data, size_t n);
+/* Decodes s[0..n) (whitespace before and after is ignored, '=' padding
+ * optional) into *out (NUL-terminated, the caller frees it) and its length
+ * into *len. -1 (nothing allocated) if s is not base64. */
+int mb_base64_decode(const char *s, size_t n, unsigned char **out, size_t *len);
+
 #endif /* MB_UTIL_H */

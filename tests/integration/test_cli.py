@@ -297,6 +297,8 @@ def test_make_install(tmp_root):
                 "share/mcpbox/runtime/playwright/0.0.68/package.json",
                 "share/man/man1/mcpbox.1", "share/doc/mcpbox/CLI.md"):
         assert os.path.isfile(os.path.join(usr, rel)), rel
+    for exe in ("mcpbox-light", "mcpbox-office", "mcpbox-services", "mcpbox-zygote"):
+        assert os.access(os.path.join(usr, "lib/mcpbox", exe), os.X_OK), exe
     with open(os.path.join(usr, "lib/systemd/system/mcpbox.service")) as f:
         unit = f.read()
     assert "ExecStart=/usr/bin/mcpbox serve\n" in unit and "@BINDIR@" not in unit
@@ -323,6 +325,8 @@ def test_make_install(tmp_root):
         rc, out, err = cli(d.url, "call", sid, "filesystem", "list_allowed_directories")
         assert rc == OK and "/data" in out, err
         assert cli(d.url, "rm", sid)[0] == OK
+        # the installed daemon found its server executables in lib/mcpbox
+        assert os.path.exists(os.path.join(d.data_dir, "sandbox-bin", "mcpbox-light"))
     finally:
         conftest.MCPBOX_BIN = saved
         d.stop()
@@ -330,3 +334,4 @@ def test_make_install(tmp_root):
                         "DESTDIR=" + dest, "PREFIX=/usr"], capture_output=True)
     assert r.returncode == 0 and not os.path.exists(binary)
     assert not os.path.exists(os.path.join(usr, "share/mcpbox"))
+    assert not os.path.exists(os.path.join(usr, "lib/mcpbox"))

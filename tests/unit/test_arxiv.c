@@ -4,7 +4,7 @@
  * catalog built in a temporary directory (fields, booleans, phrases,
  * prefixes, categories, dates, newest-first order), the snapshot record
  * format, TeX accents of author names, and dateutil-style date parsing with
- * its error texts. Integration tests drive the tools themselves
+ * its error texts, and the Atom feeds of online mode. Integration tests drive the tools themselves
  * (tests/integration/test_server_arxiv.py).
  */
 #include <setjmp.h>
@@ -371,6 +371,83 @@ static void test_dates(void **state)
     date_bad("2024-01-01T25:00", "hour must be in 0..23: 2024-01-01T25:00");
 }
 
+/* The arXiv API's Atom feeds (online mode), read with expat. */
+#define FEED_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" \
+    "<feed xmlns=\"http://www.w3.org/2005/Atom\" xmlns:arxiv=\"http://arxiv.org/schemas/atom\">" \
+    "<title>query</title><id>http://arxiv.org/api/x</id>"
+
+static int atom(const char *xml, mb_arxiv_paper **p, size_t *n, mb_err *err)
+{
+    return mb_arxiv_atom_parse(xml, strlen(xml), p, n, err);
+}
+
+static void test_atom(void **state)
+{
+    (void)state;
+    mb_arxiv_paper *p = NULL;
+    size_t n = 0;
+    mb_err err = {0};
+    const char *feed =
+        FEED_HEAD
+        "<entry><id>http://arxiv.org/abs/2507.00042v3</id>"
+        "<updated>2025-07-03T10:00:00Z</updated><published>2025-07-01T09:30:00Z</published>"
+        "<title>Online Only:\n  Fresh &amp; <b>New</b>  Paper</title>"
+        "<summary>\n  Fetched from the API.\n</summary>"
+        "<author><name>Ada  Lovelace</name><arxiv:affiliation>X</arxiv:affiliation></author>"
+        "<author><name>Alan Turing</name></author>"
+        "<arxiv:doi>10.1000/xyz</arxiv:doi><arxiv:comment>12 pages,\n 3 figures</arxiv:comment>"
+        "<arxiv:primary_category term=\"cs.LG\"/>"
+        "<category term=\"cs.LG\" scheme=\"s\"/><category term=\"stat.ML\"/></entry>"
+        "<entry><id>http://example.org/not-a-paper</id><title>Skip</title>"
+        "<published>2025-07-01T09:30:00Z</published></entry>"
+        "</feed>";
+    assert_int_equal(atom(feed, &p, &n, &err), MB_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(p[0].id, "2507.00042");
+    assert_int_equal(p[0].version, 3);
+    assert_string_equal(p[0].title, "Online Only: Fresh & New Paper");
+    assert_string_equal(p[0].abstract, "Fetched from the API.");
+    assert_int_equal(p[0].n_authors, 2);
+    assert_string_equal(p[0].authors[0], "Ada Lovelace");
+    assert_string_equal(p[0].authors[1], "Alan Turing");
+    assert_int_equal(p[0].n_cats, 2);
+    assert_string_equal(p[0].cats[0], "cs.LG");
+    assert_string_equal(p[0].cats[1], "stat.ML");
+    assert_string_equal(p[0].doi, "10.1000/xyz");
+    assert_string_equal(p[0].comment, "12 pages, 3 figures");
+    assert_int_equal(p[0].published, 1751362200);
+    assert_int_equal(p[0].versions[2], 1751536800);
+    mb_arxiv_paper_dispose(&p[0]);
+    free(p);
+
+    /* an error entry, with its summary */
+    const char *error_feed = FEED_HEAD
+        "<entry><id>http://arxiv.org/api/errors#incorrect_id_format_for_1234</id>"
+        "<title>Error</title><summary>incorrect id format for 1234</summary>"
+        "<updated>2025-07-01T00:00:00Z</updated></entry></feed>";
+    assert_int_equal(atom(error_feed, &p, &n, &err), MB_EINVAL);
+    assert_string_equal(err.msg, "arXiv API error: incorrect id format for 1234");
+    assert_null(p);
+    assert_int_equal(n, 0);
+
+    /* not XML, not a feed, cut short, and entity declarations (the billion
+     * laughs) are all refused */
+    assert_int_equal(atom("<html><body>503</body></html>", &p, &n, &err), MB_EIO);
+    assert_string_equal(err.msg, "the arXiv API answered something that is not an Atom feed");
+    static const char *const broken[] = {
+        "Service Unavailable",
+        FEED_HEAD "<entry><id>http://arxiv.org/abs/2507.00042v1</id>",
+        "<?xml version=\"1.0\"?><!DOCTYPE feed [<!ENTITY a \"aaaaaaaaaa\">"
+        "<!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">]>"
+        "<feed xmlns=\"http://www.w3.org/2005/Atom\"><entry><title>&b;</title></entry></feed>",
+    };
+    for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+        assert_int_equal(atom(broken[i], &p, &n, &err), MB_EIO);
+        assert_string_equal(err.msg, "the arXiv API answered something that is not XML");
+        assert_null(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_catalog_search),
         cmocka_unit_test(test_tex),
         cmocka_unit_test(test_dates),
+        cmocka_unit_test(test_atom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

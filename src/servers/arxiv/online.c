@@ -4,11 +4,10 @@
  * proxy when one is configured (--proxy, else curl's usual https_proxy /
  * http_proxy environment), one request at a time with arXiv's rate rule
  * ("no more than one request every three seconds") enforced between them.
- * Atom feeds are parsed with libxml2 (no network, no entity expansion).
+ * Atom feeds are parsed with expat (no network, no entity declarations).
  */
 #define _GNU_SOURCE
-#include <libxml/parser.h>
-#include <libxml/tree.h>
+#include <expat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -153,27 +152,40 @@ int mb_arxiv_online_pdf(mb_arxiv_online *o, const char *id, int version, const c
 
 /* --------------------------------------------------------------- Atom */
 
-static int is(const xmlNode *n, const char *ns, const char *name)
-{
-    return n->type == XML_ELEMENT_NODE && n->ns && !strcmp((const char *)n->ns->href, ns) &&
-           !strcmp((const char *)n->name, name);
-}
+/* The feed is read with expat as a stream of events (an element's text is
+ * everything inside it, as libxml2's node content would be). A document that
+ * declares entities is refused: arXiv's feeds declare none, and nothing in a
+ * feed gets to expand into more than it is. */
 
-static char *text_of(const xmlNode *n)
-{
-    xmlChar *t = xmlNodeGetContent(n);
-    char *s = mb_strdup(t ? (const char *)t : "");
-    xmlFree(t);
-    return s;
-}
+enum field { F_NONE, F_ID, F_TITLE, F_SUMMARY, F_PUBLISHED, F_UPDATED, F_AUTHOR_NAME,
+             F_DOI, F_COMMENT, F_JOURNAL_REF };
 
-static char *attr(const xmlNode *n, const char *name)
+typedef struct atom_state {
+    XML_Parser xp;
+    int depth;
+    int root_ok;        /* the root is an Atom <feed> */
+    int in_entry;       /* inside an <entry> of the feed */
+    int in_author;      /* inside its <author> */
+    int cap_depth;      /* depth of the element whose text is collected, 0 = none */
+    enum field cap;
+    mb_buf text;
+    int entities;       /* the document declared an entity */
+    /* the entry being read */
+    mb_arxiv_paper p;
+    char *entry_id, *title, *summary;
+    int64_t published, updated;
+    /* what was read */
+    mb_arxiv_paper *out;
+    size_t n;
+    int api_failed;
+    mb_err api_err;
+} atom_state;
+
+/* expat names namespaced elements "URI NAME" (XML_ParserCreateNS, ' '). */
+static int is(const char *qname, const char *ns, const char *name)
 {
-    xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
-    if (!v) return NULL;
-    char *s = mb_strdup((const char *)v);
-    xmlFree(v);
-    return s;
+    size_t k = strlen(ns);
+    return !strncmp(qname, ns, k) && qname[k] == ' ' && !strcmp(qname + k + 1, name);
 }
 
 static void push_str(char ***arr, size_t *n, char *s)
@@ -182,73 +194,147 @@ static void push_str(char ***arr, size_t *n, char *s)
     (*arr)[(*n)++] = s;
 }
 
-/* One <entry>; returns 1 if it became a paper, 0 to skip, -1 for an API
- * error entry (message in err). */
-static int entry(const xmlNode *e, mb_arxiv_paper *p, mb_err *err)
+static void entry_begin(atom_state *st)
 {
-    memset(p, 0, sizeof *p);
-    char *entry_id = NULL, *title = NULL, *summary = NULL;
-    int64_t published = -1, updated = -1;
-    for (const xmlNode *c = e->children; c; c = c->next) {
-        if (is(c, ATOM_NS, "id")) free(entry_id), entry_id = text_of(c);
-        else if (is(c, ATOM_NS, "title")) free(title), title = text_of(c);
-        else if (is(c, ATOM_NS, "summary")) free(summary), summary = text_of(c);
-        else if (is(c, ATOM_NS, "published")) {
-            char *t = text_of(c);
-            published = mb_arxiv_parse_iso(t);
-            free(t);
-        } else if (is(c, ATOM_NS, "updated")) {
-            char *t = text_of(c);
-            updated = mb_arxiv_parse_iso(t);
-            free(t);
-        } else if (is(c, ATOM_NS, "author")) {
-            for (const xmlNode *a = c->children; a; a = a->next)
-                if (is(a, ATOM_NS, "name")) {
-                    char *raw = text_of(a);
-                    push_str(&p->authors, &p->n_authors, mb_arxiv_collapse_ws(raw));
-                    free(raw);
-                }
-        } else if (is(c, ATOM_NS, "category")) {
-            char *t = attr(c, "term");
-            if (t) push_str(&p->cats, &p->n_cats, t);
-        } else if (is(c, ARXIV_NS, "doi")) {
-            free(p->doi), p->doi = text_of(c);
-        } else if (is(c, ARXIV_NS, "comment")) {
-            char *t = text_of(c);
-            free(p->comment), p->comment = mb_arxiv_collapse_ws(t);
-            free(t);
-        } else if (is(c, ARXIV_NS, "journal_ref")) {
-            char *t = text_of(c);
-            free(p->journal_ref), p->journal_ref = mb_arxiv_collapse_ws(t);
-            free(t);
+    memset(&st->p, 0, sizeof st->p);
+    st->entry_id = st->title = st->summary = NULL;
+    st->published = st->updated = -1;
+    st->in_entry = 1;
+}
+
+/* The end of an <entry>: a paper, an API error entry, or nothing. */
+static void entry_end(atom_state *st)
+{
+    mb_arxiv_paper *p = &st->p;
+    int ok = 0;
+    char *clean_title = mb_arxiv_collapse_ws(st->title);
+    if (!strcmp(clean_title, "Error") && st->entry_id && strstr(st->entry_id, "/api/errors")) {
+        if (!st->api_failed) {
+            char *msg = mb_arxiv_strip(st->summary);
+            mb_err_set(&st->api_err, MB_EINVAL, "arXiv API error: %s", msg);
+            free(msg);
+            st->api_failed = 1;
         }
-    }
-    int rc = 1;
-    char *clean_title = mb_arxiv_collapse_ws(title);
-    if (!strcmp(clean_title, "Error") && entry_id && strstr(entry_id, "/api/errors")) {
-        char *msg = mb_arxiv_strip(summary);
-        mb_err_set(err, MB_EINVAL, "arXiv API error: %s", msg);
-        free(msg);
-        rc = -1;
     } else {
-        const char *abs = entry_id ? strstr(entry_id, "arxiv.org/abs/") : NULL;
+        const char *abs = st->entry_id ? strstr(st->entry_id, "arxiv.org/abs/") : NULL;
         int v = 0;
-        if (!abs || mb_arxiv_id_parse(abs + 14, &p->id, &v) != MB_OK || published <= 0) {
-            rc = 0;
-        } else {
+        if (abs && mb_arxiv_id_parse(abs + 14, &p->id, &v) == MB_OK && st->published > 0) {
             p->version = v > 0 ? v : 1;
             p->title = clean_title;
             clean_title = NULL;
-            p->abstract = mb_arxiv_strip(summary);
-            p->published = published;
-            p->versions[0] = published;
+            p->abstract = mb_arxiv_strip(st->summary);
+            p->published = st->published;
+            p->versions[0] = st->published;
             if (p->version <= MB_ARXIV_MAX_VERSIONS)
-                p->versions[p->version - 1] = updated > 0 ? updated : published;
+                p->versions[p->version - 1] = st->updated > 0 ? st->updated : st->published;
+            ok = 1;
         }
     }
-    free(clean_title), free(entry_id), free(title), free(summary);
-    if (rc != 1) mb_arxiv_paper_dispose(p);
-    return rc;
+    free(clean_title), free(st->entry_id), free(st->title), free(st->summary);
+    st->entry_id = st->title = st->summary = NULL;
+    if (ok) {
+        st->out = mb_realloc(st->out, (st->n + 1) * sizeof *st->out);
+        st->out[st->n++] = *p;
+    } else {
+        mb_arxiv_paper_dispose(p);
+    }
+    memset(p, 0, sizeof *p);
+    st->in_entry = 0;
+}
+
+static enum field field_of(const char *q)
+{
+    static const struct { const char *ns, *name; enum field f; } map[] = {
+        {ATOM_NS, "id", F_ID},           {ATOM_NS, "title", F_TITLE},
+        {ATOM_NS, "summary", F_SUMMARY}, {ATOM_NS, "published", F_PUBLISHED},
+        {ATOM_NS, "updated", F_UPDATED}, {ARXIV_NS, "doi", F_DOI},
+        {ARXIV_NS, "comment", F_COMMENT}, {ARXIV_NS, "journal_ref", F_JOURNAL_REF},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (is(q, map[i].ns, map[i].name)) return map[i].f;
+    return F_NONE;
+}
+
+static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **atts)
+{
+    atom_state *st = ud;
+    st->depth++;
+    if (st->cap_depth) return; /* inside a collected element: its text only */
+    if (st->depth == 1) {
+        st->root_ok = is(name, ATOM_NS, "feed");
+    } else if (st->depth == 2 && st->root_ok && is(name, ATOM_NS, "entry")) {
+        entry_begin(st);
+    } else if (st->depth == 3 && st->in_entry) {
+        enum field f = field_of(name);
+        if (f != F_NONE) {
+            st->cap = f;
+            st->cap_depth = st->depth;
+            mb_buf_reset(&st->text);
+        } else if (is(name, ATOM_NS, "author")) {
+            st->in_author = 1;
+        } else if (is(name, ATOM_NS, "category")) {
+            for (size_t i = 0; atts[i]; i += 2)
+                if (!strcmp(atts[i], "term")) {
+                    push_str(&st->p.cats, &st->p.n_cats, mb_strdup(atts[i + 1]));
+                    break;
+                }
+        }
+    } else if (st->depth == 4 && st->in_author && is(name, ATOM_NS, "name")) {
+        st->cap = F_AUTHOR_NAME;
+        st->cap_depth = st->depth;
+        mb_buf_reset(&st->text);
+    }
+}
+
+static void replace(char **slot, char *s)
+{
+    free(*slot);
+    *slot = s;
+}
+
+static void field_end(atom_state *st)
+{
+    const char *t = st->text.data ? st->text.data : "";
+    mb_arxiv_paper *p = &st->p;
+    switch (st->cap) {
+    case F_ID: replace(&st->entry_id, mb_strdup(t)); break;
+    case F_TITLE: replace(&st->title, mb_strdup(t)); break;
+    case F_SUMMARY: replace(&st->summary, mb_strdup(t)); break;
+    case F_PUBLISHED: st->published = mb_arxiv_parse_iso(t); break;
+    case F_UPDATED: st->updated = mb_arxiv_parse_iso(t); break;
+    case F_AUTHOR_NAME: push_str(&p->authors, &p->n_authors, mb_arxiv_collapse_ws(t)); break;
+    case F_DOI: replace(&p->doi, mb_strdup(t)); break;
+    case F_COMMENT: replace(&p->comment, mb_arxiv_collapse_ws(t)); break;
+    case F_JOURNAL_REF: replace(&p->journal_ref, mb_arxiv_collapse_ws(t)); break;
+    case F_NONE: break;
+    }
+    st->cap = F_NONE;
+    st->cap_depth = 0;
+}
+
+static void XMLCALL on_end(void *ud, const XML_Char *name)
+{
+    atom_state *st = ud;
+    if (st->cap_depth == st->depth) field_end(st);
+    else if (!st->cap_depth && st->depth == 3 && st->in_author) st->in_author = 0;
+    else if (!st->cap_depth && st->depth == 2 && st->in_entry) entry_end(st);
+    st->depth--;
+}
+
+static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
+{
+    atom_state *st = ud;
+    if (st->cap_depth && len > 0) mb_buf_append(&st->text, s, (size_t)len);
+}
+
+static void XMLCALL on_entity_decl(void *ud, const XML_Char *name, int is_param,
+                                   const XML_Char *value, int value_len, const XML_Char *base,
+                                   const XML_Char *system_id, const XML_Char *public_id,
+                                   const XML_Char *notation)
+{
+    atom_state *st = ud;
+    st->entities = 1;
+    XML_StopParser(st->xp, XML_FALSE);
 }
 
 int mb_arxiv_atom_parse(const char *xml, size_t len, mb_arxiv_paper **out, size_t *n, mb_err *err)
@@ -257,33 +343,35 @@ int mb_arxiv_atom_parse(const char *xml, size_t len, mb_arxiv_paper **out, size_
     *n = 0;
     if (len > MAX_FEED || len > (size_t)0x7fffffff)
         return mb_err_set(err, MB_ETOOBIG, "the arXiv feed is too large");
-    xmlDoc *doc = xmlReadMemory(xml, (int)len, "feed.xml", NULL,
-                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc) return mb_err_set(err, MB_EIO, "the arXiv API answered something that is not XML");
-    xmlNode *root = xmlDocGetRootElement(doc);
-    if (!root || !is(root, ATOM_NS, "feed")) {
-        xmlFreeDoc(doc);
-        return mb_err_set(err, MB_EIO, "the arXiv API answered something that is not an Atom feed");
-    }
+    atom_state st;
+    memset(&st, 0, sizeof st);
+    st.xp = XML_ParserCreateNS(NULL, ' ');
+    if (!st.xp) abort(); /* out of memory */
+    XML_SetUserData(st.xp, &st);
+    XML_SetElementHandler(st.xp, on_start, on_end);
+    XML_SetCharacterDataHandler(st.xp, on_text);
+    XML_SetEntityDeclHandler(st.xp, on_entity_decl);
+    XML_SetParamEntityParsing(st.xp, XML_PARAM_ENTITY_PARSING_NEVER);
+    int parsed = XML_Parse(st.xp, xml, (int)len, XML_TRUE) == XML_STATUS_OK && !st.entities;
+    XML_ParserFree(st.xp);
+    if (st.in_entry) mb_arxiv_paper_dispose(&st.p);
+    free(st.entry_id), free(st.title), free(st.summary);
+    mb_buf_free(&st.text);
     int rc = MB_OK;
-    for (const xmlNode *c = root->children; c; c = c->next) {
-        if (!is(c, ATOM_NS, "entry")) continue;
-        mb_arxiv_paper p;
-        int r = entry(c, &p, err);
-        if (r < 0) {
-            rc = MB_EINVAL;
-            break;
-        }
-        if (r == 0) continue;
-        *out = mb_realloc(*out, (*n + 1) * sizeof **out);
-        (*out)[(*n)++] = p;
+    if (!parsed)
+        rc = mb_err_set(err, MB_EIO, "the arXiv API answered something that is not XML");
+    else if (!st.root_ok)
+        rc = mb_err_set(err, MB_EIO, "the arXiv API answered something that is not an Atom feed");
+    else if (st.api_failed) {
+        if (err) *err = st.api_err;
+        rc = MB_EINVAL;
     }
-    xmlFreeDoc(doc);
     if (rc) {
-        for (size_t i = 0; i < *n; i++) mb_arxiv_paper_dispose(&(*out)[i]);
-        free(*out);
-        *out = NULL;
-        *n = 0;
+        for (size_t i = 0; i < st.n; i++) mb_arxiv_paper_dispose(&st.out[i]);
+        free(st.out);
+        return rc;
     }
-    return rc;
+    *out = st.out;
+    *n = st.n;
+    return MB_OK;
 }

@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -370,8 +369,7 @@ int dc_read_disk(dc_server *dc, const char *requested, double offset, double len
             free(path);
             return -1;
         }
-        char *b64 = mb_malloc(4 * ((size + 2) / 3) + 1);
-        EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)raw, (int)size);
+        char *b64 = mb_base64_encode(raw, size);
         free(raw);
         free(path);
         *text = b64;

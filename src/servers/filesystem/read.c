@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -338,8 +337,7 @@ int fs_read_media_file(mb_mcp_call *call, json_t *args, mb_mcp_result *res)
         free(why);
         return MB_MCP_FAILED;
     }
-    char *b64 = mb_malloc(4 * ((len + 2) / 3) + 1);
-    EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)raw, (int)len);
+    char *b64 = mb_base64_encode(raw, len);
     free(raw);
     json_t *item;
     const fs_version *v = ((fs_server *)mb_mcp_call_data(call))->v;

@@ -23,7 +23,6 @@
 #include <getopt.h>
 #include <time.h>
 #include <sys/stat.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -66,14 +65,12 @@ static int acct_load(pe_acct *a, char **why)
     if (env && *env) {
         j = json_loads(env, 0, NULL);
         if (!j) {
-            size_t n = strlen(env);
-            unsigned char *d = mb_malloc(n + 4);
-            int k = EVP_DecodeBlock(d, (const unsigned char *)env, (int)n);
-            if (k > 0) {
-                while (k && !d[k - 1]) k--;
-                j = json_loadb((const char *)d, (size_t)k, 0, NULL);
+            unsigned char *d;
+            size_t k;
+            if (mb_base64_decode(env, strlen(env), &d, &k) == 0) {
+                j = json_loadb((const char *)d, k, 0, NULL);
+                free(d);
             }
-            free(d);
         }
     } else {
         j = json_load_file(MB_MAIL_DIR_INSIDE "/account.json", 0, NULL);
