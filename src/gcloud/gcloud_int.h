@@ -60,6 +60,8 @@ void mb_gc__civil(long days, int *y, int *m, int *d);
 
 /* The UDFs (udf.c). */
 int mb_gc__udf_register(sqlite3 *db);
+/* ARRAY / STRUCT functions, ARRAY_AGG, '/', and the bq_unnest table (arrays.c). */
+int mb_gc__arrays_register(sqlite3 *db);
 
 /* translate.c: GoogleSQL statement -> plan. */
 typedef enum mb_gc_stmt_kind {
@@ -73,7 +75,10 @@ typedef struct mb_gc_plan {
     char *dataset, *table; /* target of DDL/DML */
     int or_replace, if_not_exists, if_exists;
     json_t *fields;       /* CREATE TABLE column list */
-    json_t *hints;        /* per result column: type name or null */
+    json_t *hints;        /* per result column: type name, a field ({type, mode, fields}) or null */
+    json_t *unnest;       /* the FROM UNNESTs' aliases in order (null when unnamed) */
+    int uses_arrays;      /* the statement makes ARRAY / STRUCT values */
+    json_t *star_hints;   /* SELECT * REPLACE: column name -> the replacement's hint */
     char *description;
 } mb_gc_plan;
 
