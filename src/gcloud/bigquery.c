@@ -915,6 +915,33 @@ static int run_dml(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, mb
     return rc;
 }
 
+/* MERGE: the translator's statements in order (temporary tables of the
+ * source and of which clause takes which row, then the changes). */
+static int run_merge(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, mb_err *err)
+{
+    long long before = max_rowid(gc, p->dataset, p->table), changed = 0;
+    size_t i;
+    json_t *s;
+    int rc = MB_OK;
+    json_array_foreach(p->steps, i, s) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(gc->db, json_string_value(json_object_get(s, "sql")), -1, &st, NULL) != SQLITE_OK) {
+            rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+            break;
+        }
+        rc = bind_params(gc, st, params, err);
+        int k = SQLITE_DONE;
+        while (!rc && (k = sqlite3_step(st)) == SQLITE_ROW) {}
+        if (!rc && k != SQLITE_DONE) rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+        sqlite3_finalize(st);
+        if (rc) break;
+        if (json_is_true(json_object_get(s, "counts"))) changed += sqlite3_changes(gc->db);
+    }
+    if (!rc) rc = normalise_new_rows(gc, p->dataset, p->table, before, err);
+    if (!rc) r->affected = changed;
+    return rc;
+}
+
 static int run_plan(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, mb_err *err)
 {
     int rc = MB_OK;
@@ -926,6 +953,7 @@ static int run_plan(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, m
     case GC_INSERT: r->statement_type = "INSERT"; return run_dml(gc, p, params, r, err);
     case GC_DELETE: r->statement_type = "DELETE"; return run_dml(gc, p, params, r, err);
     case GC_UPDATE: r->statement_type = "UPDATE"; return run_dml(gc, p, params, r, err);
+    case GC_MERGE: r->statement_type = "MERGE"; return run_merge(gc, p, params, r, err);
     case GC_TRUNCATE: {
         r->statement_type = "TRUNCATE_TABLE";
         json_t *f = mb_gc__table_fields(gc, p->dataset, p->table);

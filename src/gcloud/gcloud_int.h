@@ -66,7 +66,7 @@ int mb_gc__arrays_register(sqlite3 *db);
 /* translate.c: GoogleSQL statement -> plan. */
 typedef enum mb_gc_stmt_kind {
     GC_SELECT, GC_INSERT, GC_DELETE, GC_UPDATE, GC_CREATE_TABLE, GC_CTAS, GC_DROP_TABLE,
-    GC_CREATE_SCHEMA, GC_DROP_SCHEMA, GC_TRUNCATE
+    GC_CREATE_SCHEMA, GC_DROP_SCHEMA, GC_TRUNCATE, GC_MERGE
 } mb_gc_stmt_kind;
 
 typedef struct mb_gc_plan {
@@ -79,6 +79,7 @@ typedef struct mb_gc_plan {
     json_t *unnest;       /* the FROM UNNESTs' aliases in order (null when unnamed) */
     int uses_arrays;      /* the statement makes ARRAY / STRUCT values */
     json_t *star_hints;   /* SELECT * REPLACE: column name -> the replacement's hint */
+    json_t *steps;        /* MERGE: [{sql, counts}] run in order (counts: its changes are the DML count) */
     char *description;
 } mb_gc_plan;
 

@@ -275,7 +275,7 @@ static int load_result(mb_gc *gc, const char *job_id, mb_gc_result *r, const cha
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_STATIC);
     rc = mb_err_set(err, MB_ENOTFOUND, "Not found: Job %s:%s", gc->project, job_id);
     if (sqlite3_step(st) == SQLITE_ROW) {
-        static const char *const KNOWN[] = {"SELECT", "INSERT", "DELETE", "UPDATE", "CREATE_TABLE",
+        static const char *const KNOWN[] = {"SELECT", "INSERT", "DELETE", "UPDATE", "MERGE", "CREATE_TABLE",
                                             "CREATE_TABLE_AS_SELECT", "DROP_TABLE", "TRUNCATE_TABLE",
                                             "CREATE_SCHEMA", "DROP_SCHEMA", NULL};
         const char *t = (const char *)sqlite3_column_text(st, 0);

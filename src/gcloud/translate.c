@@ -2394,6 +2394,264 @@ static void plan_select(xl *x, size_t a, size_t b, mb_gc_plan *p)
     }
 }
 
+/* ---------------------------------------------------------------- MERGE */
+
+/* The SQLite text of range [a, b) as a string of its own. */
+static char *xr(xl *x, size_t a, size_t b)
+{
+    mb_buf keep = x->out;
+    memset(&x->out, 0, sizeof x->out);
+    xrange(x, a, b, 0);
+    char *s = x->out.data ? mb_buf_steal(&x->out) : mb_strdup("");
+    mb_buf_free(&x->out);
+    x->out = keep;
+    return s;
+}
+
+/* The index of the next top-level WHEN at or after k (or end). */
+static size_t next_when(xl *x, size_t k, size_t end)
+{
+    int depth = 0;
+    for (; k < end; k++) {
+        if (is_op(x, k, "(") || is_kw(x, k, "CASE")) depth++;
+        else if (is_op(x, k, ")") || is_kw(x, k, "END")) depth--;
+        else if (!depth && is_kw(x, k, "WHEN")) return k;
+    }
+    return end;
+}
+
+static void step(json_t *steps, int counts, char *sql)
+{
+    json_array_append_new(steps, json_pack("{s:s,s:b}", "sql", sql, "counts", counts));
+    free(sql);
+}
+
+/* UPDATE SET a = e, T.b = e2 over [k, e): "a" = ..., "b" = ... */
+static char *set_list(xl *x, size_t k, size_t e)
+{
+    size_t as[256], ae[256];
+    size_t n = args_of(x, k - 1, e, as, ae, 256);
+    mb_buf b = {0};
+    for (size_t i = 0; i < n && !x->failed; i++) {
+        size_t eq = as[i];
+        while (eq < ae[i] && !is_op(x, eq, "=")) eq++;
+        if (eq == as[i] || eq >= ae[i]) {
+            fail(x, MB_EINVAL, "Syntax error: Expected column = expression in UPDATE SET");
+            break;
+        }
+        if (i) mb_buf_puts(&b, ", ");
+        put_quoted_id(&b, T(x, eq - 1)->text); /* T.col -> col */
+        char *v = xr(x, eq + 1, ae[i]);
+        mb_buf_printf(&b, " = %s", v);
+        free(v);
+    }
+    char *s = b.data ? mb_buf_steal(&b) : mb_strdup("");
+    mb_buf_free(&b);
+    return s;
+}
+
+/* MERGE [INTO] target [[AS] T] USING source [[AS] S] ON cond WHEN ...:
+ * the statements that do it on a snapshot of the match. */
+static void plan_merge(xl *x, size_t end, mb_gc_plan *p)
+{
+    size_t i = 1;
+    if (is_kw(x, i, "INTO")) i++;
+    if (target(x, &i, p)) return;
+    if (!table_exists(x, p->dataset, p->table)) {
+        fail(x, MB_ENOTFOUND, "Not found: Table %s:%s.%s was not found in location US", x->gc->project,
+             p->dataset, p->table);
+        return;
+    }
+    const char *talias = p->table;
+    if (is_kw(x, i, "AS")) i++;
+    if ((T(x, i)->type == T_IDENT || T(x, i)->type == T_QIDENT) && !is_kw(x, i, "USING")) talias = T(x, i++)->text;
+    if (!is_kw(x, i, "USING")) {
+        fail(x, MB_EINVAL, "Syntax error: Expected keyword USING");
+        return;
+    }
+    i++;
+    char *src = NULL;
+    const char *salias = "__mb_s";
+    if (is_op(x, i, "(")) {
+        size_t close = match_paren(x, i);
+        src = xr(x, i + 1, close);
+        i = close + 1;
+    } else {
+        mb_buf keep = x->out;
+        memset(&x->out, 0, sizeof x->out);
+        size_t k = i;
+        json_t *parts = take_path(x, &k, 1);
+        salias = part(parts, json_array_size(parts) - 1);
+        salias = T(x, k - 1)->type == T_IDENT ? T(x, k - 1)->text : salias;
+        json_decref(parts);
+        table_ref(x, &i);
+        src = x->out.data ? mb_buf_steal(&x->out) : mb_strdup("");
+        mb_buf_free(&x->out);
+        x->out = keep;
+        char *s2 = mb_asprintf("SELECT * FROM %s", src);
+        free(src);
+        src = s2;
+    }
+    if (is_kw(x, i, "AS")) i++;
+    if ((T(x, i)->type == T_IDENT || T(x, i)->type == T_QIDENT) && !is_kw(x, i, "ON")) salias = T(x, i++)->text;
+    if (!is_kw(x, i, "ON") || x->failed) {
+        free(src);
+        if (!x->failed) fail(x, MB_EINVAL, "Syntax error: Expected keyword ON");
+        return;
+    }
+    size_t w = next_when(x, i + 1, end);
+    char *on = xr(x, i + 1, w);
+    char *dt = mb_asprintf("%s.%s", p->dataset, p->table);
+    mb_buf tq = {0}, ta = {0}, sa = {0};
+    put_quoted_id(&tq, dt);
+    put_quoted_id(&ta, talias);
+    put_quoted_id(&sa, salias);
+    json_t *steps = json_array(), *acts = json_array();
+    step(steps, 0, mb_strdup("DROP TABLE IF EXISTS temp.\"__mb_src\""));
+    step(steps, 0, mb_strdup("DROP TABLE IF EXISTS temp.\"__mb_pairs\""));
+    step(steps, 0, mb_strdup("DROP TABLE IF EXISTS temp.\"__mb_sns\""));
+    step(steps, 0, mb_strdup("DROP TABLE IF EXISTS temp.\"__mb_tns\""));
+    step(steps, 0, mb_asprintf("CREATE TEMP TABLE \"__mb_src\" AS %s", src));
+    step(steps, 0, mb_asprintf("CREATE TEMP TABLE \"__mb_pairs\" AS SELECT %s.rowid AS trid, %s.rowid AS srid, "
+                               "NULL AS act FROM %s AS %s JOIN temp.\"__mb_src\" AS %s ON (%s)",
+                               ta.data, sa.data, tq.data, ta.data, sa.data, on));
+    step(steps, 0, mb_strdup("SELECT bq_error('UPDATE/MERGE must match at most one source row for each target "
+                             "row') FROM temp.\"__mb_pairs\" GROUP BY trid HAVING count(*) > 1"));
+    step(steps, 0, mb_strdup("CREATE TEMP TABLE \"__mb_sns\" AS SELECT rowid AS srid, NULL AS act FROM "
+                             "temp.\"__mb_src\" WHERE rowid NOT IN (SELECT srid FROM temp.\"__mb_pairs\")"));
+    step(steps, 0, mb_asprintf("CREATE TEMP TABLE \"__mb_tns\" AS SELECT rowid AS trid, NULL AS act FROM %s "
+                               "WHERE rowid NOT IN (SELECT trid FROM temp.\"__mb_pairs\")", tq.data));
+    int n = 0;
+    while (!x->failed && w < end) {
+        size_t k = w + 1;
+        int kind; /* 0 matched, 1 not matched by target, 2 not matched by source */
+        if (is_kw(x, k, "MATCHED")) {
+            kind = 0;
+            k++;
+        } else if (is_kw(x, k, "NOT") && is_kw(x, k + 1, "MATCHED")) {
+            k += 2;
+            kind = 1;
+            if (is_kw(x, k, "BY") && is_kw(x, k + 1, "TARGET")) k += 2;
+            else if (is_kw(x, k, "BY") && is_kw(x, k + 1, "SOURCE")) {
+                kind = 2;
+                k += 2;
+            }
+        } else {
+            fail(x, MB_EINVAL, "Syntax error: Expected MATCHED or NOT MATCHED after WHEN");
+            break;
+        }
+        char *cond = NULL;
+        size_t then = k;
+        while (then < end && !is_kw(x, then, "THEN")) then++;
+        if (then >= end) {
+            fail(x, MB_EINVAL, "Syntax error: Expected keyword THEN");
+            break;
+        }
+        if (is_kw(x, k, "AND")) cond = xr(x, k + 1, then);
+        else if (then != k) {
+            fail(x, MB_EINVAL, "Syntax error: Unexpected \"%s\" in a WHEN clause", T(x, k)->text);
+            break;
+        }
+        size_t a = then + 1, next = next_when(x, a, end);
+        n++;
+        const char *pairs = kind == 0 ? "__mb_pairs" : kind == 1 ? "__mb_sns" : "__mb_tns";
+        /* which rows the clause takes: the first clause whose condition holds */
+        if (kind == 0)
+            step(steps, 0, mb_asprintf("UPDATE temp.\"__mb_pairs\" SET act = %d WHERE act IS NULL AND EXISTS "
+                                       "(SELECT 1 FROM %s AS %s, temp.\"__mb_src\" AS %s WHERE %s.rowid = "
+                                       "\"__mb_pairs\".trid AND %s.rowid = \"__mb_pairs\".srid AND (%s))",
+                                       n, tq.data, ta.data, sa.data, ta.data, sa.data, cond ? cond : "1"));
+        else if (kind == 1)
+            step(steps, 0, mb_asprintf("UPDATE temp.\"__mb_sns\" SET act = %d WHERE act IS NULL AND EXISTS "
+                                       "(SELECT 1 FROM temp.\"__mb_src\" AS %s WHERE %s.rowid = \"__mb_sns\".srid "
+                                       "AND (%s))", n, sa.data, sa.data, cond ? cond : "1"));
+        else
+            step(steps, 0, mb_asprintf("UPDATE temp.\"__mb_tns\" SET act = %d WHERE act IS NULL AND EXISTS "
+                                       "(SELECT 1 FROM %s AS %s WHERE %s.rowid = \"__mb_tns\".trid AND (%s))",
+                                       n, tq.data, ta.data, ta.data, cond ? cond : "1"));
+        free(cond);
+        /* what it does */
+        if (is_kw(x, a, "DELETE") && a + 1 == next && kind != 1) {
+            const char *col = kind == 0 ? "trid" : "trid";
+            json_array_append_new(acts, json_pack("{s:s,s:b}", "sql", "", "counts", 1));
+            char *q = mb_asprintf("DELETE FROM %s WHERE rowid IN (SELECT %s FROM temp.\"%s\" WHERE act = %d)",
+                                  tq.data, col, pairs, n);
+            json_object_set_new(json_array_get(acts, json_array_size(acts) - 1), "sql", json_string(q));
+            free(q);
+        } else if (is_kw(x, a, "UPDATE") && is_kw(x, a + 1, "SET") && kind != 1) {
+            char *set = set_list(x, a + 2, next);
+            char *q = kind == 0
+                ? mb_asprintf("UPDATE %s AS %s SET %s FROM (SELECT \"__p\".trid AS \"__mb_trid\", \"__s\".* FROM "
+                              "temp.\"__mb_pairs\" AS \"__p\" JOIN temp.\"__mb_src\" AS \"__s\" ON \"__s\".rowid = "
+                              "\"__p\".srid WHERE \"__p\".act = %d) AS %s WHERE %s.rowid = %s.\"__mb_trid\"",
+                              tq.data, ta.data, set, n, sa.data, ta.data, sa.data)
+                : mb_asprintf("UPDATE %s AS %s SET %s WHERE %s.rowid IN (SELECT trid FROM temp.\"__mb_tns\" "
+                              "WHERE act = %d)", tq.data, ta.data, set, ta.data, n);
+            json_array_append_new(acts, json_pack("{s:s,s:b}", "sql", q, "counts", 1));
+            free(q);
+            free(set);
+        } else if (is_kw(x, a, "INSERT") && kind == 1) {
+            size_t k2 = a + 1;
+            mb_buf cols = {0};
+            if (is_op(x, k2, "(")) {
+                size_t c = match_paren(x, k2);
+                mb_buf_putc(&cols, '(');
+                for (size_t m = k2 + 1; m < c; m++) {
+                    if (is_op(x, m, ",")) mb_buf_puts(&cols, ", ");
+                    else put_quoted_id(&cols, T(x, m)->text);
+                }
+                mb_buf_putc(&cols, ')');
+                k2 = c + 1;
+            }
+            char *vals = NULL;
+            if (is_kw(x, k2, "ROW") && k2 + 1 == next) {
+                vals = mb_strdup("*");
+            } else if (is_kw(x, k2, "VALUES") && is_op(x, k2 + 1, "(") && match_paren(x, k2 + 1) + 1 == next) {
+                vals = xr(x, k2 + 2, match_paren(x, k2 + 1));
+            } else {
+                fail(x, MB_EINVAL, "Syntax error: Expected VALUES (...) or ROW after INSERT");
+            }
+            if (vals) {
+                char *q = mb_asprintf("INSERT INTO %s%s%s SELECT %s FROM temp.\"__mb_src\" AS %s WHERE %s.rowid IN "
+                                      "(SELECT srid FROM temp.\"__mb_sns\" WHERE act = %d) ORDER BY %s.rowid",
+                                      tq.data, cols.len ? " " : "", cols.len ? cols.data : "", vals, sa.data,
+                                      sa.data, n, sa.data);
+                json_array_append_new(acts, json_pack("{s:s,s:b}", "sql", q, "counts", 1));
+                free(q);
+                free(vals);
+            }
+            mb_buf_free(&cols);
+        } else {
+            fail(x, MB_EINVAL, "Syntax error: WHEN %sMATCHED%s THEN takes %s", kind ? "NOT " : "",
+                 kind == 2 ? " BY SOURCE" : "", kind == 1 ? "INSERT" : "UPDATE SET or DELETE");
+        }
+        w = next;
+    }
+    if (!x->failed && !n) fail(x, MB_EINVAL, "Syntax error: MERGE needs a WHEN clause");
+    /* updates and deletes first (they address rows by rowid), inserts last */
+    for (int pass = 0; pass < 2; pass++) {
+        size_t k;
+        json_t *s;
+        json_array_foreach(acts, k, s) {
+            int ins = !strncmp(json_string_value(json_object_get(s, "sql")), "INSERT", 6);
+            if (ins == pass) json_array_append(steps, s);
+        }
+    }
+    step(steps, 0, mb_strdup("DROP TABLE temp.\"__mb_src\""));
+    step(steps, 0, mb_strdup("DROP TABLE temp.\"__mb_pairs\""));
+    step(steps, 0, mb_strdup("DROP TABLE temp.\"__mb_sns\""));
+    step(steps, 0, mb_strdup("DROP TABLE temp.\"__mb_tns\""));
+    if (!x->failed) p->steps = json_incref(steps);
+    json_decref(steps);
+    json_decref(acts);
+    mb_buf_free(&tq);
+    mb_buf_free(&ta);
+    mb_buf_free(&sa);
+    free(dt);
+    free(on);
+    free(src);
+}
+
 int mb_gc__translate(mb_gc *gc, const char *sql, size_t len, mb_gc_plan *p, mb_err *err)
 {
     memset(p, 0, sizeof *p);
@@ -2456,6 +2714,9 @@ int mb_gc__translate(mb_gc *gc, const char *sql, size_t len, mb_gc_plan *p, mb_e
                 if (!x.failed) p->sql = mb_buf_steal(&x.out);
             }
         }
+    } else if (is_kw(&x, 0, "MERGE")) {
+        p->kind = GC_MERGE;
+        plan_merge(&x, end, p);
     } else if (is_kw(&x, 0, "TRUNCATE") && is_kw(&x, 1, "TABLE")) {
         p->kind = GC_TRUNCATE;
         i = 2;
@@ -2581,5 +2842,6 @@ void mb_gc__plan_free(mb_gc_plan *p)
     json_decref(p->hints);
     json_decref(p->unnest);
     json_decref(p->star_hints);
+    json_decref(p->steps);
     memset(p, 0, sizeof *p);
 }
