@@ -15,6 +15,8 @@
  *   bq_subscript(a, i, mode) a[OFFSET(i)] (mode 0), [ORDINAL(i)] (1), the
  *                            SAFE_ forms (+2) with BigQuery's out-of-bounds
  *                            error; a text i reads a field of a struct;
+ *   bq_field(s, name)        (expr).name of a STRUCT value;
+ *   bq_field(s, name)        (expr).name of a STRUCT value, or its error;
  *   bq_fdiv(a, b)            the '/' operator: FLOAT64, and BigQuery's
  *                            "division by zero: a / b" error;
  *   bq_array_to_string, bq_generate_array, bq_array_concat, bq_array_reverse.
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define JSON_SUBTYPE 74 /* SQLite's json1 marks its results with 'J' */
 #define ARRAY_MAX_ELEMS 1000000
@@ -154,6 +157,29 @@ static void f_subscript(sqlite3_context *cx, int argc, sqlite3_value **argv)
         return;
     }
     result_json(cx, json_array_get(j, (size_t)k));
+    json_decref(j);
+}
+
+/* (struct).name: the field, or BigQuery's error on anything but a STRUCT. */
+static void f_field(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+    const char *name = (const char *)sqlite3_value_text(argv[1]);
+    const char *s = sqlite3_value_type(argv[0]) == SQLITE_TEXT ? (const char *)sqlite3_value_text(argv[0]) : NULL;
+    json_t *j = s ? json_loadb(s, (size_t)sqlite3_value_bytes(argv[0]), 0, NULL) : NULL;
+    if (!json_is_object(j)) {
+        json_decref(j);
+        char *m = sqlite3_mprintf("Cannot access field %s on a value that is not a STRUCT", name ? name : "");
+        sqlite3_result_error(cx, m, -1);
+        sqlite3_free(m);
+        return;
+    }
+    json_t *v = NULL;
+    const char *k;
+    json_t *e;
+    json_object_foreach(j, k, e) if (name && !strcasecmp(k, name)) v = e;
+    result_json(cx, v);
     json_decref(j);
 }
 
@@ -503,6 +529,7 @@ int mb_gc__arrays_register(sqlite3 *db)
     } S[] = {
         {"bq_fdiv", 2, f_fdiv},
         {"bq_subscript", 3, f_subscript},
+        {"bq_field", 2, f_field},
         {"bq_array_to_string", 2, f_array_to_string},
         {"bq_array_to_string", 3, f_array_to_string},
         {"bq_generate_array", 2, f_generate_array},

@@ -271,7 +271,14 @@ typedef struct xl {
     json_t *unnest_order; /* the FROM UNNESTs' names in order (null when unnamed) */
     int uses_arrays;   /* the statement makes ARRAY or STRUCT values */
     json_t *star_hints; /* SELECT * REPLACE: column name (lower) -> the replacement's hint */
+    int nest;          /* xrange / hint recursion depth now */
+    int wraps;         /* '/', subscripts and field accesses that re-emitted their left side */
 } xl;
+
+/* Bounds on what one statement may nest (the C stack) and re-emit (time):
+ * SQLite refuses expressions deeper than 1000 anyway. */
+#define XL_MAX_NEST 96
+#define XL_MAX_WRAPS 500
 
 static int fail(xl *x, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(xl *x, int code, const char *fmt, ...)
@@ -309,6 +316,17 @@ static size_t match_paren(xl *x, size_t i)
         }
     }
     return x->l.n - 1;
+}
+
+static int fail(xl *x, int code, const char *fmt, ...);
+
+/* match_paren, failing x when the bracket at i is not closed by its kind. */
+static size_t closing(xl *x, size_t i)
+{
+    size_t c = match_paren(x, i);
+    if (!is_op(x, c, is_op(x, i, "[") ? "]" : ")"))
+        fail(x, MB_EINVAL, "Syntax error: Unclosed \"%s\"", T(x, i)->text);
+    return c;
 }
 
 static void put_sep(xl *x)
@@ -1333,7 +1351,8 @@ static size_t match_angle(xl *x, size_t k)
 /* [a, b, c] at open: json_array(a, b, c). */
 static size_t array_literal(xl *x, size_t open)
 {
-    size_t close = match_paren(x, open);
+    size_t close = closing(x, open);
+    if (x->failed) return close + 1;
     x->uses_arrays = 1;
     put_sep(x);
     mb_buf_puts(&x->out, "json_array(");
@@ -1347,15 +1366,18 @@ static json_t *item_hint(xl *x, size_t a, size_t b);
 /* ARRAY(subquery) at i: the subquery's one column aggregated in its order. */
 static size_t array_subquery(xl *x, size_t i)
 {
-    size_t close = match_paren(x, i + 1);
+    size_t close = closing(x, i + 1);
+    if (x->failed) return close + 1;
     if (!is_kw(x, i + 2, "SELECT") && !is_kw(x, i + 2, "WITH")) {
         unsupported(x, "ARRAY(...) of anything but a subquery");
         return close + 1;
     }
     x->uses_arrays = 1;
-    json_t *h = select_hints(x, i + 2, close);
-    int nested = json_is_object(json_array_get(h, 0));
-    json_decref(h);
+    /* STRUCT / ARRAY elements come back from the CTE as JSON text: json() */
+    size_t k = i + 3;
+    if (is_kw(x, k, "DISTINCT") || is_kw(x, k, "ALL")) k++;
+    int nested = is_kw(x, i + 2, "SELECT") && (is_kw(x, k, "STRUCT") || is_kw(x, k, "ARRAY") || is_op(x, k, "[") ||
+                                               is_kw(x, k, "ARRAY_AGG"));
     put_sep(x);
     mb_buf_puts(&x->out, "(WITH \"__mb_a\"(\"v\") AS (");
     xrange(x, i + 2, close, 0);
@@ -1383,7 +1405,11 @@ static size_t struct_value(xl *x, size_t i)
         fail(x, MB_EINVAL, "Syntax error: Expected \"(\" after STRUCT");
         return open + 1;
     }
-    size_t close = match_paren(x, open), as[256], ae[256];
+    size_t close = closing(x, open), as[256], ae[256];
+    if (x->failed) {
+        json_decref(typed);
+        return close + 1;
+    }
     size_t n = args_of(x, open, close, as, ae, 256);
     if (typed && n != json_array_size(typed)) {
         json_decref(typed);
@@ -1427,9 +1453,20 @@ static size_t struct_value(xl *x, size_t i)
 
 /* UNNEST(expr) [AS] alias [WITH OFFSET [AS] name] at i in a FROM: the
  * bq_unnest table named as the prescan named it; returns the index after. */
+/* UNNEST of a literal that is not an array: BigQuery's type error. */
+static int unnest_arg_ok(xl *x, size_t a, size_t b)
+{
+    tk t = T(x, a)->type;
+    if (b == a + 1 && (t == T_STR || t == T_NUM || t == T_BYTES))
+        return !fail(x, MB_EINVAL, "Values referenced in UNNEST must be arrays. UNNEST contains expression of type %s",
+                     t == T_STR ? "STRING" : t == T_BYTES ? "BYTES" : "INT64");
+    return 1;
+}
+
 static size_t unnest_from(xl *x, size_t i)
 {
-    size_t close = match_paren(x, i + 1);
+    size_t close = closing(x, i + 1);
+    if (x->failed || !unnest_arg_ok(x, i + 2, close)) return close + 1;
     char key[32];
     snprintf(key, sizeof key, "%zu", i);
     const char *alias = json_string_value(json_object_get(x->unnest_at, key));
@@ -1457,7 +1494,24 @@ typedef struct opener {
     size_t term, prim;
 } opener;
 
+static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start);
+
 static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
+{
+    if (++x->nest > XL_MAX_NEST) fail(x, MB_EINVAL, "Resources exceeded: the query nests expressions too deeply");
+    else xrange_in(x, a, b, table_ctx_start);
+    x->nest--;
+}
+
+/* One more re-emission of a left side; fails x past the bound. */
+static int wrap_ok(xl *x)
+{
+    if (++x->wraps <= XL_MAX_WRAPS) return 1;
+    fail(x, MB_EINVAL, "Resources exceeded: the query has too many chained operators");
+    return 0;
+}
+
+static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
 {
     int expect_table = table_ctx_start;
     int in_from[256] = {0};
@@ -1513,7 +1567,8 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
                 continue;
             }
             if (!strcmp(s, "[")) { /* a subscript of the last primary */
-                size_t close = match_paren(x, i), ia = i + 1, ib = close;
+                size_t close = closing(x, i), ia = i + 1, ib = close;
+                if (x->failed) return;
                 int mode = 0;
                 static const char *const MODES[] = {"OFFSET", "ORDINAL", "SAFE_OFFSET", "SAFE_ORDINAL"};
                 for (int m = 0; m < 4; m++)
@@ -1522,6 +1577,7 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
                         ib = close - 1;
                         ia += 2;
                     }
+                if (!wrap_ok(x)) return;
                 char *base = cut(x, prim);
                 put_sep(x);
                 mb_buf_printf(o, "bq_subscript(%s, ", base);
@@ -1541,6 +1597,7 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
                     fail(x, MB_EINVAL, "Syntax error: Unexpected \"/\"");
                     return;
                 }
+                if (!wrap_ok(x)) return;
                 size_t e = operand_end(x, i + 1, b);
                 char *lhs = cut(x, term);
                 put_sep(x);
@@ -1558,13 +1615,12 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
             } else if (!strcmp(s, ".") && !after_op &&
                        (T(x, i + 1)->type == T_IDENT || T(x, i + 1)->type == T_QIDENT)) {
                 /* a field of a STRUCT value: (expr).f, a[OFFSET(0)].f */
+                if (!wrap_ok(x)) return;
                 char *base = cut(x, prim);
                 put_sep(x);
-                mb_buf_printf(o, "json_extract(%s, ", base);
+                mb_buf_printf(o, "bq_field(%s, ", base);
                 free(base);
-                char *path = mb_asprintf("$.%s", T(x, i + 1)->text);
-                put_string(o, path);
-                free(path);
+                put_string(o, T(x, i + 1)->text);
                 mb_buf_puts(o, ")");
                 i += 2;
                 continue;
@@ -1636,7 +1692,8 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
                     i = unnest_from(x, i);
                     expect_table = 0;
                 } else { /* x IN UNNEST(array) */
-                    size_t close = match_paren(x, i + 1);
+                    size_t close = closing(x, i + 1);
+                    if (x->failed || !unnest_arg_ok(x, i + 2, close)) return;
                     x->uses_arrays = 1;
                     PRIMARY();
                     put_sep(x);
@@ -2055,7 +2112,18 @@ static json_t *unnest_hint(xl *x, size_t a, size_t b)
     return element(h);
 }
 
+static json_t *item_hint_in(xl *x, size_t a, size_t b);
+
 static json_t *item_hint(xl *x, size_t a, size_t b)
+{
+    if (x->nest > XL_MAX_NEST) return json_null();
+    x->nest++;
+    json_t *h = item_hint_in(x, a, b);
+    x->nest--;
+    return h;
+}
+
+static json_t *item_hint_in(xl *x, size_t a, size_t b)
 {
     size_t end = b;
     /* drop a trailing alias */

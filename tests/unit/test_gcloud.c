@@ -353,6 +353,16 @@ static void test_hostile_sql(void **state)
         "SELECT \x01", "SELECT CAST(1 AS)", "SELECT DATE_ADD(1, INTERVAL)", "SELECT EXTRACT(FROM x)",
         "SELECT 1 FROM `d.t*`", "CREATE TABLE x.y (a STRUCT<b INT64", "SELECT * FROM d.INFORMATION_SCHEMA.NOPE",
         "INSERT INTO", "DELETE", "CREATE", "SELECT json_extract('{}', '$')",
+        /* ARRAY / STRUCT / UNNEST / MERGE / '/' */
+        "SELECT [1, 2", "SELECT ]", "SELECT [1][", "SELECT 1[0]", "SELECT ARRAY", "SELECT ARRAY<INT64>",
+        "SELECT ARRAY<INT64 [1]", "SELECT ARRAY(1)", "SELECT STRUCT", "SELECT STRUCT(1 + 1)",
+        "SELECT STRUCT<a INT64>(1, 2)", "SELECT STRUCT<a NOPE>(1)", "SELECT 1 FROM UNNEST", "SELECT 1 FROM UNNEST(1)",
+        "SELECT x FROM UNNEST('[1]') AS x", "SELECT 1 IN UNNEST", "SELECT ARRAY_AGG()", "SELECT ARRAY_AGG(1, 2)",
+        "SELECT ARRAY_AGG(1 LIMIT x)", "SELECT ARRAY_AGG(1) OVER ()", "SELECT / 2", "SELECT 1 /", "SELECT 1 / 0",
+        "SELECT 1.5 / 0.0", "SELECT MOD(1, 0)", "SELECT [1][OFFSET(-1)]", "SELECT [1][ORDINAL(0)]",
+        "SELECT ARRAY_LENGTH('x')", "SELECT GENERATE_ARRAY(1, 100000000)", "SELECT GENERATE_ARRAY(1, 2, 0)",
+        "SELECT (1).x", "SELECT * REPLACE (1) FROM x.y", "SELECT * REPLACE (1 AS a)", "MERGE", "MERGE x.y",
+        "MERGE nope.t USING nope.s ON TRUE WHEN MATCHED THEN DELETE",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         mb_gc_result r;
@@ -364,6 +374,29 @@ static void test_hostile_sql(void **state)
         }
         assert_int_not_equal(rc, MB_OK);
         assert_true(mb_utf8_valid(err.msg, strlen(err.msg)));
+    }
+    /* deep and long inputs are refused in bounded time, not by the stack */
+    static const char *const units[][3] = {
+        {"SELECT ", "[", "]"}, {"SELECT ", "STRUCT(", " AS a)"}, {"SELECT ", "ARRAY(SELECT ", ")"},
+        {"SELECT ", "(", ")"}, {"SELECT 1", "/1", ""}, {"SELECT [1]", "[OFFSET(0)]", ""},
+        {"SELECT ", "ARRAY_AGG(", ")"}, {"SELECT ", "CASE WHEN TRUE THEN ", " END"},
+        {"SELECT STRUCT(1 AS a)", ".a", ""},
+    };
+    for (size_t u = 0; u < sizeof units / sizeof *units; u++) {
+        mb_buf q = {0};
+        mb_buf_puts(&q, units[u][0]);
+        for (int k = 0; k < 20000; k++) mb_buf_puts(&q, units[u][1]);
+        mb_buf_puts(&q, "1");
+        for (int k = 0; k < 20000; k++) mb_buf_puts(&q, units[u][2]);
+        int64_t t0 = mb_mono_ms();
+        mb_gc_result r;
+        mb_err err = {0};
+        int rc = mb_gc_bq_query(gc, q.data, NULL, 0, &r, &err);
+        if (rc == MB_OK) mb_gc_result_free(&r);
+        assert_int_not_equal(rc, MB_OK);
+        assert_true(mb_utf8_valid(err.msg, strlen(err.msg)));
+        assert_true(mb_mono_ms() - t0 < 20000); /* ~2 s under ASan */
+        mb_buf_free(&q);
     }
     /* the catalog survived */
     json_t *l = mb_gc_bq_dataset_list(gc);
