@@ -15,7 +15,6 @@
  *   bq_subscript(a, i, mode) a[OFFSET(i)] (mode 0), [ORDINAL(i)] (1), the
  *                            SAFE_ forms (+2) with BigQuery's out-of-bounds
  *                            error; a text i reads a field of a struct;
- *   bq_field(s, name)        (expr).name of a STRUCT value;
  *   bq_field(s, name)        (expr).name of a STRUCT value, or its error;
  *   bq_fdiv(a, b)            the '/' operator: FLOAT64, and BigQuery's
  *                            "division by zero: a / b" error;
