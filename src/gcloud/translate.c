@@ -277,7 +277,7 @@ typedef struct xl {
 
 /* Bounds on what one statement may nest (the C stack) and re-emit (time):
  * SQLite refuses expressions deeper than 1000 anyway. */
-#define XL_MAX_NEST 96
+#define XL_MAX_NEST 40 /* the REST facade's threads have 1 MiB stacks; a level costs ~10 KiB */
 #define XL_MAX_WRAPS 500
 
 static int fail(xl *x, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -1184,6 +1184,7 @@ static size_t star_mods(xl *x, size_t i)
     if (is_kw(x, k, "REPLACE") && is_op(x, k + 1, "(")) {
         size_t close = match_paren(x, k + 1), as[64], ae[64];
         size_t n = args_of(x, k + 1, close, as, ae, 64);
+        if (n == 64) unsupported(x, "SELECT * REPLACE of 64 or more columns");
         for (size_t a = 0; a < n && !x->failed; a++) {
             if (ae[a] < as[a] + 3 || !is_kw(x, ae[a] - 2, "AS") ||
                 (T(x, ae[a] - 1)->type != T_IDENT && T(x, ae[a] - 1)->type != T_QIDENT)) {
@@ -1411,6 +1412,11 @@ static size_t struct_value(xl *x, size_t i)
         return close + 1;
     }
     size_t n = args_of(x, open, close, as, ae, 256);
+    if (n == 256) {
+        json_decref(typed);
+        unsupported(x, "STRUCT values of 256 or more fields");
+        return close + 1;
+    }
     if (typed && n != json_array_size(typed)) {
         json_decref(typed);
         fail(x, MB_EINVAL, "STRUCT type has %zu fields but constructor call has %zu fields",
