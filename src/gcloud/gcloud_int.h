@@ -58,6 +58,16 @@ int mb_gc__ts_parse(const char *s, long *days, long long *micros, int *has_time)
 long mb_gc__days(int y, int m, int d);
 void mb_gc__civil(long days, int *y, int *m, int *d);
 
+/* Resumable uploads (resumable.c): a session for bucket/name (total -1 =
+ * unknown) whose id goes into the session URI; a chunk with its
+ * Content-Range (NULL: the whole object) -> *meta when the object is made,
+ * else *have = bytes held; cancel drops the session. */
+int mb_gc__upload_start(mb_gc *gc, const char *bucket, const char *name, const char *ctype,
+                        long long total, char id[40], mb_err *err);
+int mb_gc__upload_put(mb_gc *gc, const char *id, const char *range, const void *data, size_t len,
+                      long long *have, json_t **meta, mb_err *err);
+int mb_gc__upload_cancel(mb_gc *gc, const char *id, mb_err *err);
+
 /* The UDFs (udf.c). */
 int mb_gc__udf_register(sqlite3 *db);
 /* ARRAY / STRUCT functions, ARRAY_AGG, '/', and the bq_unnest table (arrays.c). */

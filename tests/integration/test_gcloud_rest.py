@@ -261,3 +261,83 @@ def test_service_account_key_and_token(env):
     h = {"Authorization": f"Bearer {tok['access_token']}"}
     assert httpx.post(f"{base}/storage/v1/b", json={"name": "via-token"}, headers=h).status_code == 200
     assert [b["name"] for b in httpx.get(f"{base}/storage/v1/b", headers=h).json()["items"]] == ["via-token"]
+
+
+def test_resumable_upload_as_the_client_library_does_it(env):
+    """google-resumable-media's protocol (python-storage Blob.upload_from_file
+    with chunk_size): POST uploadType=resumable -> Location; PUT chunks with
+    Content-Range bytes S-E/* -> 308 + Range; a status query bytes */*; the
+    last chunk bytes S-E/N -> 200 and the object resource; DELETE cancels."""
+    api, base = env
+    sid, project = sandbox(api)
+    h = httpx.Client(base_url=f"{base}/p/{project}", timeout=60)
+    assert h.post("/storage/v1/b", json={"name": "up-bucket"}).status_code == 200
+    data = os.urandom(256 * 1024 * 2 + 1000)
+    r = h.post("/upload/storage/v1/b/up-bucket/o?uploadType=resumable",
+               json={"name": "dir/big.bin", "contentType": "application/x-test"},
+               headers={"X-Upload-Content-Type": "application/x-test"})
+    assert r.status_code == 200, r.text
+    loc = r.headers["location"]
+    assert loc.startswith(f"{base}/p/{project}/upload/storage/v1/b/up-bucket/o?uploadType=resumable&upload_id=")
+    c1, c2 = data[:262144], data[262144:524288]
+    r = httpx.put(loc, content=c1, headers={"Content-Range": "bytes 0-262143/*"})
+    assert r.status_code == 308 and r.headers["range"] == "bytes=0-262143", (r.status_code, r.headers)
+    # a status query, and a resent chunk (a retry after a lost answer) change nothing
+    r = httpx.put(loc, content=b"", headers={"Content-Range": "bytes */*"})
+    assert r.status_code == 308 and r.headers["range"] == "bytes=0-262143"
+    r = httpx.put(loc, content=c1, headers={"Content-Range": "bytes 0-262143/*"})
+    assert r.status_code == 308 and r.headers["range"] == "bytes=0-262143"
+    r = httpx.put(loc, content=c2, headers={"Content-Range": "bytes 262144-524287/*"})
+    assert r.status_code == 308 and r.headers["range"] == "bytes=0-524287"
+    # hostile ranges: refused, the session unharmed
+    for bad in ("bytes 0-10/5", "bytes 9-3/*", "bytes 600000-600009/*", "bits 0-1/2", "bytes -1-2/3",
+                "bytes 0-1/99999999999999999999", "bytes */x", "bytes 524288-524289/10"):
+        r = httpx.put(loc, content=b"xx" if "-" in bad.split()[-1].split("/")[0] else b"",
+                      headers={"Content-Range": bad})
+        assert r.status_code == 400, (bad, r.status_code, r.text)
+    rest = data[524288:]
+    r = httpx.put(loc, content=rest, headers={"Content-Range": f"bytes 524288-{len(data) - 1}/{len(data)}"})
+    assert r.status_code == 200, r.text
+    obj = r.json()
+    assert obj["name"] == "dir/big.bin" and obj["size"] == str(len(data))
+    assert obj["contentType"] == "application/x-test"
+    assert h.get("/download/storage/v1/b/up-bucket/o/dir/big.bin?alt=media").content == data
+    # the session is gone once the object is made
+    assert httpx.put(loc, content=b"", headers={"Content-Range": f"bytes */{len(data)}"}).status_code == 404
+    # a known size up front, one PUT without Content-Range
+    r = h.post("/upload/storage/v1/b/up-bucket/o?uploadType=resumable&name=one.txt",
+               headers={"X-Upload-Content-Length": "5"})
+    assert httpx.put(r.headers["location"], content=b"hello").json()["size"] == "5"
+    assert h.get("/storage/v1/b/up-bucket/o/one.txt?alt=media").content == b"hello"
+    # cancel
+    r = h.post("/upload/storage/v1/b/up-bucket/o?uploadType=resumable", json={"name": "gone"})
+    loc = r.headers["location"]
+    assert httpx.delete(loc).status_code == 499
+    assert httpx.put(loc, content=b"x", headers={"Content-Range": "bytes 0-0/1"}).status_code == 404
+    # a session belongs to its project: another sandbox's prefix does not find it
+    _, other = sandbox(api)
+    r = h.post("/upload/storage/v1/b/up-bucket/o?uploadType=resumable", json={"name": "mine"})
+    theirs = r.headers["location"].replace(f"/p/{project}/", f"/p/{other}/")
+    assert httpx.put(theirs, content=b"x", headers={"Content-Range": "bytes 0-0/1"}).status_code == 404
+    # no bucket, no name, bad metadata
+    assert h.post("/upload/storage/v1/b/nope/o?uploadType=resumable", json={"name": "x"}).status_code == 404
+    assert h.post("/upload/storage/v1/b/up-bucket/o?uploadType=resumable", json={}).status_code == 400
+    assert h.post("/upload/storage/v1/b/up-bucket/o?uploadType=resumable", content=b"[1").status_code == 400
+    # the MCP side sees the objects
+    names = [o["name"] for o in api.get(f"/sandbox/google_cloud/{sid}/dump").json()["data"]["objects"]]
+    assert "dir/big.bin" in names and "one.txt" in names and "gone" not in names
+
+
+def test_hostile_sql_through_the_facade(env):
+    """Deep nesting and long operator chains are refused with 400 on the
+    facade's 1 MiB thread stacks, and it keeps serving."""
+    api, base = env
+    _, project = sandbox(api, SETUP)
+    h = httpx.Client(base_url=f"{base}/bigquery/v2/projects/{project}", timeout=60)
+    for q in ("SELECT " + "[" * 5000 + "1" + "]" * 5000, "SELECT " + "STRUCT(" * 3000 + "1" + " AS a)" * 3000,
+              "SELECT " + "ARRAY_AGG(" * 3000 + "1" + ")" * 3000, "SELECT 1" + "/1" * 20000,
+              "SELECT " + "ROUND(" * 3000 + "1" + ")" * 3000, "SELECT ARRAY(SELECT " * 2000 + "1" + ")" * 2000):
+        r = h.post("/queries", json={"query": q, "useLegacySql": False})
+        assert r.status_code == 400, (q[:40], r.status_code, r.text[:200])
+    r = h.post("/queries", json={"query": "SELECT [1, 2][OFFSET(1)] AS x", "useLegacySql": False})
+    assert r.status_code == 200 and r.json()["rows"] == [{"f": [{"v": "2"}]}]
