@@ -920,6 +920,68 @@ static void storage(mb_gc *gc, struct MHD_Connection *c, const char *method, jso
     }
 }
 
+/* ------------------------------------------------------------- signed URLs */
+
+/* /p/PROJECT/BUCKET/OBJECT?X-Goog-...: a V4 signed URL (signed.c). */
+static void signed_object(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url, const char *method,
+                          const char *project, json_t *sg, const mb_buf *raw, reply *r)
+{
+    char *db = rs->resolve(rs->ctx, project);
+    mb_gc *gc = NULL;
+    mb_err e = {0};
+    if (!db || mb_gc_open(db, project, &gc, &e)) {
+        r->status = 404;
+        r->body = mb_strdup("<?xml version='1.0' encoding='UTF-8'?><Error><Code>NoSuchBucket</Code>"
+                            "<Message>The specified bucket does not exist.</Message></Error>");
+        r->len = strlen(r->body);
+        r->type = "application/xml; charset=UTF-8";
+        free(db);
+        return;
+    }
+    mb_gc_sigq q = {qarg(c, "X-Goog-Algorithm"), qarg(c, "X-Goog-Credential"), qarg(c, "X-Goog-Date"),
+                    qarg(c, "X-Goog-Expires"), qarg(c, "X-Goog-SignedHeaders"), qarg(c, "X-Goog-Signature")};
+    char *xml = NULL;
+    int st = mb_gc_gcs_check_signed(gc, method, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host"), url, &q, &xml);
+    const char *bucket = seg(sg, 2);
+    mb_buf nb = {0};
+    for (size_t i = 3; i < json_array_size(sg); i++) mb_buf_printf(&nb, "%s%s", i > 3 ? "/" : "", seg(sg, i));
+    char *name = mb_buf_steal(&nb);
+    if (!st && (!strcmp(method, "GET") || !strcmp(method, "HEAD"))) {
+        char *data;
+        size_t len;
+        json_t *m;
+        if (mb_gc_gcs_object_get(gc, bucket, name, &data, &len, &m, &e)) {
+            st = 404;
+            xml = mb_strdup("<?xml version='1.0' encoding='UTF-8'?><Error><Code>NoSuchKey</Code>"
+                            "<Message>The specified key does not exist.</Message></Error>");
+        } else {
+            r->status = 200;
+            r->body = data;
+            r->len = len;
+            r->type = "application/octet-stream";
+            json_decref(m);
+        }
+    } else if (!st && !strcmp(method, "PUT")) {
+        const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+        if (mb_gc_gcs_object_put(gc, bucket, name, raw->data ? raw->data : "", raw->len, ct, &e)) reply_err(r, &e);
+        else reply_json(r, 200, NULL);
+    } else if (!st && !strcmp(method, "DELETE")) {
+        if (mb_gc_gcs_object_delete(gc, bucket, name, &e)) reply_err(r, &e);
+        else reply_json(r, 204, NULL);
+    } else if (!st) {
+        reply_error(r, 405, "Method not allowed on a signed URL");
+    }
+    if (st) {
+        r->status = st;
+        r->body = xml;
+        r->len = strlen(xml);
+        r->type = "application/xml; charset=UTF-8";
+    }
+    free(name);
+    mb_gc_close(gc);
+    free(db);
+}
+
 /* ------------------------------------------------------------- dispatch */
 
 static void route(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url, const char *method,
@@ -935,6 +997,13 @@ static void route(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url,
     if (is(sg, k, "token") && !strcmp(method, "POST")) {
         reply_json(r, 200, json_pack("{s:s,s:s,s:i}", "access_token", project ? project : "mcpbox", "token_type",
                                      "Bearer", "expires_in", 3600));
+        free(project);
+        json_decref(sg);
+        return;
+    }
+    if (k == 2 && seg(sg, 3) && qarg(c, "X-Goog-Signature") && !is(sg, 2, "upload") && !is(sg, 2, "download") &&
+        !is(sg, 2, "storage") && !is(sg, 2, "bigquery")) {
+        signed_object(rs, c, url, method, project, sg, raw, r);
         free(project);
         json_decref(sg);
         return;

@@ -410,6 +410,105 @@ static void test_hostile_sql(void **state)
     free(dir);
 }
 
+/* The value of query parameter k in url, percent-decoded (malloc'ed). */
+static char *qparam(const char *url, const char *k)
+{
+    char *pat = mb_asprintf("%s=", k);
+    const char *p = strstr(url, pat);
+    free(pat);
+    if (!p) return NULL;
+    p += strlen(k) + 1;
+    mb_buf b = {0};
+    for (; *p && *p != '&'; p++) {
+        unsigned v;
+        if (*p == '%' && sscanf(p + 1, "%2x", &v) == 1) {
+            mb_buf_putc(&b, (char)v);
+            p += 2;
+        } else mb_buf_putc(&b, *p);
+    }
+    return b.data ? mb_buf_steal(&b) : mb_strdup("");
+}
+
+static void test_signed_urls(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    mb_gc *gc = open_project(dir, "p.db", "test-proj");
+    mb_err err = {0};
+    assert_int_equal(mb_gc_gcs_bucket_create(gc, "bkt", "US", NULL, &err), MB_OK);
+    char *url = NULL;
+    assert_int_equal(mb_gc_gcs_sign_url(gc, "http://127.0.0.1:10050/p/test-proj", "GET", "bkt", "dir/a b+.txt", 1,
+                                        &url, &err), MB_OK);
+    assert_true(mb_str_has_prefix(url, "http://127.0.0.1:10050/p/test-proj/bkt/dir/a%20b%2B.txt?X-Goog-Algorithm="
+                                       "GOOG4-RSA-SHA256&X-Goog-Credential=mcpbox%40test-proj.iam.gserviceaccount.com%2F"));
+    char *alg = qparam(url, "X-Goog-Algorithm"), *cred = qparam(url, "X-Goog-Credential");
+    char *date = qparam(url, "X-Goog-Date"), *exp = qparam(url, "X-Goog-Expires");
+    char *hdr = qparam(url, "X-Goog-SignedHeaders"), *sig = qparam(url, "X-Goog-Signature");
+    assert_int_equal(strlen(sig), 512); /* RSA-2048 */
+    mb_gc_sigq q = {alg, cred, date, exp, hdr, sig};
+    const char *path = "/p/test-proj/bkt/dir/a b+.txt", *host = "127.0.0.1:10050";
+    char *xml = NULL;
+    assert_int_equal(mb_gc_gcs_check_signed(gc, "GET", host, path, &q, &xml), 0);
+    assert_int_equal(mb_gc_gcs_check_signed(gc, "HEAD", host, path, &q, &xml), 0);
+    /* another method, host, path, signature, expiry or project: refused */
+    assert_int_equal(mb_gc_gcs_check_signed(gc, "PUT", host, path, &q, &xml), 403);
+    assert_non_null(strstr(xml, "<Code>SignatureDoesNotMatch</Code>"));
+    free(xml);
+    assert_int_equal(mb_gc_gcs_check_signed(gc, "GET", "localhost:10050", path, &q, &xml), 403);
+    free(xml);
+    assert_int_equal(mb_gc_gcs_check_signed(gc, "GET", host, "/p/test-proj/bkt/dir/other", &q, &xml), 403);
+    free(xml);
+    char keep = sig[10];
+    sig[10] = keep == '0' ? '1' : '0';
+    assert_int_equal(mb_gc_gcs_check_signed(gc, "GET", host, path, &q, &xml), 403);
+    free(xml);
+    sig[10] = keep;
+    mb_gc_sigq q2 = q;
+    q2.expires = "604800";
+    assert_int_equal(mb_gc_gcs_check_signed(gc, "GET", host, path, &q2, &xml), 403);
+    free(xml);
+    q2.expires = "604801";
+    assert_int_equal(mb_gc_gcs_check_signed(gc, "GET", host, path, &q2, &xml), 400);
+    free(xml);
+    static const char *const junk[] = {"", "zz", "0", "123", "\xff"};
+    for (size_t i = 0; i < sizeof junk / sizeof *junk; i++) {
+        q2 = q;
+        q2.sig = junk[i];
+        assert_true(mb_gc_gcs_check_signed(gc, "GET", host, path, &q2, &xml) >= 400);
+        free(xml);
+        q2 = q;
+        q2.date = junk[i];
+        assert_true(mb_gc_gcs_check_signed(gc, "GET", host, path, &q2, &xml) >= 400);
+        free(xml);
+        q2 = q;
+        q2.alg = junk[i];
+        assert_true(mb_gc_gcs_check_signed(gc, "GET", host, path, &q2, &xml) >= 400);
+        free(xml);
+    }
+    /* another project's key does not verify it */
+    mb_gc *other = open_project(dir, "o.db", "test-proj");
+    assert_int_equal(mb_gc_gcs_check_signed(other, "GET", host, path, &q, &xml), 403);
+    free(xml);
+    mb_gc_close(other);
+    assert_int_equal(mb_gc_gcs_sign_url(gc, "http://h/p/x", "GET", "b", "o", 604801, &xml, &err), MB_EINVAL);
+    assert_int_equal(mb_gc_gcs_sign_url(gc, "http://h/p/x", "POST", "b", "o", 60, &xml, &err), MB_EINVAL);
+    /* one second later it has expired */
+    sleep(2);
+    assert_int_equal(mb_gc_gcs_check_signed(gc, "GET", host, path, &q, &xml), 400);
+    assert_non_null(strstr(xml, "<Code>ExpiredToken</Code>"));
+    free(xml);
+    free(alg);
+    free(cred);
+    free(date);
+    free(exp);
+    free(hdr);
+    free(sig);
+    free(url);
+    mb_gc_close(gc);
+    mb_rm_rf(dir, NULL);
+    free(dir);
+}
+
 static void test_provision(void **state)
 {
     (void)state;
@@ -489,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_storage_logging_compute),
         cmocka_unit_test(test_isolation),
         cmocka_unit_test(test_hostile_sql),
+        cmocka_unit_test(test_signed_urls),
         cmocka_unit_test(test_provision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,7 @@
  * (upload source, download destination) are the sandbox's own files.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -254,17 +255,22 @@ int gc_t_storage_generate_signed_url(mb_mcp_call *call, json_t *a, mb_mcp_result
     char *pre = mb_asprintf("Error generating signed URL for '%s/%s'", bucket, blob);
     mb_gc *gc = gc_open(call, res, pre);
     if (gc) {
-        /* A V4-style URL on the REST facade (storage.googleapis.com is not
-         * reachable from a sandbox); the facade serves /BUCKET/OBJECT. */
+        /* A V4 signed URL on the REST facade (storage.googleapis.com is not
+         * reachable from a sandbox), which checks it when it is used. */
         const char *host = getenv("STORAGE_EMULATOR_HOST");
-        unsigned char r[16];
-        char sig[33];
-        mb_random_bytes(r, sizeof r, NULL);
-        mb_hex(r, sizeof r, sig);
-        gc_textf(res, "Signed URL for '%s/%s' (expires in %lld minutes):\n%s/%s/%s?X-Goog-Algorithm=GOOG4-RSA-SHA256"
-                      "&X-Goog-Expires=%lld&X-Goog-SignedHeaders=host&X-Goog-Method=%s&X-Goog-Signature=%s",
-                 bucket, blob, minutes, host && *host ? host : "http://127.0.0.1:10050", bucket, blob,
-                 minutes * 60, method, sig);
+        char *base = host && *host && strstr(host, "/p/") ? mb_strdup(host)
+                     : mb_asprintf("%s/p/%s", host && *host ? host : "http://127.0.0.1:10050", mb_gc_project(gc));
+        char *url = NULL;
+        mb_err e = {0};
+        char *up = mb_strdup(method);
+        for (char *c = up; *c; c++) *c = (char)toupper((unsigned char)*c);
+        if (mb_gc_gcs_sign_url(gc, base, up, bucket, blob, minutes * 60, &url, &e))
+            gc_textf(res, "%s: %s", pre, e.msg);
+        else
+            gc_textf(res, "Signed URL for '%s/%s' (expires in %lld minutes):\n%s", bucket, blob, minutes, url);
+        free(up);
+        free(url);
+        free(base);
         mb_gc_close(gc);
     }
     free(pre);
