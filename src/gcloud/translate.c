@@ -67,6 +67,7 @@ static int is_id(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; 
 static int lex(const char *s, size_t n, lexed *out, mb_err *err)
 {
     memset(out, 0, sizeof *out);
+    if (!mb_utf8_valid(s, n)) return mb_err_set(err, MB_EINVAL, "Syntax error: the query is not valid UTF-8");
     size_t cap = 0, i = 0;
     int sp = 0;
     while (i < n) {
@@ -447,7 +448,7 @@ static json_t *take_path(xl *x, size_t *i, int table_ctx)
     return parts;
 }
 
-static const char *part(json_t *parts, size_t i) { return json_string_value(json_array_get(parts, i)); }
+static const char *part(json_t *parts, size_t i) { return json_string_value(json_array_get(parts, i)) ?: ""; }
 
 static void info_schema(xl *x, const char *dataset, const char *view)
 {

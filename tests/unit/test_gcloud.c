@@ -362,7 +362,8 @@ static void test_hostile_sql(void **state)
         "SELECT 1.5 / 0.0", "SELECT MOD(1, 0)", "SELECT [1][OFFSET(-1)]", "SELECT [1][ORDINAL(0)]",
         "SELECT ARRAY_LENGTH('x')", "SELECT GENERATE_ARRAY(1, 100000000)", "SELECT GENERATE_ARRAY(1, 2, 0)",
         "SELECT (1).x", "SELECT * REPLACE (1) FROM x.y", "SELECT * REPLACE (1 AS a)", "MERGE", "MERGE x.y",
-        "MERGE nope.t USING nope.s ON TRUE WHEN MATCHED THEN DELETE",
+        "MERGE nope.t USING nope.s ON TRUE WHEN MATCHED THEN DELETE", "SELECT a\x9c\x9c AS f FROM x.y",
+        "SELECT [1] \xc3 AS f",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         mb_gc_result r;
