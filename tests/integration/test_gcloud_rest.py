@@ -341,3 +341,46 @@ def test_hostile_sql_through_the_facade(env):
         assert r.status_code == 400, (q[:40], r.status_code, r.text[:200])
     r = h.post("/queries", json={"query": "SELECT [1, 2][OFFSET(1)] AS x", "useLegacySql": False})
     assert r.status_code == 200 and r.json()["rows"] == [{"f": [{"v": "2"}]}]
+
+
+def test_signed_urls_are_served_and_checked(env):
+    """storage_generate_signed_url makes a V4 URL signed with the project's key;
+    the facade serves it (GET reads, a PUT-signed URL writes) and refuses a
+    changed path, method, host or signature with GCS's XML errors."""
+    from urllib.parse import urlsplit
+    from test_server_google_cloud import call, session
+    api, base = env
+    sid, project = sandbox(api)
+    h = httpx.Client(base_url=f"{base}/p/{project}", timeout=60)
+    assert h.post("/storage/v1/b", json={"name": "sig-bucket"}).status_code == 200
+    assert h.post("/upload/storage/v1/b/sig-bucket/o?uploadType=media&name=dir/r%C3%A9port.txt",
+                  content=b"secret data").status_code == 200
+    s = session(api, sid)
+    text = call(s, "storage_generate_signed_url", {"bucket_name": "sig-bucket", "blob_name": "dir/réport.txt",
+                                                    "expiration_minutes": 5})
+    assert text.startswith("Signed URL for 'sig-bucket/dir/réport.txt' (expires in 5 minutes):\n"), text
+    url = text.split("\n", 1)[1]
+    u = urlsplit(url)
+    assert u.path == f"/p/{project}/sig-bucket/dir/r%C3%A9port.txt" and "X-Goog-Expires=300" in u.query
+
+    def get(path, query=u.query, method="GET", host=u.netloc, content=None):
+        return httpx.request(method, f"{base}{path}?{query}", headers={"Host": host}, content=content)
+
+    r = get(u.path)
+    assert r.status_code == 200 and r.content == b"secret data"
+    assert get(u.path, method="HEAD").status_code == 200
+    for bad in (get(f"/p/{project}/sig-bucket/dir/other.txt"), get(u.path, method="PUT", content=b"x"),
+                get(u.path, host="localhost:1"), get(u.path, query=u.query.replace("X-Goog-Signature=", "X-Goog-Signature=00")),
+                get(u.path, query=u.query.replace("X-Goog-Expires=300", "X-Goog-Expires=600"))):
+        assert bad.status_code == 403 and b"<Code>SignatureDoesNotMatch</Code>" in bad.content, (bad.status_code, bad.text)
+    assert get(u.path, query=u.query.replace("GOOG4-RSA-SHA256", "GOOG4-HMAC-SHA256")).status_code == 400
+    # another sandbox's project does not take this project's signature
+    _, other = sandbox(api)
+    assert get(u.path.replace(project, other)).status_code == 403
+    # a PUT-signed URL uploads
+    text = call(s, "storage_generate_signed_url", {"bucket_name": "sig-bucket", "blob_name": "up.txt", "method": "PUT"})
+    pu = urlsplit(text.split("\n", 1)[1])
+    assert get(pu.path, query=pu.query, method="PUT", content=b"uploaded").status_code == 200
+    assert h.get("/storage/v1/b/sig-bucket/o/up.txt?alt=media").content == b"uploaded"
+    assert get(pu.path, query=pu.query).status_code == 403  # signed for PUT, not GET
+    s.close()
