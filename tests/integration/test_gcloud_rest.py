@@ -105,8 +105,8 @@ def test_bigquery_as_the_client_library_calls_it(env):
         "formatOptions": {"useInt64Timestamp": True}, "location": "US"})
     assert r.json()["rows"] == [{"f": [{"v": "p1"}, {"v": {"f": [{"v": "10"}, {"v": "5"}]}}]}]
     # a failing query: BigQuery's error shape naming the construct
-    r = h.post(f"{bq}/queries", json={"query": "SELECT x FROM UNNEST([1]) AS x", "useLegacySql": False})
-    assert r.status_code == 400 and "UNNEST" in r.json()["error"]["message"]
+    r = h.post(f"{bq}/queries", json={"query": "SELECT * FROM wh.t PIVOT (SUM(id) FOR x IN (1))", "useLegacySql": False})
+    assert r.status_code == 400 and "PIVOT" in r.json()["error"]["message"]
     assert r.json()["error"]["errors"][0]["reason"] == "invalid"
     # DML through a job: numDmlAffectedRows
     r = h.post(f"{bq}/queries", json={"query": "DELETE FROM wh.t WHERE id = 2", "useLegacySql": False})
