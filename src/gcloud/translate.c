@@ -13,16 +13,28 @@
  *   - functions map onto SQLite built-ins or the bq_ UDFs (udf.c), date parts
  *     and INTERVALs becoming string arguments; an unknown function is
  *     "Function not found: X";
- *   - '/' always divides as FLOAT64; "..." strings become '...';
- *   - SELECT * EXCEPT (...) over one table lists the other columns;
- *   - the outermost SELECT's QUALIFY filters a wrapper of the query.
+ *   - '/' becomes bq_fdiv(term, operand): FLOAT64 and BigQuery's
+ *     "division by zero: a / b" (the left term is the output since the
+ *     current multiplicative term began, the right one the next operand);
+ *   - ARRAY and STRUCT values are JSON text (arrays.c): [..], ARRAY<T>[..],
+ *     ARRAY(subquery), STRUCT(..), ARRAY_AGG, subscripts ([OFFSET(i)], ...)
+ *     and (expr).field; UNNEST in a FROM is the bq_unnest table, its alias
+ *     (and WITH OFFSET name) mapped to the table's columns; IN UNNEST(a) a
+ *     subquery of it;
+ *   - SELECT * EXCEPT (...) REPLACE (...) over one table lists the columns;
+ *   - the outermost SELECT's QUALIFY filters a wrapper of the query;
+ *   - MERGE becomes statements over temporary tables of the source and of
+ *     which WHEN clause takes which row (plan_merge).
  * What it does not translate it refuses with an error naming the construct
- * (UNNEST, ARRAY, STRUCT, SELECT * REPLACE, MERGE, QUALIFY in a subquery, ...), so a query
- * either runs with BigQuery's meaning or fails; it never answers differently.
+ * (PIVOT, QUALIFY in a subquery, * EXCEPT over a join, tuple structs ...), so
+ * a query either runs with BigQuery's meaning or fails; it never answers
+ * differently. Nesting and chained operators are bounded (XL_MAX_NEST,
+ * XL_MAX_WRAPS): the REST facade runs this on 1 MiB thread stacks.
  *
- * Statements: SELECT/WITH, INSERT, DELETE/UPDATE (WHERE required), CREATE
- * [OR REPLACE] TABLE [IF NOT EXISTS] (column list, or AS query), DROP TABLE,
- * TRUNCATE TABLE, CREATE/DROP SCHEMA; the plan says which (bigquery.c runs it).
+ * Statements: SELECT/WITH, INSERT, DELETE/UPDATE (WHERE required), MERGE,
+ * CREATE [OR REPLACE] TABLE [IF NOT EXISTS] (column list, or AS query), DROP
+ * TABLE, TRUNCATE TABLE, CREATE/DROP SCHEMA; the plan says which (bigquery.c
+ * runs it).
  */
 #define _GNU_SOURCE
 #include "gcloud/gcloud_int.h"
