@@ -997,7 +997,10 @@ static int run_plan(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, m
         mb_gc_result sel = {0};
         json_t *fields = p->fields ? json_incref(p->fields) : NULL;
         if (p->kind == GC_CTAS) {
-            if ((rc = run_select(gc, p, params, &sel, err))) return rc;
+            if ((rc = run_select(gc, p, params, &sel, err))) {
+                json_decref(fields);
+                return rc;
+            }
             if (!fields) fields = json_incref(sel.fields);
         }
         json_t *have = mb_gc__table_fields(gc, p->dataset, p->table);
