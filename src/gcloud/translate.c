@@ -1542,6 +1542,27 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
      * access the primary. after_op: the next primary starts a new term. */
     size_t term = x->out.len, prim = x->out.len;
     int after_op = 1;
+/* '(' and CASE open a level (the term goes on), ')' and END close it. */
+#define OPEN(what)                                                                                 \
+    do {                                                                                           \
+        if (depth >= 255) {                                                                        \
+            fail(x, MB_EINVAL, "Query nests %s too deeply", what);                                 \
+            return;                                                                                \
+        }                                                                                          \
+        if (after_op) term = x->out.len;                                                           \
+        stack[depth] = (opener){term, x->out.len};                                                 \
+        in_from[++depth] = 0;                                                                      \
+        after_op = 1;                                                                              \
+    } while (0)
+#define CLOSE()                                                                                    \
+    do {                                                                                           \
+        if (depth > 0) {                                                                           \
+            depth--;                                                                               \
+            term = stack[depth].term;                                                              \
+            prim = stack[depth].prim;                                                              \
+        }                                                                                          \
+        after_op = 0;                                                                              \
+    } while (0)
 #define PRIMARY()                                                                                  \
     do {                                                                                           \
         if (after_op) term = x->out.len;                                                           \
@@ -1555,27 +1576,15 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
         if (t->type == T_OP) {
             const char *s = t->text;
             if (!strcmp(s, "(")) {
-                if (depth >= 255) {
-                    fail(x, MB_EINVAL, "Query nests parentheses too deeply");
-                    return;
-                }
-                if (after_op) term = o->len;
-                stack[depth] = (opener){term, o->len};
-                in_from[++depth] = 0;
+                OPEN("parentheses");
                 expect_table = 0;
-                after_op = 1;
                 put_sep(x);
                 mb_buf_putc(o, '(');
                 i++;
                 continue;
             }
             if (!strcmp(s, ")")) {
-                if (depth > 0) {
-                    depth--;
-                    term = stack[depth].term;
-                    prim = stack[depth].prim;
-                }
-                after_op = 0;
+                CLOSE();
                 mb_buf_putc(o, ')');
                 i++;
                 continue;
@@ -1847,22 +1856,14 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
                     unsupported(x, "FOR SYSTEM_TIME AS OF");
                     return;
                 }
-                if (!strcmp(up, "CASE")) {
-                    if (depth >= 255) {
-                        free(up);
-                        fail(x, MB_EINVAL, "Query nests CASE too deeply");
-                        return;
-                    }
-                    if (after_op) term = o->len;
-                    stack[depth] = (opener){term, o->len};
-                    in_from[++depth] = 0;
-                    after_op = 1;
-                } else if (!strcmp(up, "END") && depth > 0) {
-                    depth--;
-                    term = stack[depth].term;
-                    prim = stack[depth].prim;
-                    after_op = 0;
-                } else if (!strcmp(up, "TRUE") || !strcmp(up, "FALSE") || !strcmp(up, "NULL")) {
+                int is_case = !strcmp(up, "CASE");
+                if (is_case && depth >= 255) {
+                    free(up);
+                    up = NULL;
+                }
+                if (is_case) OPEN("CASE");
+                else if (!strcmp(up, "END") && depth > 0) CLOSE();
+                else if (!strcmp(up, "TRUE") || !strcmp(up, "FALSE") || !strcmp(up, "NULL")) {
                     PRIMARY();
                 } else if (strcmp(up, "OVER")) {
                     after_op = 1;
@@ -1887,6 +1888,8 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
         json_decref(parts);
     }
 #undef PRIMARY
+#undef OPEN
+#undef CLOSE
 }
 
 /* ------------------------------------------------------- result hints */
