@@ -793,6 +793,7 @@ static const struct fn {
     {"REGEXP_EXTRACT", F_REGEXP, "bq_regexp", "1", "STRING"},
     {"REGEXP_REPLACE", F_REGEXP, "bq_regexp", "2", "STRING"},
     {"ARRAY_AGG", F_ARRAY_AGG, "bq_array_agg", NULL, NULL},
+    {"FORMAT", F_PASS, "bq_format_string", NULL, "STRING"},
     {"ARRAY_LENGTH", F_PASS, "bq_array_length", NULL, "INTEGER"},
     {"ARRAY_TO_STRING", F_PASS, "bq_array_to_string", NULL, "STRING"},
     {"ARRAY_CONCAT", F_PASS, "bq_array_concat", NULL, NULL},
@@ -867,10 +868,10 @@ static const char *cast_type(xl *x, size_t i, size_t end)
 
 /* ARRAY_AGG([DISTINCT] v [IGNORE NULLS | RESPECT NULLS] [ORDER BY k [ASC|DESC], ...]
  * [LIMIT n]) between open and close: bq_array_agg(v, flags, limit, k, desc, ...). */
-static size_t array_agg(xl *x, size_t open, size_t close)
+static size_t array_agg(xl *x, size_t open, size_t close, int string_agg)
 {
-    size_t k = open + 1, v0, v1;
-    int flags = 0;
+    size_t k = open + 1, v0, v1, d0 = 0, d1 = 0;
+    int flags = string_agg ? 2 : 0; /* STRING_AGG skips NULLs */
     if (is_kw(x, k, "DISTINCT")) {
         flags |= 1;
         k++;
@@ -885,17 +886,27 @@ static size_t array_agg(xl *x, size_t open, size_t close)
             break;
     }
     v1 = k;
-    if (v1 == v0 || is_op(x, k, ",")) {
-        fail(x, MB_EINVAL, "No matching signature for aggregate function ARRAY_AGG");
+    if (string_agg && is_op(x, k, ",")) { /* the delimiter */
+        d0 = ++k;
+        for (depth = 0; k < close; k++) {
+            if (is_op(x, k, "(")) depth++;
+            else if (is_op(x, k, ")")) depth--;
+            else if (!depth && (is_kw(x, k, "ORDER") || is_kw(x, k, "LIMIT"))) break;
+        }
+        d1 = k;
+    }
+    if (v1 == v0 || is_op(x, k, ",") || (d0 && d1 == d0)) {
+        fail(x, MB_EINVAL, "No matching signature for aggregate function %s", string_agg ? "STRING_AGG" : "ARRAY_AGG");
         return close + 1;
     }
     if ((is_kw(x, k, "IGNORE") || is_kw(x, k, "RESPECT")) && is_kw(x, k + 1, "NULLS")) {
         if (is_kw(x, k, "IGNORE")) flags |= 2;
         k += 2;
     }
-    x->uses_arrays = 1;
+    if (!string_agg) x->uses_arrays = 1;
     mb_buf *b = &x->out;
     put_sep(x);
+    if (string_agg) mb_buf_puts(b, "bq_array_to_string(");
     mb_buf_puts(b, "bq_array_agg(");
     xrange(x, v0, v1, 0);
     size_t lim0 = 0, lim1 = 0, ord = 0;
@@ -934,7 +945,15 @@ static size_t array_agg(xl *x, size_t open, size_t close)
         }
     }
     mb_buf_puts(b, ")");
-    if (is_kw(x, close + 1, "OVER")) unsupported(x, "ARRAY_AGG as a window function");
+    if (string_agg) {
+        mb_buf_puts(b, ", ");
+        if (d0) xrange(x, d0, d1, 0);
+        else mb_buf_puts(b, "','");
+        mb_buf_puts(b, ")");
+    }
+    if (is_kw(x, close + 1, "OVER"))
+        unsupported(x, string_agg ? "STRING_AGG with ORDER BY or LIMIT as a window function"
+                                  : "ARRAY_AGG as a window function");
     return close + 1;
 }
 
@@ -953,14 +972,13 @@ static size_t function(xl *x, size_t i)
     size_t n = args_of(x, open, close, as, ae, 64);
     put_sep(x);
     mb_buf *b = &x->out;
-    if (f->kind == F_ARRAY_AGG) return array_agg(x, open, close);
+    if (f->kind == F_ARRAY_AGG) return array_agg(x, open, close, 0);
+    if (f->kind == F_PASS && !strcmp(f->sq, "group_concat")) /* STRING_AGG ... ORDER BY / LIMIT */
+        for (size_t k = open + 1; k < close; k++)
+            if ((is_kw(x, k, "ORDER") && is_kw(x, k + 1, "BY")) || is_kw(x, k, "LIMIT"))
+                return array_agg(x, open, close, 1);
     /* aggregate modifiers SQLite 3.40 lacks */
     for (size_t k = open + 1; k < close; k++) {
-        if (is_kw(x, k, "ORDER") && is_kw(x, k + 1, "BY") && f->kind == F_PASS &&
-            !strcmp(f->sq, "group_concat")) {
-            unsupported(x, "ORDER BY inside STRING_AGG");
-            return close + 1;
-        }
         if (is_kw(x, k, "LIMIT") && f->kind == F_PASS) {
             unsupported(x, "LIMIT inside an aggregate");
             return close + 1;
