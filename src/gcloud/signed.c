@@ -125,6 +125,7 @@ int mb_gc_gcs_sign_url(mb_gc *gc, const char *base, const char *method, const ch
     size_t pl = strlen(prefix);
     while (pl && prefix[pl - 1] == '/') prefix[--pl] = '\0';
     char *path = mb_asprintf("%s/%s/%s", prefix, bucket, object);
+    EVP_PKEY *key = signing_key(gc, err); /* first: making one takes a while */
     time_t now = (time_t)(mb_gc_now_ms() / 1000);
     struct tm tm;
     gmtime_r(&now, &tm);
@@ -138,7 +139,6 @@ int mb_gc_gcs_sign_url(mb_gc *gc, const char *base, const char *method, const ch
     canonical_hash(method, path, query, host, hash);
     char *sts = string_to_sign(date, cred, hash);
     int rc = MB_OK;
-    EVP_PKEY *key = signing_key(gc, err);
     unsigned char sig[512];
     size_t sl = sizeof sig;
     EVP_MD_CTX *md = key ? EVP_MD_CTX_new() : NULL;

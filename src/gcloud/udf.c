@@ -815,7 +815,7 @@ static void f_format_string(sqlite3_context *cx, int argc, sqlite3_value **argv)
             err = "FORMAT: the ' flag is not supported by this emulator";
             break;
         }
-        for (int d = 0; isdigit((unsigned char)*f) && d < 3; d++) spec[n++] = *f++;
+        for (int d = 0; isdigit((unsigned char)*f) && d < 2; d++) spec[n++] = *f++; /* widths <= 99: fits buf */
         if (*f == '.') {
             spec[n++] = *f++;
             for (int d = 0; isdigit((unsigned char)*f) && d < 2; d++) spec[n++] = *f++;
