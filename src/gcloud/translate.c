@@ -1319,6 +1319,7 @@ static size_t star_mods(xl *x, size_t i)
 
 static json_t *select_hints(xl *x, size_t a, size_t b);
 static int parse_struct_fields(xl *x, size_t *i, json_t *fields, const char *close);
+static void struct_items(xl *x, const size_t *as, const size_t *ae, size_t n, json_t *typed);
 
 /* Cuts the output from `from` on, returning it. */
 static char *cut(xl *x, size_t from)
@@ -1405,6 +1406,32 @@ static size_t array_subquery(xl *x, size_t i)
         return close + 1;
     }
     x->uses_arrays = 1;
+    if (is_kw(x, i + 2, "SELECT") && is_kw(x, i + 3, "AS") && is_kw(x, i + 4, "STRUCT")) {
+        /* ARRAY(SELECT AS STRUCT a, b FROM ...): an array of json_object rows */
+        size_t from = close;
+        int depth = 0;
+        for (size_t k = i + 5; k < close; k++) {
+            if (is_op(x, k, "(") || is_op(x, k, "[") || is_kw(x, k, "CASE")) depth++;
+            else if (is_op(x, k, ")") || is_op(x, k, "]") || is_kw(x, k, "END")) depth--;
+            else if (!depth && is_kw(x, k, "FROM")) {
+                from = k;
+                break;
+            }
+        }
+        size_t as[256], ae[256];
+        size_t n = args_of(x, i + 4, from, as, ae, 256);
+        if (!n || n == 256) {
+            fail(x, MB_EINVAL, "Syntax error: SELECT AS STRUCT needs 1 to 255 columns");
+            return close + 1;
+        }
+        put_sep(x);
+        mb_buf_puts(&x->out, "(WITH \"__mb_a\"(\"v\") AS (SELECT ");
+        struct_items(x, as, ae, n, NULL);
+        mb_buf_putc(&x->out, ' ');
+        xrange(x, from, close, 0);
+        mb_buf_puts(&x->out, ") SELECT json_group_array(json(\"v\")) FROM \"__mb_a\")");
+        return close + 1;
+    }
     /* STRUCT / ARRAY elements come back from the CTE as JSON text: json() */
     size_t k = i + 3;
     if (is_kw(x, k, "DISTINCT") || is_kw(x, k, "ALL")) k++;
@@ -1456,6 +1483,15 @@ static size_t struct_value(xl *x, size_t i)
     }
     x->uses_arrays = 1;
     put_sep(x);
+    struct_items(x, as, ae, n, typed);
+    json_decref(typed);
+    return close + 1;
+}
+
+/* json_object('name', value, ...) of the items [as[i], ae[i]) of a STRUCT
+ * (or of SELECT AS STRUCT), named by typed, by AS, or by their path. */
+static void struct_items(xl *x, const size_t *as, const size_t *ae, size_t n, json_t *typed)
+{
     mb_buf_puts(&x->out, "json_object(");
     for (size_t a = 0; a < n && !x->failed; a++) {
         size_t e = ae[a];
@@ -1484,8 +1520,6 @@ static size_t struct_value(xl *x, size_t i)
         xrange(x, as[a], e, 0);
     }
     mb_buf_puts(&x->out, ")");
-    json_decref(typed);
-    return close + 1;
 }
 
 /* UNNEST(expr) [AS] alias [WITH OFFSET [AS] name] at i in a FROM: the
