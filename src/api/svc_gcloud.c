@@ -20,16 +20,18 @@ static const char *pid_of(const char *id, char buf[32])
     return buf;
 }
 
-/* Opens the sandbox's project, making it when it is missing. */
-static int gcloud_open(mb_api *api, const mb_svc_target *t, mb_gc **out, mb_err *err)
+/* Opens the sandbox's project, making it when it is missing. Under the
+ * sandbox's lock, so that a released sandbox's directory is never made again. */
+static int gcloud_open_locked(mb_api *api, const mb_sandbox_rec *rec, mb_gc **out, mb_err *err)
 {
+    mb_assert(mb_core_lock_held(api->core, rec->id));
     char pid[32];
-    mb_gcloud_project_id(t->rec.id, pid);
-    char *db = mb_core_service_state(api->core, t->rec.id, MB_GCLOUD_DB, 0);
+    mb_gcloud_project_id(rec->id, pid);
+    char *db = mb_core_service_state(api->core, rec->id, MB_GCLOUD_DB, 0);
     int rc = MB_OK;
     if (access(db, F_OK) != 0) {
-        char *base = mb_core_service_state(api->core, t->rec.id, MB_GCLOUD_DB, 1);
-        rc = mb_gcloud_provision(db, base, pid, (unsigned)t->rec.uid_base, err);
+        char *base = mb_core_service_state(api->core, rec->id, MB_GCLOUD_DB, 1);
+        rc = mb_gcloud_provision(db, base, pid, (unsigned)rec->uid_base, err);
         free(base);
     }
     if (!rc) rc = mb_gc_open(db, pid, out, err);
@@ -37,52 +39,74 @@ static int gcloud_open(mb_api *api, const mb_svc_target *t, mb_gc **out, mb_err 
     return rc;
 }
 
-int mb_api__gcloud_initialize(mb_api *api, mb_call *call, const mb_svc_target *t, json_t *body,
-                              int init_default, char **message, json_t **detail, mb_err *err)
+typedef struct gc_hook {
+    mb_api *api;
+    json_t *body;    /* initialize */
+    char **message;
+    json_t **detail;
+    json_t **data;   /* dump */
+} gc_hook;
+
+static int initialize_locked(void *ctx, const mb_sandbox_rec *rec, mb_err *err)
 {
-    (void)call;
-    (void)init_default; /* Klavis's default data is not published: an empty project */
+    gc_hook *h = ctx;
+    mb_assert(mb_core_lock_held(h->api->core, rec->id));
     mb_gc *gc;
-    int rc = gcloud_open(api, t, &gc, err);
+    int rc = gcloud_open_locked(h->api, rec, &gc, err);
     if (rc) return rc;
     json_t *d = json_array();
-    rc = mb_gc_import(gc, body && !json_is_null(body) ? body : NULL, d, err);
+    rc = mb_gc_import(gc, h->body && !json_is_null(h->body) ? h->body : NULL, d, err);
     json_t *doc = rc ? NULL : mb_gc_export(gc);
     mb_gc_close(gc);
     if (rc) {
-        if (json_array_size(d)) *detail = json_incref(d);
+        if (json_array_size(d)) *h->detail = json_incref(d);
         json_decref(d);
         return rc;
     }
     json_decref(d);
-    char *db = mb_core_service_state(api->core, t->rec.id, MB_GCLOUD_DB, 0);
-    char *base = mb_core_service_state(api->core, t->rec.id, MB_GCLOUD_DB, 1);
+    char *db = mb_core_service_state(h->api->core, rec->id, MB_GCLOUD_DB, 0);
+    char *base = mb_core_service_state(h->api->core, rec->id, MB_GCLOUD_DB, 1);
     rc = mb_gcloud_snapshot(db, base, err);
     free(db);
     free(base);
     char pidbuf[32];
     if (!rc)
-        *message = mb_asprintf("Initialized Google Cloud project %s: %zu datasets, %zu tables, %zu buckets, "
-                               "%zu objects, %zu log entries, %zu instances",
-                               pid_of(t->rec.id, pidbuf), json_array_size(json_object_get(doc, "datasets")),
-                               json_array_size(json_object_get(doc, "tables")),
-                               json_array_size(json_object_get(doc, "buckets")),
-                               json_array_size(json_object_get(doc, "objects")),
-                               json_array_size(json_object_get(doc, "log_entries")),
-                               json_array_size(json_object_get(doc, "instances")));
+        *h->message = mb_asprintf("Initialized Google Cloud project %s: %zu datasets, %zu tables, %zu buckets, "
+                                  "%zu objects, %zu log entries, %zu instances",
+                                  pid_of(rec->id, pidbuf), json_array_size(json_object_get(doc, "datasets")),
+                                  json_array_size(json_object_get(doc, "tables")),
+                                  json_array_size(json_object_get(doc, "buckets")),
+                                  json_array_size(json_object_get(doc, "objects")),
+                                  json_array_size(json_object_get(doc, "log_entries")),
+                                  json_array_size(json_object_get(doc, "instances")));
     json_decref(doc);
     return rc;
 }
 
-int mb_api__gcloud_dump(mb_api *api, mb_call *call, const mb_svc_target *t, json_t **data, mb_err *err)
+int mb_api__gcloud_initialize(mb_api *api, mb_call *call, const mb_svc_target *t, json_t *body,
+                              int init_default, char **message, json_t **detail, mb_err *err)
 {
-    (void)call;
+    (void)init_default; /* Klavis's default data is not published: an empty project */
+    gc_hook h = {.api = api, .body = body, .message = message, .detail = detail};
+    return mb_core_with_lock(api->core, call->key.owner, t->rec.id, initialize_locked, &h, err);
+}
+
+static int dump_locked(void *ctx, const mb_sandbox_rec *rec, mb_err *err)
+{
+    gc_hook *h = ctx;
+    mb_assert(mb_core_lock_held(h->api->core, rec->id));
     mb_gc *gc;
-    int rc = gcloud_open(api, t, &gc, err);
+    int rc = gcloud_open_locked(h->api, rec, &gc, err);
     if (rc) return rc;
-    *data = mb_gc_export(gc);
+    *h->data = mb_gc_export(gc);
     mb_gc_close(gc);
     return MB_OK;
+}
+
+int mb_api__gcloud_dump(mb_api *api, mb_call *call, const mb_svc_target *t, json_t **data, mb_err *err)
+{
+    gc_hook h = {.api = api, .data = data};
+    return mb_core_with_lock(api->core, call->key.owner, t->rec.id, dump_locked, &h, err);
 }
 
 json_t *mb_api__gcloud_auth_data(mb_api *api, const mb_svc_target *t)

@@ -293,6 +293,16 @@ const char *mb_core_server_env(mb_core *core, const char *benchmark, const char 
 /* The profile's seed.when_missing text when no --seed serves that benchmark,
  * else NULL; freed by the caller. */
 char *mb_core_seed_note(mb_core *core, const char *benchmark);
+/* Runs fn(ctx, rec) under sandbox id's lock, with its record read under the
+ * lock (404 when it is not the owner's or was released meanwhile): what a
+ * server's initialize / dump hook does with the sandbox's node-service state,
+ * so that it never races a release, a reset or another initialize. */
+typedef int (*mb_core_locked_fn)(void *ctx, const mb_sandbox_rec *rec, mb_err *err);
+int mb_core_with_lock(mb_core *core, const char *owner, const char *id, mb_core_locked_fn fn,
+                      void *ctx, mb_err *err);
+/* Whether the calling thread holds sandbox id's lock (the contract of
+ * *_locked functions outside core: mb_assert(mb_core_lock_held(core, id))). */
+int mb_core_lock_held(mb_core *core, const char *id);
 /* Runs argv inside a live sandbox of this owner (as its servers run), with
  * `in` on stdin; appends its stdout (at most out_cap bytes) to *out. A
  * non-zero exit, a timeout or more output is an error. Serialised with the

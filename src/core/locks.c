@@ -66,3 +66,25 @@ size_t mb_core__locks_in_use(mb_core *core)
     pthread_mutex_unlock(&core->locks_lock);
     return n;
 }
+
+int mb_core_lock_held(mb_core *core, const char *id)
+{
+    int held = 0;
+    pthread_mutex_lock(&core->locks_lock);
+    for (mb_sblock *l = core->locks[bucket(id)]; l; l = l->next)
+        if (!strcmp(l->id, id)) held = mb_mutex_held(&l->mu);
+    pthread_mutex_unlock(&core->locks_lock);
+    return held;
+}
+
+int mb_core_with_lock(mb_core *core, const char *owner, const char *id, mb_core_locked_fn fn,
+                      void *ctx, mb_err *err)
+{
+    mb_sandbox_rec rec;
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
+    if (rc) return rc;
+    rc = fn(ctx, &rec, err);
+    mb_core__unlock(core, lock);
+    return rc;
+}

@@ -530,6 +530,152 @@ static char *column_name(sqlite3_stmt *st, int i, int *anon)
     return mb_asprintf("f%d_", (*anon)++);
 }
 
+/* ---------------------------------------------- ARRAY and STRUCT results */
+
+static void fill_field(json_t *f, json_t *vals);
+
+/* Completes field f (its type, sub-fields, element type) from vals, the
+ * values it holds (arrays already expanded into their elements). */
+static void fill_scalar(json_t *f, json_t *vals)
+{
+    const char *t = json_string_value(json_object_get(f, "type"));
+    if (!t) {
+        int ints = 0, reals = 0, bools = 0, objs = 0, other = 0;
+        size_t i;
+        json_t *v;
+        json_array_foreach(vals, i, v) {
+            if (json_is_null(v)) continue;
+            ints += json_is_integer(v);
+            reals += json_is_real(v);
+            bools += json_is_boolean(v);
+            objs += json_is_object(v);
+            other += json_is_string(v) || json_is_array(v);
+        }
+        t = objs && !ints && !reals && !bools && !other ? "RECORD"
+            : bools && !ints && !reals && !objs && !other ? "BOOLEAN"
+            : ints && !reals && !bools && !objs && !other ? "INTEGER"
+            : (ints || reals) && !bools && !objs && !other ? "FLOAT" : "STRING";
+        json_object_set_new(f, "type", json_string(t));
+    }
+    if (strcmp(json_string_value(json_object_get(f, "type")), "RECORD")) return;
+    json_t *subs = json_object_get(f, "fields");
+    if (!json_is_array(subs)) {
+        subs = json_array();
+        json_object_set_new(f, "fields", subs);
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(vals, i, v) {
+        const char *k;
+        json_t *e;
+        json_object_foreach(json_is_object(v) ? v : NULL, k, e)
+            if (!field_named(subs, k)) json_array_append_new(subs, json_pack("{s:s}", "name", k));
+    }
+    json_t *s;
+    json_array_foreach(subs, i, s) {
+        json_t *sv = json_array();
+        size_t k;
+        json_t *row;
+        const char *name = json_string_value(json_object_get(s, "name"));
+        json_array_foreach(vals, k, row) {
+            json_t *e = json_is_object(row) ? json_object_get(row, name) : NULL;
+            json_array_append(sv, e ? e : json_null());
+        }
+        fill_field(s, sv);
+        json_decref(sv);
+    }
+}
+
+static void fill_field(json_t *f, json_t *vals)
+{
+    const char *m = json_string_value(json_object_get(f, "mode"));
+    if (!m) json_object_set_new(f, "mode", json_string("NULLABLE"));
+    if (m && !strcmp(m, "REPEATED")) {
+        json_t *elems = json_array();
+        size_t i;
+        json_t *v;
+        json_array_foreach(vals, i, v) if (json_is_array(v)) json_array_extend(elems, v);
+        fill_scalar(f, elems);
+        json_decref(elems);
+    } else {
+        fill_scalar(f, vals);
+    }
+}
+
+/* A value of field f in the types its schema says (0/1 as booleans,
+ * integers as reals, records in the schema's key order). */
+static json_t *typed_value(json_t *v, json_t *f, int elem)
+{
+    if (!v || json_is_null(v)) return json_null();
+    const char *t = json_string_value(json_object_get(f, "type")) ?: "STRING";
+    const char *m = json_string_value(json_object_get(f, "mode"));
+    if (!elem && m && !strcmp(m, "REPEATED")) {
+        json_t *a = json_array();
+        size_t i;
+        json_t *e;
+        json_array_foreach(json_is_array(v) ? v : NULL, i, e) json_array_append_new(a, typed_value(e, f, 1));
+        return a;
+    }
+    if (!strcmp(t, "BOOLEAN") && json_is_integer(v)) return json_boolean(json_integer_value(v) != 0);
+    if (!strcmp(t, "FLOAT") && json_is_integer(v)) return json_real((double)json_integer_value(v));
+    if (!strcmp(t, "RECORD") && json_is_object(v)) {
+        json_t *o = json_object();
+        size_t i;
+        json_t *s;
+        json_array_foreach(json_object_get(f, "fields"), i, s) {
+            const char *name = json_string_value(json_object_get(s, "name"));
+            json_object_set_new(o, name, typed_value(json_object_get(v, name), s, 0));
+        }
+        return o;
+    }
+    return json_incref(v);
+}
+
+/* Whether column i holds JSON arrays or objects as text (a query that makes
+ * ARRAY / STRUCT values read through a subquery or a CTE, where the
+ * translator's hint does not reach): then they are parsed in place and f
+ * becomes REPEATED or RECORD. */
+static int json_values_nested(json_t *rows, size_t i, json_t *f)
+{
+    size_t k;
+    json_t *row;
+    int arrays = 0, objects = 0, other = 0;
+    json_array_foreach(rows, k, row) {
+        json_t *v = json_array_get(row, i);
+        if (json_is_null(v)) continue;
+        const char *s = json_string_value(v);
+        if (s && *s == '[') arrays++;
+        else if (s && *s == '{') objects++;
+        else other++;
+    }
+    if (other || (!arrays && !objects) || (arrays && objects)) return 0;
+    json_t *parsed = json_array();
+    json_array_foreach(rows, k, row) {
+        json_t *v = json_array_get(row, i);
+        json_t *j = json_is_null(v) ? json_null() : json_loads(json_string_value(v), 0, NULL);
+        if (!j) {
+            json_decref(parsed);
+            return 0;
+        }
+        json_array_append_new(parsed, j);
+    }
+    json_array_foreach(rows, k, row) json_array_set(row, i, json_array_get(parsed, k));
+    json_decref(parsed);
+    json_object_set_new(f, "mode", json_string(arrays ? "REPEATED" : "NULLABLE"));
+    return 1;
+}
+
+static void complete_nested(json_t *rows, size_t i, json_t *f)
+{
+    json_t *vals = json_array();
+    size_t k;
+    json_t *row;
+    json_array_foreach(rows, k, row) json_array_append(vals, json_array_get(row, i));
+    fill_field(f, vals);
+    json_decref(vals);
+    json_array_foreach(rows, k, row) json_array_set_new(row, i, typed_value(json_array_get(row, i), f, 0));
+}
+
 static int run_select(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, mb_err *err)
 {
     sqlite3_stmt *st;
@@ -545,8 +691,12 @@ static int run_select(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r,
     const char **types = mb_calloc((size_t)nc + 1, sizeof *types);
     const char **modes = mb_calloc((size_t)nc + 1, sizeof *modes);
     json_t *keep = json_array(); /* owns looked-up fields */
-    int star = 0;
+    int star = 0, unnest_seen = 0;
+    size_t star_at = (size_t)-1; /* columns from a '*' on have no hints of their own */
+    for (size_t k = 0; k < json_array_size(p->hints); k++)
+        if (star_at == (size_t)-1 && !strcmp(json_string_value(json_array_get(p->hints, k)) ?: "", "*")) star_at = k;
     for (int i = 0; i < nc; i++) {
+        if ((size_t)i >= star_at) star = 1;
         const char *tname = sqlite3_column_table_name(st, i);
         const char *oname = sqlite3_column_origin_name(st, i);
         const char *dot = tname ? strchr(tname, '.') : NULL;
@@ -573,6 +723,34 @@ static int run_select(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r,
         json_t *h = json_array_get(p->hints, (size_t)i);
         if (json_is_string(h) && !strcmp(json_string_value(h), "*")) star = 1;
         if (!star && json_is_string(h)) types[i] = json_string_value(h);
+        const char *sq = sqlite3_column_name(st, i);
+        int elem = !strcmp(sq, "__v") || !strcmp(sq, "__o"); /* an UNNEST's element / offset */
+        if (!star && json_is_object(h)) { /* ARRAY / STRUCT values, UNNEST elements */
+            json_t *fld = json_deep_copy(h);
+            if (!elem || !json_is_string(json_object_get(fld, "name"))) {
+                char *cn = column_name(st, i, &anon);
+                json_object_set_new(fld, "name", json_string(cn));
+                free(cn);
+            }
+            if (!json_object_get(fld, "mode")) json_object_set_new(fld, "mode", json_string("NULLABLE"));
+            types[i] = json_string_value(json_object_get(fld, "type"));
+            modes[i] = json_string_value(json_object_get(fld, "mode"));
+            if (json_object_get(fld, "fields") && !types[i]) {
+                json_object_set_new(fld, "type", json_string("RECORD"));
+                types[i] = "RECORD";
+            }
+            json_array_append_new(fields, fld);
+            continue;
+        }
+        if (elem && !strcmp(sq, "__v")) { /* SELECT * over an UNNEST */
+            json_t *al = json_array_get(p->unnest, (size_t)unnest_seen++);
+            json_t *fld = json_pack("{s:s,s:s}", "name", json_is_string(al) ? json_string_value(al) : "f0_",
+                                    "mode", "NULLABLE");
+            json_array_append_new(fields, fld);
+            continue;
+        }
+        json_t *sh = star ? json_object_get(p->star_hints, sq) : NULL; /* * REPLACE (expr AS c) */
+        if (json_is_string(sh)) types[i] = json_string_value(sh);
         char *cn = column_name(st, i, &anon);
         json_t *fld = json_pack("{s:s}", "name", cn);
         if (types[i]) json_object_set_new(fld, "type", json_string(types[i]));
@@ -593,6 +771,15 @@ static int run_select(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r,
     }
     if (s != SQLITE_DONE) rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
     sqlite3_finalize(st);
+    /* ARRAY and STRUCT columns: their element and field types from the values */
+    for (int i = 0; !rc && i < nc; i++) {
+        json_t *f = json_array_get(fields, (size_t)i);
+        const char *m = json_string_value(json_object_get(f, "mode"));
+        const char *t = json_string_value(json_object_get(f, "type"));
+        int nested = (m && !strcmp(m, "REPEATED")) || (t && !strcmp(t, "RECORD"));
+        if (!nested && !t && p->uses_arrays) nested = json_values_nested(rows, (size_t)i, f);
+        if (nested) complete_nested(rows, (size_t)i, f);
+    }
     /* types still unknown: from the values */
     for (int i = 0; !rc && i < nc; i++) {
         json_t *f = json_array_get(fields, (size_t)i);
@@ -728,6 +915,33 @@ static int run_dml(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, mb
     return rc;
 }
 
+/* MERGE: the translator's statements in order (temporary tables of the
+ * source and of which clause takes which row, then the changes). */
+static int run_merge(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, mb_err *err)
+{
+    long long before = max_rowid(gc, p->dataset, p->table), changed = 0;
+    size_t i;
+    json_t *s;
+    int rc = MB_OK;
+    json_array_foreach(p->steps, i, s) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(gc->db, json_string_value(json_object_get(s, "sql")), -1, &st, NULL) != SQLITE_OK) {
+            rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+            break;
+        }
+        rc = bind_params(gc, st, params, err);
+        int k = SQLITE_DONE;
+        while (!rc && (k = sqlite3_step(st)) == SQLITE_ROW) {}
+        if (!rc && k != SQLITE_DONE) rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+        sqlite3_finalize(st);
+        if (rc) break;
+        if (json_is_true(json_object_get(s, "counts"))) changed += sqlite3_changes(gc->db);
+    }
+    if (!rc) rc = normalise_new_rows(gc, p->dataset, p->table, before, err);
+    if (!rc) r->affected = changed;
+    return rc;
+}
+
 static int run_plan(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, mb_err *err)
 {
     int rc = MB_OK;
@@ -739,6 +953,7 @@ static int run_plan(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, m
     case GC_INSERT: r->statement_type = "INSERT"; return run_dml(gc, p, params, r, err);
     case GC_DELETE: r->statement_type = "DELETE"; return run_dml(gc, p, params, r, err);
     case GC_UPDATE: r->statement_type = "UPDATE"; return run_dml(gc, p, params, r, err);
+    case GC_MERGE: r->statement_type = "MERGE"; return run_merge(gc, p, params, r, err);
     case GC_TRUNCATE: {
         r->statement_type = "TRUNCATE_TABLE";
         json_t *f = mb_gc__table_fields(gc, p->dataset, p->table);
@@ -782,7 +997,10 @@ static int run_plan(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, m
         mb_gc_result sel = {0};
         json_t *fields = p->fields ? json_incref(p->fields) : NULL;
         if (p->kind == GC_CTAS) {
-            if ((rc = run_select(gc, p, params, &sel, err))) return rc;
+            if ((rc = run_select(gc, p, params, &sel, err))) {
+                json_decref(fields);
+                return rc;
+            }
             if (!fields) fields = json_incref(sel.fields);
         }
         json_t *have = mb_gc__table_fields(gc, p->dataset, p->table);

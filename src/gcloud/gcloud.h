@@ -144,6 +144,21 @@ int mb_gc_gcs_object_list(mb_gc *gc, const char *bucket, const char *prefix,
                           const char *delimiter, json_t **items, json_t **prefixes, mb_err *err);
 int mb_gc_gcs_object_delete(mb_gc *gc, const char *bucket, const char *name, mb_err *err);
 
+/* V4 signed URLs (signed.c): a URL on `base` (http://HOST[:PORT][/p/PROJECT])
+ * for method on bucket/object, valid for expires_s seconds (at most 7 days),
+ * signed with the project's own RSA key. */
+int mb_gc_gcs_sign_url(mb_gc *gc, const char *base, const char *method, const char *bucket, const char *object,
+                       long long expires_s, char **out, mb_err *err);
+/* The X-Goog-* query parameters of a request on a signed URL. */
+typedef struct mb_gc_sigq {
+    const char *alg, *cred, *date, *expires, *headers, *sig;
+} mb_gc_sigq;
+/* Checks a request on a signed URL (method, Host header, the URL's decoded
+ * path): 0 when it may proceed, else the HTTP status with GCS's XML error
+ * in *xml (malloc'ed). */
+int mb_gc_gcs_check_signed(mb_gc *gc, const char *method, const char *host, const char *path,
+                           const mb_gc_sigq *q, char **xml);
+
 /* ------------------------------------------------------- Cloud Logging */
 
 /* severity: DEFAULT DEBUG INFO NOTICE WARNING ERROR CRITICAL ALERT EMERGENCY;

@@ -58,13 +58,25 @@ int mb_gc__ts_parse(const char *s, long *days, long long *micros, int *has_time)
 long mb_gc__days(int y, int m, int d);
 void mb_gc__civil(long days, int *y, int *m, int *d);
 
+/* Resumable uploads (resumable.c): a session for bucket/name (total -1 =
+ * unknown) whose id goes into the session URI; a chunk with its
+ * Content-Range (NULL: the whole object) -> *meta when the object is made,
+ * else *have = bytes held; cancel drops the session. */
+int mb_gc__upload_start(mb_gc *gc, const char *bucket, const char *name, const char *ctype,
+                        long long total, char id[40], mb_err *err);
+int mb_gc__upload_put(mb_gc *gc, const char *id, const char *range, const void *data, size_t len,
+                      long long *have, json_t **meta, mb_err *err);
+int mb_gc__upload_cancel(mb_gc *gc, const char *id, mb_err *err);
+
 /* The UDFs (udf.c). */
 int mb_gc__udf_register(sqlite3 *db);
+/* ARRAY / STRUCT functions, ARRAY_AGG, '/', and the bq_unnest table (arrays.c). */
+int mb_gc__arrays_register(sqlite3 *db);
 
 /* translate.c: GoogleSQL statement -> plan. */
 typedef enum mb_gc_stmt_kind {
     GC_SELECT, GC_INSERT, GC_DELETE, GC_UPDATE, GC_CREATE_TABLE, GC_CTAS, GC_DROP_TABLE,
-    GC_CREATE_SCHEMA, GC_DROP_SCHEMA, GC_TRUNCATE
+    GC_CREATE_SCHEMA, GC_DROP_SCHEMA, GC_TRUNCATE, GC_MERGE
 } mb_gc_stmt_kind;
 
 typedef struct mb_gc_plan {
@@ -73,7 +85,11 @@ typedef struct mb_gc_plan {
     char *dataset, *table; /* target of DDL/DML */
     int or_replace, if_not_exists, if_exists;
     json_t *fields;       /* CREATE TABLE column list */
-    json_t *hints;        /* per result column: type name or null */
+    json_t *hints;        /* per result column: type name, a field ({type, mode, fields}) or null */
+    json_t *unnest;       /* the FROM UNNESTs' aliases in order (null when unnamed) */
+    int uses_arrays;      /* the statement makes ARRAY / STRUCT values */
+    json_t *star_hints;   /* SELECT * REPLACE: column name -> the replacement's hint */
+    json_t *steps;        /* MERGE: [{sql, counts}] run in order (counts: its changes are the DML count) */
     char *description;
 } mb_gc_plan;
 

@@ -49,6 +49,8 @@ static const char SCHEMA[] =
     " PRIMARY KEY(name, zone));"
     "CREATE TABLE IF NOT EXISTS __ce_operations(name TEXT PRIMARY KEY, zone TEXT, type TEXT,"
     " target TEXT, created INTEGER);"
+    "CREATE TABLE IF NOT EXISTS __gcs_uploads(id TEXT PRIMARY KEY, bucket TEXT, name TEXT,"
+    " content_type TEXT, total INTEGER, data BLOB, created INTEGER);"
     "COMMIT;";
 
 int64_t mb_gc_now_ms(void)

@@ -54,6 +54,8 @@ typedef struct reply {
     char *body;
     size_t len;
     const char *type;
+    char *location; /* a resumable upload's session URI */
+    char *range;    /* a resumable upload's "bytes=0-N" */
 } reply;
 
 static void reply_json(reply *r, int status, json_t *j)
@@ -275,7 +277,7 @@ static int load_result(mb_gc *gc, const char *job_id, mb_gc_result *r, const cha
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_STATIC);
     rc = mb_err_set(err, MB_ENOTFOUND, "Not found: Job %s:%s", gc->project, job_id);
     if (sqlite3_step(st) == SQLITE_ROW) {
-        static const char *const KNOWN[] = {"SELECT", "INSERT", "DELETE", "UPDATE", "CREATE_TABLE",
+        static const char *const KNOWN[] = {"SELECT", "INSERT", "DELETE", "UPDATE", "MERGE", "CREATE_TABLE",
                                             "CREATE_TABLE_AS_SELECT", "DROP_TABLE", "TRUNCATE_TABLE",
                                             "CREATE_SCHEMA", "DROP_SCHEMA", NULL};
         const char *t = (const char *)sqlite3_column_text(st, 0);
@@ -703,6 +705,80 @@ static json_t *object_resource(json_t *m)
     return o;
 }
 
+/* POST .../upload/storage/v1/b/BUCKET/o?uploadType=resumable: a session,
+ * its URI in Location (on the same host and /p/PROJECT prefix the request
+ * used). */
+static void resumable_start(mb_gc *gc, struct MHD_Connection *c, json_t *sg, size_t k, const mb_buf *raw,
+                            const char *qname, reply *r)
+{
+    json_t *meta = raw->len ? json_loadb(raw->data, raw->len, 0, NULL) : json_object();
+    if (!json_is_object(meta)) {
+        json_decref(meta);
+        reply_error(r, 400, "Invalid JSON metadata for a resumable upload");
+        return;
+    }
+    const char *name = json_string_value(json_object_get(meta, "name")) ?: qname;
+    const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Upload-Content-Type");
+    if (!ctype) ctype = json_string_value(json_object_get(meta, "contentType"));
+    const char *tl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Upload-Content-Length");
+    long long total = -1;
+    if (tl) {
+        char *end;
+        total = strtoll(tl, &end, 10);
+        if (*end || total < 0) {
+            json_decref(meta);
+            reply_error(r, 400, "Invalid X-Upload-Content-Length");
+            return;
+        }
+    }
+    char id[40];
+    mb_err e = {0};
+    if (mb_gc__upload_start(gc, seg(sg, k + 1), name, ctype, total, id, &e)) {
+        json_decref(meta);
+        reply_err(r, &e);
+        return;
+    }
+    json_decref(meta);
+    /* the host the client reached us by (letters, digits, '.', ':', '-', '[', ']' only) */
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+    int ok = host && *host && strlen(host) < 256;
+    for (const char *h = host; ok && *h; h++)
+        ok = isalnum((unsigned char)*h) || strchr(".:-[]", *h);
+    mb_buf u = {0};
+    mb_buf_printf(&u, "http://%s", ok ? host : "127.0.0.1");
+    size_t up = k - 3; /* segments before upload/storage/v1 */
+    for (size_t i = 0; i < up; i++) mb_buf_printf(&u, "/%s", seg(sg, i));
+    /* the bucket exists, so its name is [a-z0-9._-] */
+    mb_buf_printf(&u, "/upload/storage/v1/b/%s/o?uploadType=resumable&upload_id=%s", seg(sg, k + 1), id);
+    if (!up) mb_buf_printf(&u, "&project=%s", gc->project);
+    reply_json(r, 200, NULL);
+    r->location = mb_buf_steal(&u);
+}
+
+/* PUT / DELETE on a session URI: a chunk, a status query, a cancel. */
+static void resumable_put(mb_gc *gc, struct MHD_Connection *c, int del, const mb_buf *raw, reply *r)
+{
+    const char *id = qarg(c, "upload_id");
+    mb_err e = {0};
+    if (del) {
+        if (mb_gc__upload_cancel(gc, id, &e)) reply_err(r, &e);
+        else reply_json(r, 499, NULL);
+        return;
+    }
+    const char *range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Range");
+    long long have;
+    json_t *m;
+    if (mb_gc__upload_put(gc, id, range, raw->data ? raw->data : "", raw->len, &have, &m, &e)) {
+        reply_err(r, &e);
+    } else if (m) {
+        reply_json(r, 200, object_resource(m));
+        json_decref(m);
+    } else {
+        reply_json(r, 308, NULL);
+        if (have > 0) r->range = mb_asprintf("bytes=0-%lld", have - 1);
+    }
+}
+
 static void storage(mb_gc *gc, struct MHD_Connection *c, const char *method, json_t *sg, size_t k,
                     const mb_buf *raw, json_t *body, int mode, reply *r)
 {
@@ -788,8 +864,11 @@ static void storage(mb_gc *gc, struct MHD_Connection *c, const char *method, jso
             }
             name = json_string_value(json_object_get(meta, "name")) ?: name;
             ctype = json_string_value(json_object_get(meta, "contentType"));
+        } else if (ut && !strcmp(ut, "resumable")) {
+            resumable_start(gc, c, sg, k, raw, name, r);
+            return;
         } else if (!ut || strcmp(ut, "media")) {
-            reply_error(r, 501, "Unsupported: only media and multipart uploads are served (not resumable)");
+            reply_error(r, 400, "Unsupported uploadType: use media, multipart or resumable");
             return;
         }
         json_t *m;
@@ -802,6 +881,9 @@ static void storage(mb_gc *gc, struct MHD_Connection *c, const char *method, jso
             json_decref(m);
         }
         json_decref(meta);
+    } else if (n == 3 && is(sg, k + 2, "o") && mode == 1 && qarg(c, "upload_id") &&
+               (!strcmp(method, "PUT") || !strcmp(method, "POST") || del)) {
+        resumable_put(gc, c, del, raw, r);
     } else if (n >= 4 && is(sg, k + 2, "o")) {
         /* an object name's slashes arrive unescaped: the rest of the path is the name */
         const char *bucket = seg(sg, k + 1);
@@ -838,6 +920,68 @@ static void storage(mb_gc *gc, struct MHD_Connection *c, const char *method, jso
     }
 }
 
+/* ------------------------------------------------------------- signed URLs */
+
+/* /p/PROJECT/BUCKET/OBJECT?X-Goog-...: a V4 signed URL (signed.c). */
+static void signed_object(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url, const char *method,
+                          const char *project, json_t *sg, const mb_buf *raw, reply *r)
+{
+    char *db = rs->resolve(rs->ctx, project);
+    mb_gc *gc = NULL;
+    mb_err e = {0};
+    if (!db || mb_gc_open(db, project, &gc, &e)) {
+        r->status = 404;
+        r->body = mb_strdup("<?xml version='1.0' encoding='UTF-8'?><Error><Code>NoSuchBucket</Code>"
+                            "<Message>The specified bucket does not exist.</Message></Error>");
+        r->len = strlen(r->body);
+        r->type = "application/xml; charset=UTF-8";
+        free(db);
+        return;
+    }
+    mb_gc_sigq q = {qarg(c, "X-Goog-Algorithm"), qarg(c, "X-Goog-Credential"), qarg(c, "X-Goog-Date"),
+                    qarg(c, "X-Goog-Expires"), qarg(c, "X-Goog-SignedHeaders"), qarg(c, "X-Goog-Signature")};
+    char *xml = NULL;
+    int st = mb_gc_gcs_check_signed(gc, method, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host"), url, &q, &xml);
+    const char *bucket = seg(sg, 2);
+    mb_buf nb = {0};
+    for (size_t i = 3; i < json_array_size(sg); i++) mb_buf_printf(&nb, "%s%s", i > 3 ? "/" : "", seg(sg, i));
+    char *name = mb_buf_steal(&nb);
+    if (!st && (!strcmp(method, "GET") || !strcmp(method, "HEAD"))) {
+        char *data;
+        size_t len;
+        json_t *m;
+        if (mb_gc_gcs_object_get(gc, bucket, name, &data, &len, &m, &e)) {
+            st = 404;
+            xml = mb_strdup("<?xml version='1.0' encoding='UTF-8'?><Error><Code>NoSuchKey</Code>"
+                            "<Message>The specified key does not exist.</Message></Error>");
+        } else {
+            r->status = 200;
+            r->body = data;
+            r->len = len;
+            r->type = "application/octet-stream";
+            json_decref(m);
+        }
+    } else if (!st && !strcmp(method, "PUT")) {
+        const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+        if (mb_gc_gcs_object_put(gc, bucket, name, raw->data ? raw->data : "", raw->len, ct, &e)) reply_err(r, &e);
+        else reply_json(r, 200, NULL);
+    } else if (!st && !strcmp(method, "DELETE")) {
+        if (mb_gc_gcs_object_delete(gc, bucket, name, &e)) reply_err(r, &e);
+        else reply_json(r, 204, NULL);
+    } else if (!st) {
+        reply_error(r, 405, "Method not allowed on a signed URL");
+    }
+    if (st) {
+        r->status = st;
+        r->body = xml;
+        r->len = strlen(xml);
+        r->type = "application/xml; charset=UTF-8";
+    }
+    free(name);
+    mb_gc_close(gc);
+    free(db);
+}
+
 /* ------------------------------------------------------------- dispatch */
 
 static void route(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url, const char *method,
@@ -853,6 +997,13 @@ static void route(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url,
     if (is(sg, k, "token") && !strcmp(method, "POST")) {
         reply_json(r, 200, json_pack("{s:s,s:s,s:i}", "access_token", project ? project : "mcpbox", "token_type",
                                      "Bearer", "expires_in", 3600));
+        free(project);
+        json_decref(sg);
+        return;
+    }
+    if (k == 2 && seg(sg, 3) && qarg(c, "X-Goog-Signature") && !is(sg, 2, "upload") && !is(sg, 2, "download") &&
+        !is(sg, 2, "storage") && !is(sg, 2, "bigquery")) {
+        signed_object(rs, c, url, method, project, sg, raw, r);
         free(project);
         json_decref(sg);
         return;
@@ -920,6 +1071,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     else route(rs, c, url, method, &q->body, &r);
     struct MHD_Response *resp = MHD_create_response_from_buffer(r.len, r.body, MHD_RESPMEM_MUST_FREE);
     if (r.type && r.len) MHD_add_response_header(resp, "Content-Type", r.type);
+    if (r.location) MHD_add_response_header(resp, "Location", r.location);
+    if (r.range) MHD_add_response_header(resp, "Range", r.range);
+    free(r.location);
+    free(r.range);
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)r.status, resp);
     MHD_destroy_response(resp);
     return ret;

@@ -13,16 +13,28 @@
  *   - functions map onto SQLite built-ins or the bq_ UDFs (udf.c), date parts
  *     and INTERVALs becoming string arguments; an unknown function is
  *     "Function not found: X";
- *   - '/' always divides as FLOAT64; "..." strings become '...';
- *   - SELECT * EXCEPT (...) over one table lists the other columns;
- *   - the outermost SELECT's QUALIFY filters a wrapper of the query.
+ *   - '/' becomes bq_fdiv(term, operand): FLOAT64 and BigQuery's
+ *     "division by zero: a / b" (the left term is the output since the
+ *     current multiplicative term began, the right one the next operand);
+ *   - ARRAY and STRUCT values are JSON text (arrays.c): [..], ARRAY<T>[..],
+ *     ARRAY(subquery), STRUCT(..), ARRAY_AGG, subscripts ([OFFSET(i)], ...)
+ *     and (expr).field; UNNEST in a FROM is the bq_unnest table, its alias
+ *     (and WITH OFFSET name) mapped to the table's columns; IN UNNEST(a) a
+ *     subquery of it;
+ *   - SELECT * EXCEPT (...) REPLACE (...) over one table lists the columns;
+ *   - the outermost SELECT's QUALIFY filters a wrapper of the query;
+ *   - MERGE becomes statements over temporary tables of the source and of
+ *     which WHEN clause takes which row (plan_merge).
  * What it does not translate it refuses with an error naming the construct
- * (UNNEST, ARRAY, STRUCT, SELECT * REPLACE, MERGE, QUALIFY in a subquery, ...), so a query
- * either runs with BigQuery's meaning or fails; it never answers differently.
+ * (PIVOT, QUALIFY in a subquery, * EXCEPT over a join, tuple structs ...), so
+ * a query either runs with BigQuery's meaning or fails; it never answers
+ * differently. Nesting and chained operators are bounded (XL_MAX_NEST,
+ * XL_MAX_WRAPS): the REST facade runs this on 1 MiB thread stacks.
  *
- * Statements: SELECT/WITH, INSERT, DELETE/UPDATE (WHERE required), CREATE
- * [OR REPLACE] TABLE [IF NOT EXISTS] (column list, or AS query), DROP TABLE,
- * TRUNCATE TABLE, CREATE/DROP SCHEMA; the plan says which (bigquery.c runs it).
+ * Statements: SELECT/WITH, INSERT, DELETE/UPDATE (WHERE required), MERGE,
+ * CREATE [OR REPLACE] TABLE [IF NOT EXISTS] (column list, or AS query), DROP
+ * TABLE, TRUNCATE TABLE, CREATE/DROP SCHEMA; the plan says which (bigquery.c
+ * runs it).
  */
 #define _GNU_SOURCE
 #include "gcloud/gcloud_int.h"
@@ -67,6 +79,7 @@ static int is_id(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; 
 static int lex(const char *s, size_t n, lexed *out, mb_err *err)
 {
     memset(out, 0, sizeof *out);
+    if (!mb_utf8_valid(s, n)) return mb_err_set(err, MB_EINVAL, "Syntax error: the query is not valid UTF-8");
     size_t cap = 0, i = 0;
     int sp = 0;
     while (i < n) {
@@ -211,7 +224,7 @@ static int lex(const char *s, size_t n, lexed *out, mb_err *err)
             sp = 0;
             continue;
         }
-        static const char *const OPS2[] = {"<=", ">=", "<>", "!=", "||", "<<", ">>", "=>", NULL};
+        static const char *const OPS2[] = {"<=", ">=", "<>", "!=", "||", "<<", "=>", NULL}; /* no '>>': ARRAY<STRUCT<..>> */
         size_t len = 1;
         for (const char *const *o = OPS2; *o; o++)
             if (i + 1 < n && s[i] == (*o)[0] && s[i + 1] == (*o)[1]) len = 2;
@@ -265,7 +278,20 @@ typedef struct xl {
     json_t *records;   /* names of RECORD / REPEATED columns -> true */
     json_t *coltypes;  /* column name (lower) -> type, or null when ambiguous */
     json_t *ctes;      /* CTE names (lower) */
+    json_t *colfields; /* column name (lower) -> its schema field, or null when ambiguous */
+    json_t *unnest;    /* UNNEST alias (lower) -> {t: table alias, c: column, h: element hint} */
+    json_t *unnest_at; /* token index of an UNNEST in a FROM -> its table alias */
+    json_t *unnest_order; /* the FROM UNNESTs' names in order (null when unnamed) */
+    int uses_arrays;   /* the statement makes ARRAY or STRUCT values */
+    json_t *star_hints; /* SELECT * REPLACE: column name (lower) -> the replacement's hint */
+    int nest;          /* xrange / hint recursion depth now */
+    int wraps;         /* '/', subscripts and field accesses that re-emitted their left side */
 } xl;
+
+/* Bounds on what one statement may nest (the C stack) and re-emit (time):
+ * SQLite refuses expressions deeper than 1000 anyway. */
+#define XL_MAX_NEST 40 /* the REST facade's threads have 1 MiB stacks; a level costs ~10 KiB */
+#define XL_MAX_WRAPS 500
 
 static int fail(xl *x, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(xl *x, int code, const char *fmt, ...)
@@ -305,6 +331,17 @@ static size_t match_paren(xl *x, size_t i)
     return x->l.n - 1;
 }
 
+static int fail(xl *x, int code, const char *fmt, ...);
+
+/* match_paren, failing x when the bracket at i is not closed by its kind. */
+static size_t closing(xl *x, size_t i)
+{
+    size_t c = match_paren(x, i);
+    if (!is_op(x, c, is_op(x, i, "[") ? "]" : ")"))
+        fail(x, MB_EINVAL, "Syntax error: Unclosed \"%s\"", T(x, i)->text);
+    return c;
+}
+
 static void put_sep(xl *x)
 {
     if (x->out.len && x->out.data[x->out.len - 1] != ' ' && x->out.data[x->out.len - 1] != '(')
@@ -331,6 +368,13 @@ static void put_string(mb_buf *b, const char *s)
     mb_buf_putc(b, '\'');
 }
 
+static char *lower(const char *s)
+{
+    char *low = mb_strdup(s);
+    for (char *c = low; *c; c++) *c = (char)tolower((unsigned char)*c);
+    return low;
+}
+
 static const char *const KEYWORDS[] = {
     "ALL", "AND", "ANY", "AS", "ASC", "BETWEEN", "BY", "CASE", "COLLATE", "CROSS", "CURRENT",
     "DEFAULT", "DESC", "DISTINCT", "ELSE", "END", "ESCAPE", "EXISTS", "FALSE", "FOLLOWING",
@@ -349,7 +393,7 @@ static int is_keyword(const char *s)
 }
 
 static const char *const UNSUPPORTED_KW[] = {
-    "QUALIFY" /* but the outermost SELECT's (qualify()) */, "UNNEST", "PIVOT", "UNPIVOT", "TABLESAMPLE", "MERGE", "ARRAY", "STRUCT",
+    "QUALIFY" /* but the outermost SELECT's (qualify()) */, "PIVOT", "UNPIVOT", "TABLESAMPLE", "MERGE",
     "LATERAL", "RESPECT", "IGNORE", "WITHIN", "ROLLUP", "CUBE", "GROUPING", NULL};
 
 static const char *const DATE_PARTS[] = {
@@ -416,7 +460,7 @@ static json_t *take_path(xl *x, size_t *i, int table_ctx)
     return parts;
 }
 
-static const char *part(json_t *parts, size_t i) { return json_string_value(json_array_get(parts, i)); }
+static const char *part(json_t *parts, size_t i) { return json_string_value(json_array_get(parts, i)) ?: ""; }
 
 static void info_schema(xl *x, const char *dataset, const char *view)
 {
@@ -634,6 +678,7 @@ typedef enum fk {
     F_LOG,
     F_NOW,      /* no arguments needed */
     F_TRUNC,
+    F_ARRAY_AGG, /* bq_array_agg(v, flags, limit, key, desc, ...) */
 } fk;
 
 static const struct fn {
@@ -747,6 +792,13 @@ static const struct fn {
     {"REGEXP_CONTAINS", F_REGEXP, "bq_regexp", "0", "BOOLEAN"},
     {"REGEXP_EXTRACT", F_REGEXP, "bq_regexp", "1", "STRING"},
     {"REGEXP_REPLACE", F_REGEXP, "bq_regexp", "2", "STRING"},
+    {"ARRAY_AGG", F_ARRAY_AGG, "bq_array_agg", NULL, NULL},
+    {"FORMAT", F_PASS, "bq_format_string", NULL, "STRING"},
+    {"ARRAY_LENGTH", F_PASS, "bq_array_length", NULL, "INTEGER"},
+    {"ARRAY_TO_STRING", F_PASS, "bq_array_to_string", NULL, "STRING"},
+    {"ARRAY_CONCAT", F_PASS, "bq_array_concat", NULL, NULL},
+    {"ARRAY_REVERSE", F_PASS, "bq_array_reverse", NULL, NULL},
+    {"GENERATE_ARRAY", F_PASS, "bq_generate_array", NULL, NULL},
 };
 
 static const struct fn *fn_of(const char *name)
@@ -770,6 +822,17 @@ static size_t args_of(xl *x, size_t open, size_t close, size_t *as, size_t *ae, 
             ae[n] = k;
             n++;
             start = k + 1;
+            continue;
+        }
+        if ((is_kw(x, k, "ARRAY") || is_kw(x, k, "STRUCT")) && is_op(x, k + 1, "<")) {
+            int d = 0;
+            for (size_t m = k + 1; m < close; m++) {
+                if (is_op(x, m, "<")) d++;
+                else if (is_op(x, m, ">") && --d == 0) {
+                    k = m;
+                    break;
+                }
+            }
             continue;
         }
         if (is_op(x, k, "(") || is_op(x, k, "[")) depth++;
@@ -803,6 +866,97 @@ static const char *cast_type(xl *x, size_t i, size_t end)
     return c;
 }
 
+/* ARRAY_AGG([DISTINCT] v [IGNORE NULLS | RESPECT NULLS] [ORDER BY k [ASC|DESC], ...]
+ * [LIMIT n]) between open and close: bq_array_agg(v, flags, limit, k, desc, ...). */
+static size_t array_agg(xl *x, size_t open, size_t close, int string_agg)
+{
+    size_t k = open + 1, v0, v1, d0 = 0, d1 = 0;
+    int flags = string_agg ? 2 : 0; /* STRING_AGG skips NULLs */
+    if (is_kw(x, k, "DISTINCT")) {
+        flags |= 1;
+        k++;
+    }
+    v0 = k;
+    int depth = 0;
+    for (; k < close; k++) {
+        if (is_op(x, k, "(") || is_op(x, k, "[")) depth++;
+        else if (is_op(x, k, ")") || is_op(x, k, "]")) depth--;
+        else if (!depth && (is_kw(x, k, "IGNORE") || is_kw(x, k, "RESPECT") || is_kw(x, k, "ORDER") ||
+                            is_kw(x, k, "LIMIT") || is_op(x, k, ",")))
+            break;
+    }
+    v1 = k;
+    if (string_agg && is_op(x, k, ",")) { /* the delimiter */
+        d0 = ++k;
+        for (depth = 0; k < close; k++) {
+            if (is_op(x, k, "(")) depth++;
+            else if (is_op(x, k, ")")) depth--;
+            else if (!depth && (is_kw(x, k, "ORDER") || is_kw(x, k, "LIMIT"))) break;
+        }
+        d1 = k;
+    }
+    if (v1 == v0 || is_op(x, k, ",") || (d0 && d1 == d0)) {
+        fail(x, MB_EINVAL, "No matching signature for aggregate function %s", string_agg ? "STRING_AGG" : "ARRAY_AGG");
+        return close + 1;
+    }
+    if ((is_kw(x, k, "IGNORE") || is_kw(x, k, "RESPECT")) && is_kw(x, k + 1, "NULLS")) {
+        if (is_kw(x, k, "IGNORE")) flags |= 2;
+        k += 2;
+    }
+    if (!string_agg) x->uses_arrays = 1;
+    mb_buf *b = &x->out;
+    put_sep(x);
+    if (string_agg) mb_buf_puts(b, "bq_array_to_string(");
+    mb_buf_puts(b, "bq_array_agg(");
+    xrange(x, v0, v1, 0);
+    size_t lim0 = 0, lim1 = 0, ord = 0;
+    if (is_kw(x, k, "ORDER") && is_kw(x, k + 1, "BY")) {
+        ord = k + 2;
+        for (k = ord; k < close && !is_kw(x, k, "LIMIT"); k++) {
+            if (is_op(x, k, "(")) k = match_paren(x, k);
+        }
+    }
+    size_t ord_end = k;
+    if (is_kw(x, k, "LIMIT")) {
+        lim0 = k + 1;
+        lim1 = close;
+        if (lim1 != lim0 + 1 || T(x, lim0)->type != T_NUM) {
+            fail(x, MB_EINVAL, "Syntax error: LIMIT in ARRAY_AGG takes an integer literal");
+            return close + 1;
+        }
+    } else if (k != close) {
+        fail(x, MB_EINVAL, "Syntax error: Unexpected \"%s\" in ARRAY_AGG", T(x, k)->text);
+        return close + 1;
+    }
+    mb_buf_printf(b, ", %d, %s", flags, lim0 ? T(x, lim0)->text : "NULL");
+    if (ord) {
+        size_t as[32], ae[32];
+        size_t n = args_of(x, ord - 1, ord_end, as, ae, 32);
+        for (size_t a = 0; a < n; a++) {
+            size_t e = ae[a];
+            int desc = 0;
+            if (e > as[a] && (is_kw(x, e - 1, "DESC") || is_kw(x, e - 1, "ASC"))) {
+                desc = is_kw(x, e - 1, "DESC");
+                e--;
+            }
+            mb_buf_puts(b, ", ");
+            xrange(x, as[a], e, 0);
+            mb_buf_printf(b, ", %d", desc);
+        }
+    }
+    mb_buf_puts(b, ")");
+    if (string_agg) {
+        mb_buf_puts(b, ", ");
+        if (d0) xrange(x, d0, d1, 0);
+        else mb_buf_puts(b, "','");
+        mb_buf_puts(b, ")");
+    }
+    if (is_kw(x, close + 1, "OVER"))
+        unsupported(x, string_agg ? "STRING_AGG with ORDER BY or LIMIT as a window function"
+                                  : "ARRAY_AGG as a window function");
+    return close + 1;
+}
+
 /* Translates the function call at i (name) .. close; returns the index after. */
 static size_t function(xl *x, size_t i)
 {
@@ -818,13 +972,13 @@ static size_t function(xl *x, size_t i)
     size_t n = args_of(x, open, close, as, ae, 64);
     put_sep(x);
     mb_buf *b = &x->out;
+    if (f->kind == F_ARRAY_AGG) return array_agg(x, open, close, 0);
+    if (f->kind == F_PASS && !strcmp(f->sq, "group_concat")) /* STRING_AGG ... ORDER BY / LIMIT */
+        for (size_t k = open + 1; k < close; k++)
+            if ((is_kw(x, k, "ORDER") && is_kw(x, k + 1, "BY")) || is_kw(x, k, "LIMIT"))
+                return array_agg(x, open, close, 1);
     /* aggregate modifiers SQLite 3.40 lacks */
     for (size_t k = open + 1; k < close; k++) {
-        if (is_kw(x, k, "ORDER") && is_kw(x, k + 1, "BY") && f->kind == F_PASS &&
-            !strcmp(f->sq, "group_concat")) {
-            unsupported(x, "ORDER BY inside STRING_AGG");
-            return close + 1;
-        }
         if (is_kw(x, k, "LIMIT") && f->kind == F_PASS) {
             unsupported(x, "LIMIT inside an aggregate");
             return close + 1;
@@ -835,6 +989,7 @@ static size_t function(xl *x, size_t i)
         }
     }
     switch (f->kind) {
+    case F_ARRAY_AGG: break; /* above */
     case F_PASS:
     case F_NOW:
         mb_buf_printf(b, "%s(", f->sq);
@@ -992,6 +1147,28 @@ static int is_record(xl *x, const char *name)
 static void column_path(xl *x, json_t *parts)
 {
     size_t n = json_array_size(parts);
+    char *low0 = lower(part(parts, 0));
+    json_t *un = json_object_get(x->unnest, low0);
+    free(low0);
+    if (un) { /* an UNNEST's element (or offset) and fields of it */
+        put_sep(x);
+        if (n > 1) mb_buf_puts(&x->out, "json_extract(");
+        put_quoted_id(&x->out, json_string_value(json_object_get(un, "t")));
+        mb_buf_putc(&x->out, '.');
+        put_quoted_id(&x->out, json_string_value(json_object_get(un, "c")));
+        if (n > 1) {
+            mb_buf_puts(&x->out, ", '$");
+            for (size_t k = 1; k < n; k++) {
+                mb_buf_putc(&x->out, '.');
+                for (const char *c = part(parts, k); *c; c++) {
+                    if (*c == '\'') mb_buf_putc(&x->out, '\'');
+                    mb_buf_putc(&x->out, *c);
+                }
+            }
+            mb_buf_puts(&x->out, "')");
+        }
+        return;
+    }
     size_t base = 0; /* parts [0..base] name the column */
     if (n >= 2 && is_record(x, part(parts, 0))) base = 0;
     else if (n >= 3 && is_record(x, part(parts, 1))) base = 1;
@@ -1015,42 +1192,62 @@ static void column_path(xl *x, json_t *parts)
     }
 }
 
-/* ------------------------------------------------------- * EXCEPT */
+/* ------------------------------------------------ * EXCEPT / * REPLACE */
 
-/* SELECT * EXCEPT (a, b) FROM one table: the table's other columns, from
- * the catalog. Over a join, a subquery or a CTE it is refused by name. */
-static size_t star_except(xl *x, size_t i)
+static json_t *item_hint(xl *x, size_t a, size_t b);
+
+/* SELECT * EXCEPT (a, b) REPLACE (expr AS c) FROM one table: the table's
+ * columns from the catalog, less the dropped ones, the replaced ones
+ * computed. Over a join, a subquery or a CTE it is refused by name. */
+static size_t star_mods(xl *x, size_t i)
 {
-    size_t close = match_paren(x, i + 2);
-    json_t *drop = json_array();
-    for (size_t k = i + 3; k < close; k++) {
-        if (T(x, k)->type == T_IDENT || T(x, k)->type == T_QIDENT) json_array_append_new(drop, json_string(T(x, k)->text));
-        else if (!is_op(x, k, ",")) {
-            fail(x, MB_EINVAL, "Syntax error: SELECT * EXCEPT expects a list of column names");
-            json_decref(drop);
-            return close + 1;
+    size_t k = i + 1;
+    json_t *drop = json_array(), *repl = json_object();
+    if (is_kw(x, k, "EXCEPT") && is_op(x, k + 1, "(")) {
+        size_t close = match_paren(x, k + 1);
+        for (size_t m = k + 2; m < close && !x->failed; m++) {
+            if (T(x, m)->type == T_IDENT || T(x, m)->type == T_QIDENT) json_array_append_new(drop, json_string(T(x, m)->text));
+            else if (!is_op(x, m, ","))
+                fail(x, MB_EINVAL, "Syntax error: SELECT * EXCEPT expects a list of column names");
         }
+        k = close + 1;
+    }
+    if (is_kw(x, k, "REPLACE") && is_op(x, k + 1, "(")) {
+        size_t close = match_paren(x, k + 1), as[64], ae[64];
+        size_t n = args_of(x, k + 1, close, as, ae, 64);
+        if (n == 64) unsupported(x, "SELECT * REPLACE of 64 or more columns");
+        for (size_t a = 0; a < n && !x->failed; a++) {
+            if (ae[a] < as[a] + 3 || !is_kw(x, ae[a] - 2, "AS") ||
+                (T(x, ae[a] - 1)->type != T_IDENT && T(x, ae[a] - 1)->type != T_QIDENT)) {
+                fail(x, MB_EINVAL, "Syntax error: SELECT * REPLACE expects expression AS column_name");
+                break;
+            }
+            char *low = lower(T(x, ae[a] - 1)->text);
+            json_object_set_new(repl, low, json_pack("[I,I]", (json_int_t)as[a], (json_int_t)(ae[a] - 2)));
+            free(low);
+        }
+        k = close + 1;
     }
     /* the FROM of this SELECT, at this depth */
     int depth = 0;
     size_t from = 0;
-    for (size_t k = close + 1; k < x->l.n && T(x, k)->type != T_EOF; k++) {
-        if (is_op(x, k, "(")) depth++;
-        else if (is_op(x, k, ")")) {
+    for (size_t m = k; m < x->l.n && T(x, m)->type != T_EOF; m++) {
+        if (is_op(x, m, "(")) depth++;
+        else if (is_op(x, m, ")")) {
             if (--depth < 0) break;
-        } else if (!depth && is_kw(x, k, "FROM")) {
-            from = k;
+        } else if (!depth && is_kw(x, m, "FROM")) {
+            from = m;
             break;
         }
     }
     json_t *fields = NULL;
     if (from && (T(x, from + 1)->type == T_IDENT || T(x, from + 1)->type == T_QIDENT)) {
-        size_t k = from + 1;
-        json_t *parts = take_path(x, &k, 1);
-        if (is_kw(x, k, "AS")) k++;
-        if ((T(x, k)->type == T_IDENT || T(x, k)->type == T_QIDENT) && !is_keyword(T(x, k)->text)) k++;
-        int single = !(is_op(x, k, ",") || is_kw(x, k, "JOIN") || is_kw(x, k, "LEFT") || is_kw(x, k, "RIGHT") ||
-                       is_kw(x, k, "INNER") || is_kw(x, k, "CROSS") || is_kw(x, k, "FULL"));
+        size_t m = from + 1;
+        json_t *parts = take_path(x, &m, 1);
+        if (is_kw(x, m, "AS")) m++;
+        if ((T(x, m)->type == T_IDENT || T(x, m)->type == T_QIDENT) && !is_keyword(T(x, m)->text)) m++;
+        int single = !(is_op(x, m, ",") || is_kw(x, m, "JOIN") || is_kw(x, m, "LEFT") || is_kw(x, m, "RIGHT") ||
+                       is_kw(x, m, "INNER") || is_kw(x, m, "CROSS") || is_kw(x, m, "FULL"));
         const char *ds, *tb;
         size_t n = json_array_size(parts);
         if (single && (n == 2 || n == 3) && !strchr(part(parts, n - 1), '*')) {
@@ -1058,48 +1255,372 @@ static size_t star_except(xl *x, size_t i)
         }
         json_decref(parts);
     }
-    if (!fields) {
-        if (!x->failed) unsupported(x, "SELECT * EXCEPT over a join, a subquery, a CTE or a wildcard table");
-        json_decref(drop);
-        return close + 1;
+    const char *what = json_object_size(repl) ? "SELECT * REPLACE" : "SELECT * EXCEPT";
+    if (!fields && !x->failed) {
+        char *w = mb_asprintf("%s over a join, a subquery, a CTE or a wildcard table", what);
+        unsupported(x, w);
+        free(w);
     }
-    size_t k;
+    size_t m;
     json_t *d;
-    json_array_foreach(drop, k, d) {
+    json_array_foreach(x->failed ? NULL : drop, m, d) {
         int found = 0;
-        size_t m;
+        size_t q;
         json_t *f;
-        json_array_foreach(fields, m, f) found |= !strcasecmp(json_string_value(json_object_get(f, "name")), json_string_value(d));
+        json_array_foreach(fields, q, f) found |= !strcasecmp(json_string_value(json_object_get(f, "name")), json_string_value(d));
         if (!found) {
             fail(x, MB_EINVAL, "Column %s in SELECT * EXCEPT list does not exist", json_string_value(d));
             break;
         }
     }
+    const char *rk;
+    json_t *rv;
+    json_object_foreach(x->failed ? NULL : repl, rk, rv) {
+        int found = 0;
+        size_t q;
+        json_t *f;
+        json_array_foreach(fields, q, f) found |= !strcasecmp(json_string_value(json_object_get(f, "name")), rk);
+        if (!found) {
+            fail(x, MB_EINVAL, "Column %s in SELECT * REPLACE list does not exist", rk);
+            break;
+        }
+    }
     int n = 0;
     json_t *f;
-    json_array_foreach(x->failed ? NULL : fields, k, f) {
+    json_array_foreach(x->failed ? NULL : fields, m, f) {
         const char *name = json_string_value(json_object_get(f, "name"));
         int dropped = 0;
-        size_t m;
-        json_array_foreach(drop, m, d) dropped |= !strcasecmp(name, json_string_value(d));
+        size_t q;
+        json_array_foreach(drop, q, d) dropped |= !strcasecmp(name, json_string_value(d));
         if (dropped) continue;
         mb_buf_puts(&x->out, n++ ? ", " : " ");
+        char *low = lower(name);
+        json_t *r = json_object_get(repl, low);
+        free(low);
+        if (r) {
+            size_t ra = (size_t)json_integer_value(json_array_get(r, 0)), rb = (size_t)json_integer_value(json_array_get(r, 1));
+            json_t *h = item_hint(x, ra, rb);
+            if (!json_is_null(h)) json_object_set(x->star_hints, name, h);
+            json_decref(h);
+            mb_buf_putc(&x->out, '(');
+            xrange(x, (size_t)json_integer_value(json_array_get(r, 0)), (size_t)json_integer_value(json_array_get(r, 1)), 0);
+            mb_buf_puts(&x->out, ") AS ");
+        }
         put_quoted_id(&x->out, name);
     }
     if (!x->failed && !n) fail(x, MB_EINVAL, "SELECT * EXCEPT must not exclude every column");
     json_decref(fields);
     json_decref(drop);
+    json_decref(repl);
+    return k;
+}
+
+/* ------------------------------------------------- ARRAY and STRUCT */
+
+static json_t *select_hints(xl *x, size_t a, size_t b);
+static int parse_struct_fields(xl *x, size_t *i, json_t *fields, const char *close);
+static void struct_items(xl *x, const size_t *as, const size_t *ae, size_t n, json_t *typed);
+
+/* Cuts the output from `from` on, returning it. */
+static char *cut(xl *x, size_t from)
+{
+    if (!x->out.data) return mb_strdup("");
+    char *s = mb_strndup(x->out.data + from, x->out.len - from);
+    x->out.len = from;
+    x->out.data[from] = '\0';
+    return s;
+}
+
+/* The index after the operand of a binary operator starting at k: a unary
+ * expression (a literal, a path, a call with its OVER clause, a
+ * parenthesised expression, a CASE ... END), with its subscripts and field
+ * accesses. */
+static size_t operand_end(xl *x, size_t k, size_t b)
+{
+    while (k < b && (is_op(x, k, "-") || is_op(x, k, "+") || is_op(x, k, "~"))) k++;
+    if (k >= b) return b;
+    size_t e = k + 1;
+    if (is_op(x, k, "(") || is_op(x, k, "[")) {
+        e = match_paren(x, k) + 1;
+    } else if (is_kw(x, k, "CASE")) {
+        int depth = 0;
+        for (e = k; e < b; e++) {
+            if (is_kw(x, e, "CASE")) depth++;
+            else if (is_kw(x, e, "END") && --depth == 0) break;
+        }
+        e++;
+    } else if (T(x, k)->type == T_IDENT && T(x, k + 1)->type == T_STR) {
+        e = k + 2;
+    } else if (T(x, k)->type == T_IDENT || T(x, k)->type == T_QIDENT) {
+        while (is_op(x, e, ".") && (T(x, e + 1)->type == T_IDENT || T(x, e + 1)->type == T_QIDENT)) e += 2;
+        if (is_op(x, e, "(")) {
+            e = match_paren(x, e) + 1;
+            if (is_kw(x, e, "OVER")) e = is_op(x, e + 1, "(") ? match_paren(x, e + 1) + 1 : e + 2;
+        }
+    }
+    for (;;) {
+        if (is_op(x, e, "[")) e = match_paren(x, e) + 1;
+        else if (is_op(x, e, ".") && (T(x, e + 1)->type == T_IDENT || T(x, e + 1)->type == T_QIDENT)) e += 2;
+        else break;
+    }
+    return e < b ? e : b;
+}
+
+/* The index of the '>' closing the '<' at k (ARRAY<...>, STRUCT<...>). */
+static size_t match_angle(xl *x, size_t k)
+{
+    int depth = 0;
+    for (size_t m = k; m < x->l.n; m++) {
+        if (is_op(x, m, "<")) depth++;
+        else if (is_op(x, m, ">") && --depth == 0) return m;
+        else if (is_op(x, m, ">>")) {
+            unsupported(x, "nested ARRAY<STRUCT<...>> types written with '>>'");
+            return x->l.n - 1;
+        }
+    }
+    return x->l.n - 1;
+}
+
+/* [a, b, c] at open: json_array(a, b, c). */
+static size_t array_literal(xl *x, size_t open)
+{
+    size_t close = closing(x, open);
+    if (x->failed) return close + 1;
+    x->uses_arrays = 1;
+    put_sep(x);
+    mb_buf_puts(&x->out, "json_array(");
+    xrange(x, open + 1, close, 0);
+    mb_buf_puts(&x->out, ")");
     return close + 1;
+}
+
+static json_t *item_hint(xl *x, size_t a, size_t b);
+
+/* ARRAY(subquery) at i: the subquery's one column aggregated in its order. */
+static size_t array_subquery(xl *x, size_t i)
+{
+    size_t close = closing(x, i + 1);
+    if (x->failed) return close + 1;
+    if (!is_kw(x, i + 2, "SELECT") && !is_kw(x, i + 2, "WITH")) {
+        unsupported(x, "ARRAY(...) of anything but a subquery");
+        return close + 1;
+    }
+    x->uses_arrays = 1;
+    if (is_kw(x, i + 2, "SELECT") && is_kw(x, i + 3, "AS") && is_kw(x, i + 4, "STRUCT")) {
+        /* ARRAY(SELECT AS STRUCT a, b FROM ...): an array of json_object rows */
+        size_t from = close;
+        int depth = 0;
+        for (size_t k = i + 5; k < close; k++) {
+            if (is_op(x, k, "(") || is_op(x, k, "[") || is_kw(x, k, "CASE")) depth++;
+            else if (is_op(x, k, ")") || is_op(x, k, "]") || is_kw(x, k, "END")) depth--;
+            else if (!depth && is_kw(x, k, "FROM")) {
+                from = k;
+                break;
+            }
+        }
+        size_t as[256], ae[256];
+        size_t n = args_of(x, i + 4, from, as, ae, 256);
+        if (!n || n == 256) {
+            fail(x, MB_EINVAL, "Syntax error: SELECT AS STRUCT needs 1 to 255 columns");
+            return close + 1;
+        }
+        put_sep(x);
+        mb_buf_puts(&x->out, "(WITH \"__mb_a\"(\"v\") AS (SELECT ");
+        struct_items(x, as, ae, n, NULL);
+        mb_buf_putc(&x->out, ' ');
+        xrange(x, from, close, 0);
+        mb_buf_puts(&x->out, ") SELECT json_group_array(json(\"v\")) FROM \"__mb_a\")");
+        return close + 1;
+    }
+    /* STRUCT / ARRAY elements come back from the CTE as JSON text: json() */
+    size_t k = i + 3;
+    if (is_kw(x, k, "DISTINCT") || is_kw(x, k, "ALL")) k++;
+    int nested = is_kw(x, i + 2, "SELECT") && (is_kw(x, k, "STRUCT") || is_kw(x, k, "ARRAY") || is_op(x, k, "[") ||
+                                               is_kw(x, k, "ARRAY_AGG"));
+    put_sep(x);
+    mb_buf_puts(&x->out, "(WITH \"__mb_a\"(\"v\") AS (");
+    xrange(x, i + 2, close, 0);
+    mb_buf_puts(&x->out, nested ? ") SELECT json_group_array(json(\"v\")) FROM \"__mb_a\")"
+                                : ") SELECT json_group_array(\"v\") FROM \"__mb_a\")");
+    return close + 1;
+}
+
+/* STRUCT(a AS x, b) / STRUCT<x INT64, y STRING>(1, 'a') at i: json_object. */
+static size_t struct_value(xl *x, size_t i)
+{
+    json_t *typed = NULL;
+    size_t open = i + 1;
+    if (is_op(x, open, "<")) {
+        size_t k = i + 2;
+        typed = json_array();
+        if (parse_struct_fields(x, &k, typed, ">")) {
+            json_decref(typed);
+            return k;
+        }
+        open = k;
+    }
+    if (!is_op(x, open, "(")) {
+        json_decref(typed);
+        fail(x, MB_EINVAL, "Syntax error: Expected \"(\" after STRUCT");
+        return open + 1;
+    }
+    size_t close = closing(x, open), as[256], ae[256];
+    if (x->failed) {
+        json_decref(typed);
+        return close + 1;
+    }
+    size_t n = args_of(x, open, close, as, ae, 256);
+    if (n == 256) {
+        json_decref(typed);
+        unsupported(x, "STRUCT values of 256 or more fields");
+        return close + 1;
+    }
+    if (typed && n != json_array_size(typed)) {
+        json_decref(typed);
+        fail(x, MB_EINVAL, "STRUCT type has %zu fields but constructor call has %zu fields",
+             json_array_size(typed), n);
+        return close + 1;
+    }
+    x->uses_arrays = 1;
+    put_sep(x);
+    struct_items(x, as, ae, n, typed);
+    json_decref(typed);
+    return close + 1;
+}
+
+/* json_object('name', value, ...) of the items [as[i], ae[i]) of a STRUCT
+ * (or of SELECT AS STRUCT), named by typed, by AS, or by their path. */
+static void struct_items(xl *x, const size_t *as, const size_t *ae, size_t n, json_t *typed)
+{
+    mb_buf_puts(&x->out, "json_object(");
+    for (size_t a = 0; a < n && !x->failed; a++) {
+        size_t e = ae[a];
+        const char *name = NULL;
+        if (typed) name = json_string_value(json_object_get(json_array_get(typed, a), "name"));
+        else if (e >= as[a] + 3 && is_kw(x, e - 2, "AS") &&
+                 (T(x, e - 1)->type == T_IDENT || T(x, e - 1)->type == T_QIDENT)) {
+            name = T(x, e - 1)->text;
+            e -= 2;
+        } else {
+            size_t k = as[a];
+            if (T(x, k)->type == T_IDENT || T(x, k)->type == T_QIDENT) {
+                json_t *parts = take_path(x, &k, 0);
+                if (k == e) name = part(parts, json_array_size(parts) - 1);
+                if (name) name = T(x, e - 1)->text;
+                json_decref(parts);
+            }
+        }
+        if (!name) {
+            unsupported(x, "STRUCT fields without a name (name them with AS)");
+            break;
+        }
+        if (a) mb_buf_puts(&x->out, ", ");
+        put_string(&x->out, name);
+        mb_buf_puts(&x->out, ", ");
+        xrange(x, as[a], e, 0);
+    }
+    mb_buf_puts(&x->out, ")");
+}
+
+/* UNNEST(expr) [AS] alias [WITH OFFSET [AS] name] at i in a FROM: the
+ * bq_unnest table named as the prescan named it; returns the index after. */
+/* UNNEST of a literal that is not an array: BigQuery's type error. */
+static int unnest_arg_ok(xl *x, size_t a, size_t b)
+{
+    tk t = T(x, a)->type;
+    if (b == a + 1 && (t == T_STR || t == T_NUM || t == T_BYTES))
+        return !fail(x, MB_EINVAL, "Values referenced in UNNEST must be arrays. UNNEST contains expression of type %s",
+                     t == T_STR ? "STRING" : t == T_BYTES ? "BYTES" : "INT64");
+    return 1;
+}
+
+static size_t unnest_from(xl *x, size_t i)
+{
+    size_t close = closing(x, i + 1);
+    if (x->failed || !unnest_arg_ok(x, i + 2, close)) return close + 1;
+    char key[32];
+    snprintf(key, sizeof key, "%zu", i);
+    const char *alias = json_string_value(json_object_get(x->unnest_at, key));
+    x->uses_arrays = 1;
+    put_sep(x);
+    mb_buf_puts(&x->out, "bq_unnest(");
+    xrange(x, i + 2, close, 0);
+    mb_buf_puts(&x->out, ") AS ");
+    put_quoted_id(&x->out, alias ? alias : "__unnest");
+    size_t k = close + 1;
+    if (is_kw(x, k, "AS")) k += 2;
+    else if (T(x, k)->type == T_QIDENT || (T(x, k)->type == T_IDENT && !is_keyword(T(x, k)->text) && !is_kw(x, k, "WITH")))
+        k++;
+    if (is_kw(x, k, "WITH") && is_kw(x, k + 1, "OFFSET")) {
+        k += 2;
+        if (is_kw(x, k, "AS")) k++;
+        if (T(x, k)->type == T_QIDENT || (T(x, k)->type == T_IDENT && !is_keyword(T(x, k)->text))) k++;
+    }
+    return k;
 }
 
 /* ------------------------------------------------------------ walker */
 
+typedef struct opener {
+    size_t term, prim;
+} opener;
+
+static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start);
+
 static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
+{
+    if (++x->nest > XL_MAX_NEST) fail(x, MB_EINVAL, "Resources exceeded: the query nests expressions too deeply");
+    else xrange_in(x, a, b, table_ctx_start);
+    x->nest--;
+}
+
+/* One more re-emission of a left side; fails x past the bound. */
+static int wrap_ok(xl *x)
+{
+    if (++x->wraps <= XL_MAX_WRAPS) return 1;
+    fail(x, MB_EINVAL, "Resources exceeded: the query has too many chained operators");
+    return 0;
+}
+
+static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
 {
     int expect_table = table_ctx_start;
     int in_from[256] = {0};
+    opener stack[256];
     int depth = 0;
     size_t i = a;
+    /* The output offsets where the current multiplicative term and the last
+     * primary expression begin: '/' wraps the term, a subscript or a field
+     * access the primary. after_op: the next primary starts a new term. */
+    size_t term = x->out.len, prim = x->out.len;
+    int after_op = 1;
+/* '(' and CASE open a level (the term goes on), ')' and END close it. */
+#define OPEN(what)                                                                                 \
+    do {                                                                                           \
+        if (depth >= 255) {                                                                        \
+            fail(x, MB_EINVAL, "Query nests %s too deeply", what);                                 \
+            return;                                                                                \
+        }                                                                                          \
+        if (after_op) term = x->out.len;                                                           \
+        stack[depth] = (opener){term, x->out.len};                                                 \
+        in_from[++depth] = 0;                                                                      \
+        after_op = 1;                                                                              \
+    } while (0)
+#define CLOSE()                                                                                    \
+    do {                                                                                           \
+        if (depth > 0) {                                                                           \
+            depth--;                                                                               \
+            term = stack[depth].term;                                                              \
+            prim = stack[depth].prim;                                                              \
+        }                                                                                          \
+        after_op = 0;                                                                              \
+    } while (0)
+#define PRIMARY()                                                                                  \
+    do {                                                                                           \
+        if (after_op) term = x->out.len;                                                           \
+        prim = x->out.len;                                                                         \
+        after_op = 0;                                                                              \
+    } while (0)
     while (i < b && !x->failed) {
         tok *t = T(x, i);
         if (t->type == T_EOF) break;
@@ -1107,36 +1628,88 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
         if (t->type == T_OP) {
             const char *s = t->text;
             if (!strcmp(s, "(")) {
-                if (depth < 255) in_from[++depth] = 0;
-                else {
-                    fail(x, MB_EINVAL, "Query nests parentheses too deeply");
-                    return;
-                }
+                OPEN("parentheses");
                 expect_table = 0;
                 put_sep(x);
                 mb_buf_putc(o, '(');
-            } else if (!strcmp(s, ")")) {
-                if (depth > 0) depth--;
+                i++;
+                continue;
+            }
+            if (!strcmp(s, ")")) {
+                CLOSE();
                 mb_buf_putc(o, ')');
-            } else if (!strcmp(s, "[") || !strcmp(s, "]")) {
-                unsupported(x, "array subscripts and array literals");
-            } else if (!strcmp(s, "{") || !strcmp(s, "}")) {
-                unsupported(x, "braces");
+                i++;
+                continue;
+            }
+            if (!strcmp(s, "[") && after_op) {
+                PRIMARY();
+                i = array_literal(x, i);
+                continue;
+            }
+            if (!strcmp(s, "[")) { /* a subscript of the last primary */
+                size_t close = closing(x, i), ia = i + 1, ib = close;
+                if (x->failed) return;
+                int mode = 0;
+                static const char *const MODES[] = {"OFFSET", "ORDINAL", "SAFE_OFFSET", "SAFE_ORDINAL"};
+                for (int m = 0; m < 4; m++)
+                    if (is_kw(x, ia, MODES[m]) && is_op(x, ia + 1, "(") && match_paren(x, ia + 1) + 1 == close) {
+                        mode = m;
+                        ib = close - 1;
+                        ia += 2;
+                    }
+                if (!wrap_ok(x)) return;
+                char *base = cut(x, prim);
+                put_sep(x);
+                mb_buf_printf(o, "bq_subscript(%s, ", base);
+                free(base);
+                xrange(x, ia, ib, 0);
+                mb_buf_printf(o, ", %d)", mode);
+                i = close + 1;
+                continue;
+            }
+            if (!strcmp(s, "]") || !strcmp(s, "{") || !strcmp(s, "}")) {
+                fail(x, MB_EINVAL, "Syntax error: Unexpected \"%s\"", s);
             } else if (!strcmp(s, ",")) {
                 mb_buf_putc(o, ',');
                 if (in_from[depth]) expect_table = 1;
             } else if (!strcmp(s, "/")) {
-                mb_buf_puts(o, " * 1.0 /");
+                if (after_op) {
+                    fail(x, MB_EINVAL, "Syntax error: Unexpected \"/\"");
+                    return;
+                }
+                if (!wrap_ok(x)) return;
+                size_t e = operand_end(x, i + 1, b);
+                char *lhs = cut(x, term);
+                put_sep(x);
+                mb_buf_printf(o, "bq_fdiv(%s, ", lhs);
+                free(lhs);
+                xrange(x, i + 1, e, 0);
+                mb_buf_puts(o, ")");
+                prim = term;
+                i = e;
+                continue;
             } else if (!strcmp(s, ".") && is_op(x, i + 1, "*")) {
                 mb_buf_puts(o, ".*");
-                i++;
+                i += 2;
+                continue;
+            } else if (!strcmp(s, ".") && !after_op &&
+                       (T(x, i + 1)->type == T_IDENT || T(x, i + 1)->type == T_QIDENT)) {
+                /* a field of a STRUCT value: (expr).f, a[OFFSET(0)].f */
+                if (!wrap_ok(x)) return;
+                char *base = cut(x, prim);
+                put_sep(x);
+                mb_buf_printf(o, "bq_field(%s, ", base);
+                free(base);
+                put_string(o, T(x, i + 1)->text);
+                mb_buf_puts(o, ")");
+                i += 2;
+                continue;
             } else if (!strcmp(s, ".")) {
                 fail(x, MB_EINVAL, "Syntax error: Unexpected \".\"");
-            } else if (!strcmp(s, "*") && is_kw(x, i + 1, "EXCEPT") && is_op(x, i + 2, "(")) {
-                i = star_except(x, i);
+            } else if (!strcmp(s, "*") && (is_kw(x, i + 1, "EXCEPT") || is_kw(x, i + 1, "REPLACE")) &&
+                       is_op(x, i + 2, "(")) {
+                i = star_mods(x, i);
                 continue;
-            } else if (!strcmp(s, "*") && is_kw(x, i + 1, "REPLACE") && is_op(x, i + 2, "(")) {
-                unsupported(x, "SELECT * REPLACE");
             } else if (!strcmp(s, ";")) {
                 fail(x, MB_EINVAL, "Syntax error: Unexpected \";\"");
             } else if (!strcmp(s, "=>") || !strcmp(s, ":") || !strcmp(s, "~") || !strcmp(s, "^") ||
@@ -1150,17 +1723,28 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
             } else {
                 put_sep(x);
                 mb_buf_puts(o, s);
+                /* '*' and '||' continue a term; anything else ends it */
+                if (!strcmp(s, "*") || !strcmp(s, "||")) {
+                    if (after_op) PRIMARY(); /* SELECT * */
+                } else {
+                    after_op = 1;
+                }
+                i++;
+                continue;
             }
+            after_op = 1;
             i++;
             continue;
         }
         if (t->type == T_STR) {
+            PRIMARY();
             put_sep(x);
             put_string(o, t->text);
             i++;
             continue;
         }
         if (t->type == T_BYTES) {
+            PRIMARY();
             put_sep(x);
             mb_buf_puts(o, "X'");
             for (const unsigned char *c = (const unsigned char *)t->text; *c; c++)
@@ -1170,6 +1754,7 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
             continue;
         }
         if (t->type == T_NUM || t->type == T_PARAM) {
+            PRIMARY();
             put_sep(x);
             mb_buf_puts(o, t->text);
             i++;
@@ -1179,12 +1764,54 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
         if (t->type == T_IDENT) {
             for (const char *const *u = UNSUPPORTED_KW; *u; u++)
                 if (!strcasecmp(t->text, *u)) {
-                    if (!strcasecmp(*u, "ARRAY") || !strcasecmp(*u, "STRUCT") ||
-                        !strcasecmp(*u, "UNNEST"))
-                        unsupported(x, *u);
-                    else unsupported(x, *u);
+                    unsupported(x, *u);
                     return;
                 }
+            if (is_kw(x, i, "UNNEST") && is_op(x, i + 1, "(")) {
+                if (expect_table) {
+                    i = unnest_from(x, i);
+                    expect_table = 0;
+                } else { /* x IN UNNEST(array) */
+                    size_t close = closing(x, i + 1);
+                    if (x->failed || !unnest_arg_ok(x, i + 2, close)) return;
+                    x->uses_arrays = 1;
+                    PRIMARY();
+                    put_sep(x);
+                    mb_buf_puts(o, "(SELECT \"__v\" FROM bq_unnest(");
+                    xrange(x, i + 2, close, 0);
+                    mb_buf_puts(o, "))");
+                    i = close + 1;
+                }
+                continue;
+            }
+            if (is_kw(x, i, "UNNEST")) {
+                fail(x, MB_EINVAL, "Syntax error: Expected \"(\" after UNNEST");
+                return;
+            }
+            if (is_kw(x, i, "ARRAY") && !expect_table) {
+                PRIMARY();
+                if (is_op(x, i + 1, "<")) {
+                    size_t gt = match_angle(x, i + 1);
+                    if (!x->failed && !is_op(x, gt + 1, "[")) {
+                        fail(x, MB_EINVAL, "Syntax error: Expected \"[\" after ARRAY<...>");
+                        return;
+                    }
+                    if (!x->failed) i = array_literal(x, gt + 1);
+                } else if (is_op(x, i + 1, "(")) {
+                    i = array_subquery(x, i);
+                } else if (is_op(x, i + 1, "[")) {
+                    i = array_literal(x, i + 1);
+                } else {
+                    fail(x, MB_EINVAL, "Syntax error: Unexpected keyword ARRAY");
+                    return;
+                }
+                continue;
+            }
+            if (is_kw(x, i, "STRUCT") && !expect_table) {
+                PRIMARY();
+                i = struct_value(x, i);
+                continue;
+            }
             /* typed literals */
             if (T(x, i + 1)->type == T_STR &&
                 (is_kw(x, i, "DATE") || is_kw(x, i, "TIMESTAMP") || is_kw(x, i, "DATETIME") ||
@@ -1192,6 +1819,7 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
                  is_kw(x, i, "TIME"))) {
                 const char *v = T(x, i + 1)->text;
                 char buf[40];
+                PRIMARY();
                 put_sep(x);
                 if (is_kw(x, i, "DATE")) {
                     if (mb_gc__date_norm(v, buf) || strlen(v) > 10)
@@ -1218,6 +1846,7 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
             }
             if ((is_kw(x, i, "CURRENT_DATE") || is_kw(x, i, "CURRENT_TIMESTAMP") ||
                  is_kw(x, i, "CURRENT_DATETIME")) && !is_op(x, i + 1, "(")) {
+                PRIMARY();
                 put_sep(x);
                 mb_buf_printf(o, "%s()", fn_of(t->text)->sq);
                 i++;
@@ -1227,28 +1856,23 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
                 unsupported(x, "the SAFE. function prefix");
                 return;
             }
-            if (is_op(x, i + 1, "(") && !is_keyword(t->text) && !is_kw(x, i, "IN") &&
-                !expect_table) {
-                i = function(x, i);
-                continue;
-            }
-            if (is_kw(x, i, "IF") && is_op(x, i + 1, "(")) {
-                i = function(x, i);
-                continue;
-            }
-            if (is_kw(x, i, "REPLACE") && is_op(x, i + 1, "(")) {
+            if ((is_op(x, i + 1, "(") && !is_keyword(t->text) && !is_kw(x, i, "IN") && !expect_table) ||
+                ((is_kw(x, i, "IF") || is_kw(x, i, "REPLACE")) && is_op(x, i + 1, "("))) {
+                PRIMARY();
                 i = function(x, i);
                 continue;
             }
             if (i > a && is_kw(x, i - 1, "AS") && !is_op(x, i + 1, "(")) { /* an alias */
                 put_sep(x);
                 put_quoted_id(o, t->text);
+                after_op = 1;
                 i++;
                 continue;
             }
             if (is_kw(x, i, "NULLS") && (is_kw(x, i + 1, "FIRST") || is_kw(x, i + 1, "LAST"))) {
                 put_sep(x);
                 mb_buf_puts(o, is_kw(x, i + 1, "FIRST") ? "NULLS FIRST" : "NULLS LAST");
+                after_op = 1;
                 i += 2;
                 continue;
             }
@@ -1270,6 +1894,7 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
                     put_sep(x);
                     mb_buf_puts(o, up);
                     free(up);
+                    after_op = 1;
                     i += 2;
                     continue;
                 }
@@ -1283,6 +1908,18 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
                     unsupported(x, "FOR SYSTEM_TIME AS OF");
                     return;
                 }
+                int is_case = !strcmp(up, "CASE");
+                if (is_case && depth >= 255) {
+                    free(up);
+                    up = NULL;
+                }
+                if (is_case) OPEN("CASE");
+                else if (!strcmp(up, "END") && depth > 0) CLOSE();
+                else if (!strcmp(up, "TRUE") || !strcmp(up, "FALSE") || !strcmp(up, "NULL")) {
+                    PRIMARY();
+                } else if (strcmp(up, "OVER")) {
+                    after_op = 1;
+                }
                 put_sep(x);
                 mb_buf_puts(o, up);
                 free(up);
@@ -1294,12 +1931,17 @@ static void xrange(xl *x, size_t a, size_t b, int table_ctx_start)
         if (expect_table) {
             table_ref(x, &i);
             expect_table = 0;
+            after_op = 1;
             continue;
         }
+        PRIMARY();
         json_t *parts = take_path(x, &i, 0);
         column_path(x, parts);
         json_decref(parts);
     }
+#undef PRIMARY
+#undef OPEN
+#undef CLOSE
 }
 
 /* ------------------------------------------------------- result hints */
@@ -1315,21 +1957,262 @@ static const char *col_type(xl *x, const char *name)
 
 /* The type an item [a, b) of the outer select list has, when it is a call
  * whose result type is known, a comparison, or a typed literal. */
+/* {type, mode: REPEATED, fields} of an array whose elements are `elem`. */
+static json_t *repeated(json_t *elem)
+{
+    json_t *f = json_is_object(elem) ? json_deep_copy(elem) : json_object();
+    if (json_is_string(elem)) json_object_set(f, "type", elem);
+    json_object_set_new(f, "mode", json_string("REPEATED"));
+    json_decref(elem);
+    return f;
+}
+
+/* The element of an array hint (a type name or a RECORD field), or null. */
+static json_t *element(json_t *arr)
+{
+    json_t *m = json_object_get(arr, "mode");
+    if (!json_is_object(arr) || !json_is_string(m) || strcmp(json_string_value(m), "REPEATED")) {
+        json_decref(arr);
+        return json_null();
+    }
+    json_t *e;
+    if (json_object_get(arr, "fields")) {
+        e = json_deep_copy(arr);
+        json_object_del(e, "mode");
+        json_object_del(e, "name");
+    } else {
+        e = json_incref(json_object_get(arr, "type"));
+        if (!e) e = json_null();
+    }
+    json_decref(arr);
+    return e;
+}
+
+/* A field of a RECORD hint by name (a type name or a field), or null. */
+static json_t *subfield(json_t *rec, const char *name)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(rec, "fields"), i, f) {
+        if (strcasecmp(json_string_value(json_object_get(f, "name")) ?: "", name)) continue;
+        const char *m = json_string_value(json_object_get(f, "mode"));
+        if (json_object_get(f, "fields") || (m && !strcmp(m, "REPEATED"))) return json_deep_copy(f);
+        json_t *t = json_object_get(f, "type");
+        return t ? json_incref(t) : json_null();
+    }
+    return json_null();
+}
+
+/* The hint of an ARRAY or STRUCT expression [a, end), of an UNNEST alias
+ * or a RECORD column's field, of a subscript; NULL when [a, end) is none. */
+static json_t *array_struct_hint(xl *x, size_t a, size_t end)
+{
+    if (end <= a) return NULL;
+    if (end >= a + 3 && is_op(x, end - 2, ".") && (is_op(x, end - 3, ")") || is_op(x, end - 3, "]")) &&
+        (T(x, end - 1)->type == T_IDENT || T(x, end - 1)->type == T_QIDENT)) { /* (struct).f */
+        json_t *rec = item_hint(x, a, end - 2);
+        json_t *f = json_is_object(rec) ? subfield(rec, T(x, end - 1)->text) : json_null();
+        json_decref(rec);
+        return f;
+    }
+    if (is_op(x, a, "[") && match_paren(x, a) + 1 == end) {
+        size_t as[1], ae[1];
+        if (!args_of(x, a, end - 1, as, ae, 1)) return repeated(json_null());
+        return repeated(item_hint(x, as[0], ae[0]));
+    }
+    if (is_kw(x, a, "ARRAY") && is_op(x, a + 1, "<")) {
+        size_t gt = match_angle(x, a + 1);
+        if (gt + 1 < end && is_op(x, gt + 1, "[")) {
+            const char *c = gt == a + 3 ? mb_gc__type_canon(T(x, a + 2)->text) : NULL;
+            json_t *lit = array_struct_hint(x, gt + 1, end);
+            if (c && lit) json_object_set_new(lit, "type", json_string(c));
+            return lit;
+        }
+    }
+    if (is_kw(x, a, "ARRAY") && is_op(x, a + 1, "(") && match_paren(x, a + 1) + 1 == end) {
+        json_t *h = select_hints(x, a + 2, end - 1);
+        json_t *e = json_incref(json_array_get(h, 0));
+        json_decref(h);
+        return repeated(e ? e : json_null());
+    }
+    if (is_kw(x, a, "STRUCT") && (is_op(x, a + 1, "(") || is_op(x, a + 1, "<")) &&
+        match_paren(x, is_op(x, a + 1, "<") ? match_angle(x, a + 1) + 1 : a + 1) + 1 == end) {
+        json_t *rec = json_pack("{s:s,s:[]}", "type", "RECORD", "fields");
+        size_t open = a + 1;
+        json_t *typed = NULL;
+        if (is_op(x, open, "<")) {
+            size_t k = a + 2;
+            typed = json_array();
+            mb_err e = {0};
+            mb_err *keep = x->err;
+            int was = x->failed;
+            x->err = &e;
+            parse_struct_fields(x, &k, typed, ">");
+            x->err = keep;
+            x->failed = was;
+            open = k;
+        }
+        size_t close = match_paren(x, open), as[256], ae[256];
+        size_t n = is_op(x, open, "(") ? args_of(x, open, close, as, ae, 256) : 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t e = ae[i];
+            json_t *f = json_object();
+            const char *name = NULL;
+            if (typed) {
+                json_t *tf = json_array_get(typed, i);
+                name = json_string_value(json_object_get(tf, "name"));
+                json_object_update(f, tf);
+            } else if (e >= as[i] + 3 && is_kw(x, e - 2, "AS")) {
+                name = T(x, e - 1)->text;
+                e -= 2;
+            } else {
+                name = T(x, e - 1)->text;
+            }
+            json_object_set_new(f, "name", json_string(name ? name : ""));
+            if (!typed) {
+                json_t *h = item_hint(x, as[i], e);
+                if (json_is_object(h)) json_object_update(f, h);
+                else if (json_is_string(h)) json_object_set(f, "type", h);
+                json_decref(h);
+                json_object_set_new(f, "name", json_string(name ? name : ""));
+            }
+            json_array_append_new(json_object_get(rec, "fields"), f);
+        }
+        json_decref(typed);
+        return rec;
+    }
+    if (T(x, a)->type == T_IDENT && is_op(x, a + 1, "(") && match_paren(x, a + 1) + 1 == end) {
+        size_t close = end - 1, as[8], ae[8];
+        size_t n = args_of(x, a + 1, close, as, ae, 8);
+        if (is_kw(x, a, "ARRAY_AGG") && n >= 1) {
+            size_t s0 = as[0], e0 = ae[0];
+            if (is_kw(x, s0, "DISTINCT")) s0++;
+            for (size_t k = s0; k < e0; k++)
+                if (is_kw(x, k, "IGNORE") || is_kw(x, k, "RESPECT") || is_kw(x, k, "ORDER") || is_kw(x, k, "LIMIT")) {
+                    e0 = k;
+                    break;
+                }
+            return repeated(item_hint(x, s0, e0));
+        }
+        if (is_kw(x, a, "GENERATE_ARRAY")) {
+            int real = 0;
+            for (size_t k = a + 2; k < close; k++)
+                real |= T(x, k)->type == T_NUM && strpbrk(T(x, k)->text, ".eE") != NULL;
+            return repeated(json_string(real ? "FLOAT" : "INTEGER"));
+        }
+        if ((is_kw(x, a, "ARRAY_CONCAT") || is_kw(x, a, "ARRAY_REVERSE")) && n >= 1)
+            return item_hint(x, as[0], ae[0]);
+        return NULL;
+    }
+    if (is_op(x, end - 1, "]")) { /* a subscript: the element */
+        size_t open = end - 1;
+        int depth = 0;
+        for (size_t k = end; k-- > a;) {
+            if (is_op(x, k, "]") || is_op(x, k, ")")) depth++;
+            else if ((is_op(x, k, "[") || is_op(x, k, "(")) && --depth == 0) {
+                open = k;
+                break;
+            }
+        }
+        if (open > a) return element(item_hint(x, a, open));
+        return NULL;
+    }
+    if (is_kw(x, a, "TRUE") || is_kw(x, a, "FALSE")) return end == a + 1 ? json_string("BOOLEAN") : NULL;
+    if (T(x, a)->type == T_IDENT || T(x, a)->type == T_QIDENT) {
+        size_t k = a;
+        json_t *parts = take_path(x, &k, 0);
+        json_t *h = NULL;
+        size_t n = json_array_size(parts);
+        if (k == end) {
+            char *low = lower(part(parts, 0));
+            json_t *un = json_object_get(x->unnest, low);
+            free(low);
+            size_t from = 1;
+            if (un && n == 1) { /* the element itself: named after the alias */
+                json_t *e = json_object_get(un, "h");
+                h = json_is_object(e) ? json_deep_copy(e) : json_object();
+                if (json_is_string(e)) json_object_set(h, "type", e);
+                json_object_set_new(h, "name", json_string(part(parts, 0)));
+                json_decref(parts);
+                return h;
+            }
+            if (un) h = json_deep_copy(json_object_get(un, "h"));
+            else if (n >= 2) { /* rec.f or alias.rec.f */
+                for (size_t r = 0; r < 2 && r + 1 < n && !h; r++) {
+                    char *l2 = lower(part(parts, r));
+                    json_t *cf = json_object_get(x->colfields, l2);
+                    free(l2);
+                    if (json_is_object(cf) && json_object_get(cf, "fields")) {
+                        h = json_deep_copy(cf);
+                        from = r + 1;
+                    }
+                }
+            }
+            for (size_t p = from; h && p < n; p++) {
+                json_t *sub = subfield(h, part(parts, p));
+                json_decref(h);
+                h = sub;
+            }
+            if (h && json_is_null(h)) {
+                json_decref(h);
+                h = NULL;
+            }
+        }
+        json_decref(parts);
+        return h;
+    }
+    return NULL;
+}
+
+/* The element hint of an UNNEST's array expression [a, b). */
+static json_t *unnest_hint(xl *x, size_t a, size_t b)
+{
+    json_t *h = item_hint(x, a, b);
+    if (json_is_null(h) && (T(x, a)->type == T_IDENT || T(x, a)->type == T_QIDENT)) {
+        /* a REPEATED column by name */
+        size_t k = a;
+        json_t *parts = take_path(x, &k, 0);
+        if (k == b) {
+            char *low = lower(part(parts, json_array_size(parts) - 1));
+            json_t *cf = json_object_get(x->colfields, low);
+            free(low);
+            if (json_is_object(cf)) {
+                json_decref(h);
+                h = json_deep_copy(cf);
+            }
+        }
+        json_decref(parts);
+    }
+    return element(h);
+}
+
+static json_t *item_hint_in(xl *x, size_t a, size_t b);
+
 static json_t *item_hint(xl *x, size_t a, size_t b)
+{
+    if (x->nest > XL_MAX_NEST) return json_null();
+    x->nest++;
+    json_t *h = item_hint_in(x, a, b);
+    x->nest--;
+    return h;
+}
+
+static json_t *item_hint_in(xl *x, size_t a, size_t b)
 {
     size_t end = b;
     /* drop a trailing alias */
     if (end >= a + 2 && is_kw(x, end - 2, "AS")) end -= 2;
     else if (end >= a + 2 && (T(x, end - 1)->type == T_IDENT || T(x, end - 1)->type == T_QIDENT) &&
              !is_keyword(T(x, end - 1)->text) &&
-             (is_op(x, end - 2, ")") || T(x, end - 2)->type == T_IDENT ||
+             (is_op(x, end - 2, ")") || is_op(x, end - 2, "]") || T(x, end - 2)->type == T_IDENT ||
               T(x, end - 2)->type == T_QIDENT || T(x, end - 2)->type == T_STR ||
               T(x, end - 2)->type == T_NUM))
         end -= 1;
     int depth = 0;
     for (size_t k = a; k < end; k++) {
-        if (is_op(x, k, "(") || is_kw(x, k, "CASE")) depth++;
-        else if (is_op(x, k, ")") || is_kw(x, k, "END")) depth--;
+        if ((is_kw(x, k, "ARRAY") || is_kw(x, k, "STRUCT")) && is_op(x, k + 1, "<")) k = match_angle(x, k + 1);
+        else if (is_op(x, k, "(") || is_op(x, k, "[") || is_kw(x, k, "CASE")) depth++;
+        else if (is_op(x, k, ")") || is_op(x, k, "]") || is_kw(x, k, "END")) depth--;
         else if (!depth && (T(x, k)->type == T_OP || T(x, k)->type == T_IDENT)) {
             static const char *const CMP[] = {"=", "<", ">", "<=", ">=", "!=", "<>", NULL};
             static const char *const LOG[] = {"AND", "OR", "NOT", "IS", "IN", "LIKE", "BETWEEN", "EXISTS", NULL};
@@ -1347,6 +2230,8 @@ static json_t *item_hint(xl *x, size_t a, size_t b)
     if (T(x, a)->type == T_IDENT && end == a + 1 &&
         (is_kw(x, a, "CURRENT_DATE") || is_kw(x, a, "CURRENT_TIMESTAMP")))
         return json_string(fn_of(T(x, a)->text)->hint);
+    json_t *av = array_struct_hint(x, a, end);
+    if (av) return av;
     if (T(x, a)->type != T_IDENT || !is_op(x, a + 1, "(")) return json_null();
     size_t close = match_paren(x, a + 1);
     /* OVER (...) may follow */
@@ -1429,8 +2314,12 @@ static json_t *select_hints(xl *x, size_t a, size_t b)
             if (stop) break;
             continue;
         }
-        if (is_op(x, k, "(") || is_kw(x, k, "CASE")) depth++;
-        if (is_op(x, k, ")") || is_kw(x, k, "END")) depth--;
+        if ((is_kw(x, k, "ARRAY") || is_kw(x, k, "STRUCT")) && is_op(x, k + 1, "<")) {
+            k = match_angle(x, k + 1);
+            continue;
+        }
+        if (is_op(x, k, "(") || is_op(x, k, "[") || is_kw(x, k, "CASE")) depth++;
+        if (is_op(x, k, ")") || is_op(x, k, "]") || is_kw(x, k, "END")) depth--;
     }
     return hints;
 }
@@ -1442,6 +2331,11 @@ static void load_catalog(xl *x)
     x->records = json_object();
     x->coltypes = json_object();
     x->ctes = json_object();
+    x->colfields = json_object();
+    x->unnest = json_object();
+    x->unnest_at = json_object();
+    x->unnest_order = json_array();
+    x->star_hints = json_object();
     sqlite3_stmt *st;
     if (mb_gc__prep(x->gc, "SELECT fields FROM __bq_tables", &st, NULL)) return;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -1459,11 +2353,52 @@ static void load_catalog(xl *x)
             if (!have) json_object_set_new(x->coltypes, low, json_string(type));
             else if (json_is_string(have) && strcmp(json_string_value(have), type))
                 json_object_set_new(x->coltypes, low, json_null());
+            json_t *hf = json_object_get(x->colfields, low);
+            if (!hf) json_object_set(x->colfields, low, fld);
+            else if (!json_is_null(hf) && !json_equal(hf, fld)) json_object_set_new(x->colfields, low, json_null());
             free(low);
         }
         json_decref(f);
     }
     sqlite3_finalize(st);
+    /* UNNEST(...) [AS] alias [WITH OFFSET [AS] name] in FROM clauses */
+    for (size_t k = 1; k + 1 < x->l.n; k++) {
+        if (!is_kw(x, k, "UNNEST") || !is_op(x, k + 1, "(") || is_kw(x, k - 1, "IN")) continue;
+        size_t close = match_paren(x, k + 1), m = close + 1;
+        char gen[32], key[32];
+        snprintf(gen, sizeof gen, "__unnest%zu", k);
+        snprintf(key, sizeof key, "%zu", k);
+        const char *alias = NULL, *off = NULL;
+        if (is_kw(x, m, "AS") && (T(x, m + 1)->type == T_IDENT || T(x, m + 1)->type == T_QIDENT)) {
+            alias = T(x, m + 1)->text;
+            m += 2;
+        } else if (T(x, m)->type == T_QIDENT ||
+                   (T(x, m)->type == T_IDENT && !is_keyword(T(x, m)->text) && !is_kw(x, m, "WITH"))) {
+            alias = T(x, m)->text;
+            m++;
+        }
+        if (is_kw(x, m, "WITH") && is_kw(x, m + 1, "OFFSET")) {
+            m += 2;
+            if (is_kw(x, m, "AS")) m++;
+            if (T(x, m)->type == T_QIDENT || (T(x, m)->type == T_IDENT && !is_keyword(T(x, m)->text)))
+                off = T(x, m)->text;
+            else off = "offset";
+        }
+        const char *table = alias ? alias : gen;
+        json_object_set_new(x->unnest_at, key, json_string(table));
+        json_array_append_new(x->unnest_order, alias ? json_string(alias) : json_null());
+        json_t *h = unnest_hint(x, k + 2, close);
+        if (alias) {
+            char *low = lower(alias);
+            json_object_set_new(x->unnest, low, json_pack("{s:s,s:s,s:o}", "t", table, "c", "__v", "h", h));
+            free(low);
+        } else json_decref(h);
+        if (off) {
+            char *low = lower(off);
+            json_object_set_new(x->unnest, low, json_pack("{s:s,s:s,s:s}", "t", table, "c", "__o", "h", "INTEGER"));
+            free(low);
+        }
+    }
     /* CTE names: NAME AS ( after WITH, RECURSIVE or a ')' ',' */
     for (size_t k = 0; k + 2 < x->l.n; k++) {
         if ((T(x, k)->type == T_IDENT || T(x, k)->type == T_QIDENT) && is_kw(x, k + 1, "AS") &&
@@ -1601,6 +2536,264 @@ static void plan_select(xl *x, size_t a, size_t b, mb_gc_plan *p)
     }
 }
 
+/* ---------------------------------------------------------------- MERGE */
+
+/* The SQLite text of range [a, b) as a string of its own. */
+static char *xr(xl *x, size_t a, size_t b)
+{
+    mb_buf keep = x->out;
+    memset(&x->out, 0, sizeof x->out);
+    xrange(x, a, b, 0);
+    char *s = x->out.data ? mb_buf_steal(&x->out) : mb_strdup("");
+    mb_buf_free(&x->out);
+    x->out = keep;
+    return s;
+}
+
+/* The index of the next top-level WHEN at or after k (or end). */
+static size_t next_when(xl *x, size_t k, size_t end)
+{
+    int depth = 0;
+    for (; k < end; k++) {
+        if (is_op(x, k, "(") || is_kw(x, k, "CASE")) depth++;
+        else if (is_op(x, k, ")") || is_kw(x, k, "END")) depth--;
+        else if (!depth && is_kw(x, k, "WHEN")) return k;
+    }
+    return end;
+}
+
+static void step(json_t *steps, int counts, char *sql)
+{
+    json_array_append_new(steps, json_pack("{s:s,s:b}", "sql", sql, "counts", counts));
+    free(sql);
+}
+
+/* UPDATE SET a = e, T.b = e2 over [k, e): "a" = ..., "b" = ... */
+static char *set_list(xl *x, size_t k, size_t e)
+{
+    size_t as[256], ae[256];
+    size_t n = args_of(x, k - 1, e, as, ae, 256);
+    mb_buf b = {0};
+    for (size_t i = 0; i < n && !x->failed; i++) {
+        size_t eq = as[i];
+        while (eq < ae[i] && !is_op(x, eq, "=")) eq++;
+        if (eq == as[i] || eq >= ae[i]) {
+            fail(x, MB_EINVAL, "Syntax error: Expected column = expression in UPDATE SET");
+            break;
+        }
+        if (i) mb_buf_puts(&b, ", ");
+        put_quoted_id(&b, T(x, eq - 1)->text); /* T.col -> col */
+        char *v = xr(x, eq + 1, ae[i]);
+        mb_buf_printf(&b, " = %s", v);
+        free(v);
+    }
+    char *s = b.data ? mb_buf_steal(&b) : mb_strdup("");
+    mb_buf_free(&b);
+    return s;
+}
+
+/* MERGE [INTO] target [[AS] T] USING source [[AS] S] ON cond WHEN ...:
+ * the statements that do it on a snapshot of the match. */
+static void plan_merge(xl *x, size_t end, mb_gc_plan *p)
+{
+    size_t i = 1;
+    if (is_kw(x, i, "INTO")) i++;
+    if (target(x, &i, p)) return;
+    if (!table_exists(x, p->dataset, p->table)) {
+        fail(x, MB_ENOTFOUND, "Not found: Table %s:%s.%s was not found in location US", x->gc->project,
+             p->dataset, p->table);
+        return;
+    }
+    const char *talias = p->table;
+    if (is_kw(x, i, "AS")) i++;
+    if ((T(x, i)->type == T_IDENT || T(x, i)->type == T_QIDENT) && !is_kw(x, i, "USING")) talias = T(x, i++)->text;
+    if (!is_kw(x, i, "USING")) {
+        fail(x, MB_EINVAL, "Syntax error: Expected keyword USING");
+        return;
+    }
+    i++;
+    char *src = NULL;
+    const char *salias = "__mb_s";
+    if (is_op(x, i, "(")) {
+        size_t close = match_paren(x, i);
+        src = xr(x, i + 1, close);
+        i = close + 1;
+    } else {
+        mb_buf keep = x->out;
+        memset(&x->out, 0, sizeof x->out);
+        size_t k = i;
+        json_t *parts = take_path(x, &k, 1);
+        salias = part(parts, json_array_size(parts) - 1);
+        salias = T(x, k - 1)->type == T_IDENT ? T(x, k - 1)->text : salias;
+        json_decref(parts);
+        table_ref(x, &i);
+        src = x->out.data ? mb_buf_steal(&x->out) : mb_strdup("");
+        mb_buf_free(&x->out);
+        x->out = keep;
+        char *s2 = mb_asprintf("SELECT * FROM %s", src);
+        free(src);
+        src = s2;
+    }
+    if (is_kw(x, i, "AS")) i++;
+    if ((T(x, i)->type == T_IDENT || T(x, i)->type == T_QIDENT) && !is_kw(x, i, "ON")) salias = T(x, i++)->text;
+    if (!is_kw(x, i, "ON") || x->failed) {
+        free(src);
+        if (!x->failed) fail(x, MB_EINVAL, "Syntax error: Expected keyword ON");
+        return;
+    }
+    size_t w = next_when(x, i + 1, end);
+    char *on = xr(x, i + 1, w);
+    char *dt = mb_asprintf("%s.%s", p->dataset, p->table);
+    mb_buf tq = {0}, ta = {0}, sa = {0};
+    put_quoted_id(&tq, dt);
+    put_quoted_id(&ta, talias);
+    put_quoted_id(&sa, salias);
+    json_t *steps = json_array(), *acts = json_array();
+    step(steps, 0, mb_strdup("DROP TABLE IF EXISTS temp.\"__mb_src\""));
+    step(steps, 0, mb_strdup("DROP TABLE IF EXISTS temp.\"__mb_pairs\""));
+    step(steps, 0, mb_strdup("DROP TABLE IF EXISTS temp.\"__mb_sns\""));
+    step(steps, 0, mb_strdup("DROP TABLE IF EXISTS temp.\"__mb_tns\""));
+    step(steps, 0, mb_asprintf("CREATE TEMP TABLE \"__mb_src\" AS %s", src));
+    step(steps, 0, mb_asprintf("CREATE TEMP TABLE \"__mb_pairs\" AS SELECT %s.rowid AS trid, %s.rowid AS srid, "
+                               "NULL AS act FROM %s AS %s JOIN temp.\"__mb_src\" AS %s ON (%s)",
+                               ta.data, sa.data, tq.data, ta.data, sa.data, on));
+    step(steps, 0, mb_strdup("SELECT bq_error('UPDATE/MERGE must match at most one source row for each target "
+                             "row') FROM temp.\"__mb_pairs\" GROUP BY trid HAVING count(*) > 1"));
+    step(steps, 0, mb_strdup("CREATE TEMP TABLE \"__mb_sns\" AS SELECT rowid AS srid, NULL AS act FROM "
+                             "temp.\"__mb_src\" WHERE rowid NOT IN (SELECT srid FROM temp.\"__mb_pairs\")"));
+    step(steps, 0, mb_asprintf("CREATE TEMP TABLE \"__mb_tns\" AS SELECT rowid AS trid, NULL AS act FROM %s "
+                               "WHERE rowid NOT IN (SELECT trid FROM temp.\"__mb_pairs\")", tq.data));
+    int n = 0;
+    while (!x->failed && w < end) {
+        size_t k = w + 1;
+        int kind; /* 0 matched, 1 not matched by target, 2 not matched by source */
+        if (is_kw(x, k, "MATCHED")) {
+            kind = 0;
+            k++;
+        } else if (is_kw(x, k, "NOT") && is_kw(x, k + 1, "MATCHED")) {
+            k += 2;
+            kind = 1;
+            if (is_kw(x, k, "BY") && is_kw(x, k + 1, "TARGET")) k += 2;
+            else if (is_kw(x, k, "BY") && is_kw(x, k + 1, "SOURCE")) {
+                kind = 2;
+                k += 2;
+            }
+        } else {
+            fail(x, MB_EINVAL, "Syntax error: Expected MATCHED or NOT MATCHED after WHEN");
+            break;
+        }
+        char *cond = NULL;
+        size_t then = k;
+        while (then < end && !is_kw(x, then, "THEN")) then++;
+        if (then >= end) {
+            fail(x, MB_EINVAL, "Syntax error: Expected keyword THEN");
+            break;
+        }
+        if (is_kw(x, k, "AND")) cond = xr(x, k + 1, then);
+        else if (then != k) {
+            fail(x, MB_EINVAL, "Syntax error: Unexpected \"%s\" in a WHEN clause", T(x, k)->text);
+            break;
+        }
+        size_t a = then + 1, next = next_when(x, a, end);
+        n++;
+        const char *pairs = kind == 0 ? "__mb_pairs" : kind == 1 ? "__mb_sns" : "__mb_tns";
+        /* which rows the clause takes: the first clause whose condition holds */
+        if (kind == 0)
+            step(steps, 0, mb_asprintf("UPDATE temp.\"__mb_pairs\" SET act = %d WHERE act IS NULL AND EXISTS "
+                                       "(SELECT 1 FROM %s AS %s, temp.\"__mb_src\" AS %s WHERE %s.rowid = "
+                                       "\"__mb_pairs\".trid AND %s.rowid = \"__mb_pairs\".srid AND (%s))",
+                                       n, tq.data, ta.data, sa.data, ta.data, sa.data, cond ? cond : "1"));
+        else if (kind == 1)
+            step(steps, 0, mb_asprintf("UPDATE temp.\"__mb_sns\" SET act = %d WHERE act IS NULL AND EXISTS "
+                                       "(SELECT 1 FROM temp.\"__mb_src\" AS %s WHERE %s.rowid = \"__mb_sns\".srid "
+                                       "AND (%s))", n, sa.data, sa.data, cond ? cond : "1"));
+        else
+            step(steps, 0, mb_asprintf("UPDATE temp.\"__mb_tns\" SET act = %d WHERE act IS NULL AND EXISTS "
+                                       "(SELECT 1 FROM %s AS %s WHERE %s.rowid = \"__mb_tns\".trid AND (%s))",
+                                       n, tq.data, ta.data, ta.data, cond ? cond : "1"));
+        free(cond);
+        /* what it does */
+        if (is_kw(x, a, "DELETE") && a + 1 == next && kind != 1) {
+            const char *col = kind == 0 ? "trid" : "trid";
+            json_array_append_new(acts, json_pack("{s:s,s:b}", "sql", "", "counts", 1));
+            char *q = mb_asprintf("DELETE FROM %s WHERE rowid IN (SELECT %s FROM temp.\"%s\" WHERE act = %d)",
+                                  tq.data, col, pairs, n);
+            json_object_set_new(json_array_get(acts, json_array_size(acts) - 1), "sql", json_string(q));
+            free(q);
+        } else if (is_kw(x, a, "UPDATE") && is_kw(x, a + 1, "SET") && kind != 1) {
+            char *set = set_list(x, a + 2, next);
+            char *q = kind == 0
+                ? mb_asprintf("UPDATE %s AS %s SET %s FROM (SELECT \"__p\".trid AS \"__mb_trid\", \"__s\".* FROM "
+                              "temp.\"__mb_pairs\" AS \"__p\" JOIN temp.\"__mb_src\" AS \"__s\" ON \"__s\".rowid = "
+                              "\"__p\".srid WHERE \"__p\".act = %d) AS %s WHERE %s.rowid = %s.\"__mb_trid\"",
+                              tq.data, ta.data, set, n, sa.data, ta.data, sa.data)
+                : mb_asprintf("UPDATE %s AS %s SET %s WHERE %s.rowid IN (SELECT trid FROM temp.\"__mb_tns\" "
+                              "WHERE act = %d)", tq.data, ta.data, set, ta.data, n);
+            json_array_append_new(acts, json_pack("{s:s,s:b}", "sql", q, "counts", 1));
+            free(q);
+            free(set);
+        } else if (is_kw(x, a, "INSERT") && kind == 1) {
+            size_t k2 = a + 1;
+            mb_buf cols = {0};
+            if (is_op(x, k2, "(")) {
+                size_t c = match_paren(x, k2);
+                mb_buf_putc(&cols, '(');
+                for (size_t m = k2 + 1; m < c; m++) {
+                    if (is_op(x, m, ",")) mb_buf_puts(&cols, ", ");
+                    else put_quoted_id(&cols, T(x, m)->text);
+                }
+                mb_buf_putc(&cols, ')');
+                k2 = c + 1;
+            }
+            char *vals = NULL;
+            if (is_kw(x, k2, "ROW") && k2 + 1 == next) {
+                vals = mb_strdup("*");
+            } else if (is_kw(x, k2, "VALUES") && is_op(x, k2 + 1, "(") && match_paren(x, k2 + 1) + 1 == next) {
+                vals = xr(x, k2 + 2, match_paren(x, k2 + 1));
+            } else {
+                fail(x, MB_EINVAL, "Syntax error: Expected VALUES (...) or ROW after INSERT");
+            }
+            if (vals) {
+                char *q = mb_asprintf("INSERT INTO %s%s%s SELECT %s FROM temp.\"__mb_src\" AS %s WHERE %s.rowid IN "
+                                      "(SELECT srid FROM temp.\"__mb_sns\" WHERE act = %d) ORDER BY %s.rowid",
+                                      tq.data, cols.len ? " " : "", cols.len ? cols.data : "", vals, sa.data,
+                                      sa.data, n, sa.data);
+                json_array_append_new(acts, json_pack("{s:s,s:b}", "sql", q, "counts", 1));
+                free(q);
+                free(vals);
+            }
+            mb_buf_free(&cols);
+        } else {
+            fail(x, MB_EINVAL, "Syntax error: WHEN %sMATCHED%s THEN takes %s", kind ? "NOT " : "",
+                 kind == 2 ? " BY SOURCE" : "", kind == 1 ? "INSERT" : "UPDATE SET or DELETE");
+        }
+        w = next;
+    }
+    if (!x->failed && !n) fail(x, MB_EINVAL, "Syntax error: MERGE needs a WHEN clause");
+    /* updates and deletes first (they address rows by rowid), inserts last */
+    for (int pass = 0; pass < 2; pass++) {
+        size_t k;
+        json_t *s;
+        json_array_foreach(acts, k, s) {
+            int ins = !strncmp(json_string_value(json_object_get(s, "sql")), "INSERT", 6);
+            if (ins == pass) json_array_append(steps, s);
+        }
+    }
+    step(steps, 0, mb_strdup("DROP TABLE temp.\"__mb_src\""));
+    step(steps, 0, mb_strdup("DROP TABLE temp.\"__mb_pairs\""));
+    step(steps, 0, mb_strdup("DROP TABLE temp.\"__mb_sns\""));
+    step(steps, 0, mb_strdup("DROP TABLE temp.\"__mb_tns\""));
+    if (!x->failed) p->steps = json_incref(steps);
+    json_decref(steps);
+    json_decref(acts);
+    mb_buf_free(&tq);
+    mb_buf_free(&ta);
+    mb_buf_free(&sa);
+    free(dt);
+    free(on);
+    free(src);
+}
+
 int mb_gc__translate(mb_gc *gc, const char *sql, size_t len, mb_gc_plan *p, mb_err *err)
 {
     memset(p, 0, sizeof *p);
@@ -1663,6 +2856,9 @@ int mb_gc__translate(mb_gc *gc, const char *sql, size_t len, mb_gc_plan *p, mb_e
                 if (!x.failed) p->sql = mb_buf_steal(&x.out);
             }
         }
+    } else if (is_kw(&x, 0, "MERGE")) {
+        p->kind = GC_MERGE;
+        plan_merge(&x, end, p);
     } else if (is_kw(&x, 0, "TRUNCATE") && is_kw(&x, 1, "TABLE")) {
         p->kind = GC_TRUNCATE;
         i = 2;
@@ -1763,6 +2959,16 @@ int mb_gc__translate(mb_gc *gc, const char *sql, size_t len, mb_gc_plan *p, mb_e
     json_decref(x.records);
     json_decref(x.coltypes);
     json_decref(x.ctes);
+    json_decref(x.colfields);
+    json_decref(x.unnest);
+    json_decref(x.unnest_at);
+    if (!rc) {
+        p->uses_arrays = x.uses_arrays;
+        p->unnest = json_incref(x.unnest_order);
+        p->star_hints = json_incref(x.star_hints);
+    }
+    json_decref(x.unnest_order);
+    json_decref(x.star_hints);
     lexed_free(&x.l);
     if (rc) mb_gc__plan_free(p);
     return rc;
@@ -1776,5 +2982,8 @@ void mb_gc__plan_free(mb_gc_plan *p)
     free(p->description);
     json_decref(p->fields);
     json_decref(p->hints);
+    json_decref(p->unnest);
+    json_decref(p->star_hints);
+    json_decref(p->steps);
     memset(p, 0, sizeof *p);
 }

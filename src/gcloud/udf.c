@@ -786,6 +786,85 @@ static void f_regexp(sqlite3_context *cx, int argc, sqlite3_value **argv)
     pcre2_code_free(code);
 }
 
+/* FORMAT(fmt, ...): %d %i %x %X %o %f %F %e %E %g %G %s %t %T %% with the
+ * flags - + space 0 #, a width and a precision (BigQuery's subset of
+ * printf); NULL arguments print as NULL. */
+static void f_format_string(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+    const char *f = (const char *)sqlite3_value_text(argv[0]);
+    mb_buf out = {0};
+    mb_buf_puts(&out, "");
+    int a = 1;
+    const char *err = NULL;
+    while (*f && !err) {
+        if (*f != '%') {
+            mb_buf_putc(&out, *f++);
+            continue;
+        }
+        if (f[1] == '%') {
+            mb_buf_putc(&out, '%');
+            f += 2;
+            continue;
+        }
+        char spec[32];
+        size_t n = 0;
+        spec[n++] = *f++;
+        while (*f && strchr("-+ 0#", *f) && n < 8) spec[n++] = *f++;
+        if (*f == '\'') {
+            err = "FORMAT: the ' flag is not supported by this emulator";
+            break;
+        }
+        for (int d = 0; isdigit((unsigned char)*f) && d < 2; d++) spec[n++] = *f++; /* widths <= 99: fits buf */
+        if (*f == '.') {
+            spec[n++] = *f++;
+            for (int d = 0; isdigit((unsigned char)*f) && d < 2; d++) spec[n++] = *f++;
+        }
+        char conv = *f ? *f++ : 0;
+        if (!conv || !strchr("dixXofFeEgGstT", conv)) {
+            err = "FORMAT: invalid format specifier";
+            break;
+        }
+        if (a >= argc) {
+            err = "FORMAT: too few arguments for the format string";
+            break;
+        }
+        sqlite3_value *v = argv[a++];
+        char buf[512];
+        if (sqlite3_value_type(v) == SQLITE_NULL) {
+            mb_buf_puts(&out, "NULL");
+            continue;
+        }
+        if (strchr("dixXo", conv)) {
+            spec[n++] = 'l';
+            spec[n++] = 'l';
+            spec[n++] = conv == 'i' ? 'd' : conv;
+            spec[n] = 0;
+            snprintf(buf, sizeof buf, spec, (long long)sqlite3_value_int64(v));
+        } else if (strchr("fFeEgG", conv)) {
+            spec[n++] = conv;
+            spec[n] = 0;
+            snprintf(buf, sizeof buf, spec, sqlite3_value_double(v));
+        } else {
+            spec[n++] = 's';
+            spec[n] = 0;
+            const char *t = (const char *)sqlite3_value_text(v);
+            snprintf(buf, sizeof buf, spec, t ? t : "");
+            if (t && strlen(t) >= sizeof buf && n == 2) { /* a plain %s of a long text */
+                mb_buf_puts(&out, t);
+                continue;
+            }
+        }
+        mb_buf_puts(&out, buf);
+    }
+    if (err) {
+        sqlite3_result_error(cx, err, -1);
+        mb_buf_free(&out);
+        return;
+    }
+    sqlite3_result_text(cx, out.data, (int)out.len, free);
+}
+
 static void f_error(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
     (void)argc;
@@ -911,6 +990,7 @@ int mb_gc__udf_register(sqlite3 *db)
         {"bq_lpad", 3, f_pad, 0},           {"bq_rpad", 2, f_pad, 1},
         {"bq_rpad", 3, f_pad, 1},           {"bq_regexp", 3, f_regexp, 0},
         {"bq_regexp", 4, f_regexp, 0},      {"bq_error", 1, f_error, 0},
+        {"bq_format_string", -1, f_format_string, 0},
     };
     int rc = SQLITE_OK;
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof S / sizeof *S; i++)
@@ -936,5 +1016,6 @@ int mb_gc__udf_register(sqlite3 *db)
                                      logical_final);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(db, "bq_any_value", 1, F, NULL, NULL, any_step, any_final);
+    if (rc == SQLITE_OK) rc = mb_gc__arrays_register(db);
     return rc;
 }

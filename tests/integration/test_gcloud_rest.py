@@ -105,8 +105,8 @@ def test_bigquery_as_the_client_library_calls_it(env):
         "formatOptions": {"useInt64Timestamp": True}, "location": "US"})
     assert r.json()["rows"] == [{"f": [{"v": "p1"}, {"v": {"f": [{"v": "10"}, {"v": "5"}]}}]}]
     # a failing query: BigQuery's error shape naming the construct
-    r = h.post(f"{bq}/queries", json={"query": "SELECT x FROM UNNEST([1]) AS x", "useLegacySql": False})
-    assert r.status_code == 400 and "UNNEST" in r.json()["error"]["message"]
+    r = h.post(f"{bq}/queries", json={"query": "SELECT * FROM wh.t PIVOT (SUM(id) FOR x IN (1))", "useLegacySql": False})
+    assert r.status_code == 400 and "PIVOT" in r.json()["error"]["message"]
     assert r.json()["error"]["errors"][0]["reason"] == "invalid"
     # DML through a job: numDmlAffectedRows
     r = h.post(f"{bq}/queries", json={"query": "DELETE FROM wh.t WHERE id = 2", "useLegacySql": False})
@@ -177,9 +177,30 @@ def test_projects_select_sandboxes(env):
     assert httpx.post(f"{base}/token", data={"grant_type": "x"}).json()["token_type"] == "Bearer"
 
 
-def rest_equal(got, want, ftype):
+def rest_decode(v, field, elem=False):
+    """A REST cell ({"v": ...} already taken) as a plain value by its schema
+    field: REPEATED as [{"v": x}], RECORD as {"f": [{"v": x}]}."""
+    if v is None:
+        return None
+    if field.get("mode") == "REPEATED" and not elem:
+        return [rest_decode(x["v"], field, True) for x in v]
+    t = field.get("type")
+    if t == "RECORD":
+        return {f["name"]: rest_decode(c["v"], f) for f, c in zip(field["fields"], v["f"])}
+    if t == "BOOLEAN":
+        return v == "true"
+    if t == "INTEGER":
+        return int(v)
+    if t == "FLOAT":
+        return float(v)
+    return v
+
+
+def rest_equal(got, want, ftype, field=None):
     if want is None or got is None:
         return got is want
+    if field is not None and (field.get("mode") == "REPEATED" or field.get("type") == "RECORD"):
+        return rest_decode(got, field) == want
     if isinstance(want, bool) or ftype == "BOOLEAN":
         return got == ("true" if want else "false")
     if isinstance(want, (int, float)):
@@ -217,7 +238,7 @@ def test_query_corpus_through_the_facade(env):
         assert len(rows) == len(want), (i, rows, want)
         for got_row, want_row in zip(rows, want):
             for k, (g, w) in enumerate(zip(got_row, want_row)):
-                assert rest_equal(g, w, fields[k]["type"]), (i, k, g, w, fields[k])
+                assert rest_equal(g, w, fields[k]["type"], fields[k]), (i, k, g, w, fields[k])
 
 
 def test_service_account_key_and_token(env):
@@ -240,3 +261,126 @@ def test_service_account_key_and_token(env):
     h = {"Authorization": f"Bearer {tok['access_token']}"}
     assert httpx.post(f"{base}/storage/v1/b", json={"name": "via-token"}, headers=h).status_code == 200
     assert [b["name"] for b in httpx.get(f"{base}/storage/v1/b", headers=h).json()["items"]] == ["via-token"]
+
+
+def test_resumable_upload_as_the_client_library_does_it(env):
+    """google-resumable-media's protocol (python-storage Blob.upload_from_file
+    with chunk_size): POST uploadType=resumable -> Location; PUT chunks with
+    Content-Range bytes S-E/* -> 308 + Range; a status query bytes */*; the
+    last chunk bytes S-E/N -> 200 and the object resource; DELETE cancels."""
+    api, base = env
+    sid, project = sandbox(api)
+    h = httpx.Client(base_url=f"{base}/p/{project}", timeout=60)
+    assert h.post("/storage/v1/b", json={"name": "up-bucket"}).status_code == 200
+    data = os.urandom(256 * 1024 * 2 + 1000)
+    r = h.post("/upload/storage/v1/b/up-bucket/o?uploadType=resumable",
+               json={"name": "dir/big.bin", "contentType": "application/x-test"},
+               headers={"X-Upload-Content-Type": "application/x-test"})
+    assert r.status_code == 200, r.text
+    loc = r.headers["location"]
+    assert loc.startswith(f"{base}/p/{project}/upload/storage/v1/b/up-bucket/o?uploadType=resumable&upload_id=")
+    c1, c2 = data[:262144], data[262144:524288]
+    r = httpx.put(loc, content=c1, headers={"Content-Range": "bytes 0-262143/*"})
+    assert r.status_code == 308 and r.headers["range"] == "bytes=0-262143", (r.status_code, r.headers)
+    # a status query, and a resent chunk (a retry after a lost answer) change nothing
+    r = httpx.put(loc, content=b"", headers={"Content-Range": "bytes */*"})
+    assert r.status_code == 308 and r.headers["range"] == "bytes=0-262143"
+    r = httpx.put(loc, content=c1, headers={"Content-Range": "bytes 0-262143/*"})
+    assert r.status_code == 308 and r.headers["range"] == "bytes=0-262143"
+    r = httpx.put(loc, content=c2, headers={"Content-Range": "bytes 262144-524287/*"})
+    assert r.status_code == 308 and r.headers["range"] == "bytes=0-524287"
+    # hostile ranges: refused, the session unharmed
+    for bad in ("bytes 0-10/5", "bytes 9-3/*", "bytes 600000-600009/*", "bits 0-1/2", "bytes -1-2/3",
+                "bytes 0-1/99999999999999999999", "bytes */x", "bytes 524288-524289/10"):
+        r = httpx.put(loc, content=b"xx" if "-" in bad.split()[-1].split("/")[0] else b"",
+                      headers={"Content-Range": bad})
+        assert r.status_code == 400, (bad, r.status_code, r.text)
+    rest = data[524288:]
+    r = httpx.put(loc, content=rest, headers={"Content-Range": f"bytes 524288-{len(data) - 1}/{len(data)}"})
+    assert r.status_code == 200, r.text
+    obj = r.json()
+    assert obj["name"] == "dir/big.bin" and obj["size"] == str(len(data))
+    assert obj["contentType"] == "application/x-test"
+    assert h.get("/download/storage/v1/b/up-bucket/o/dir/big.bin?alt=media").content == data
+    # the session is gone once the object is made
+    assert httpx.put(loc, content=b"", headers={"Content-Range": f"bytes */{len(data)}"}).status_code == 404
+    # a known size up front, one PUT without Content-Range
+    r = h.post("/upload/storage/v1/b/up-bucket/o?uploadType=resumable&name=one.txt",
+               headers={"X-Upload-Content-Length": "5"})
+    assert httpx.put(r.headers["location"], content=b"hello").json()["size"] == "5"
+    assert h.get("/storage/v1/b/up-bucket/o/one.txt?alt=media").content == b"hello"
+    # cancel
+    r = h.post("/upload/storage/v1/b/up-bucket/o?uploadType=resumable", json={"name": "gone"})
+    loc = r.headers["location"]
+    assert httpx.delete(loc).status_code == 499
+    assert httpx.put(loc, content=b"x", headers={"Content-Range": "bytes 0-0/1"}).status_code == 404
+    # a session belongs to its project: another sandbox's prefix does not find it
+    _, other = sandbox(api)
+    r = h.post("/upload/storage/v1/b/up-bucket/o?uploadType=resumable", json={"name": "mine"})
+    theirs = r.headers["location"].replace(f"/p/{project}/", f"/p/{other}/")
+    assert httpx.put(theirs, content=b"x", headers={"Content-Range": "bytes 0-0/1"}).status_code == 404
+    # no bucket, no name, bad metadata
+    assert h.post("/upload/storage/v1/b/nope/o?uploadType=resumable", json={"name": "x"}).status_code == 404
+    assert h.post("/upload/storage/v1/b/up-bucket/o?uploadType=resumable", json={}).status_code == 400
+    assert h.post("/upload/storage/v1/b/up-bucket/o?uploadType=resumable", content=b"[1").status_code == 400
+    # the MCP side sees the objects
+    names = [o["name"] for o in api.get(f"/sandbox/google_cloud/{sid}/dump").json()["data"]["objects"]]
+    assert "dir/big.bin" in names and "one.txt" in names and "gone" not in names
+
+
+def test_hostile_sql_through_the_facade(env):
+    """Deep nesting and long operator chains are refused with 400 on the
+    facade's 1 MiB thread stacks, and it keeps serving."""
+    api, base = env
+    _, project = sandbox(api, SETUP)
+    h = httpx.Client(base_url=f"{base}/bigquery/v2/projects/{project}", timeout=60)
+    for q in ("SELECT " + "[" * 5000 + "1" + "]" * 5000, "SELECT " + "STRUCT(" * 3000 + "1" + " AS a)" * 3000,
+              "SELECT " + "ARRAY_AGG(" * 3000 + "1" + ")" * 3000, "SELECT 1" + "/1" * 20000,
+              "SELECT " + "ROUND(" * 3000 + "1" + ")" * 3000, "SELECT ARRAY(SELECT " * 2000 + "1" + ")" * 2000):
+        r = h.post("/queries", json={"query": q, "useLegacySql": False})
+        assert r.status_code == 400, (q[:40], r.status_code, r.text[:200])
+    r = h.post("/queries", json={"query": "SELECT [1, 2][OFFSET(1)] AS x", "useLegacySql": False})
+    assert r.status_code == 200 and r.json()["rows"] == [{"f": [{"v": "2"}]}]
+
+
+def test_signed_urls_are_served_and_checked(env):
+    """storage_generate_signed_url makes a V4 URL signed with the project's key;
+    the facade serves it (GET reads, a PUT-signed URL writes) and refuses a
+    changed path, method, host or signature with GCS's XML errors."""
+    from urllib.parse import urlsplit
+    from test_server_google_cloud import call, session
+    api, base = env
+    sid, project = sandbox(api)
+    h = httpx.Client(base_url=f"{base}/p/{project}", timeout=60)
+    assert h.post("/storage/v1/b", json={"name": "sig-bucket"}).status_code == 200
+    assert h.post("/upload/storage/v1/b/sig-bucket/o?uploadType=media&name=dir/r%C3%A9port.txt",
+                  content=b"secret data").status_code == 200
+    s = session(api, sid)
+    text = call(s, "storage_generate_signed_url", {"bucket_name": "sig-bucket", "blob_name": "dir/réport.txt",
+                                                    "expiration_minutes": 5})
+    assert text.startswith("Signed URL for 'sig-bucket/dir/réport.txt' (expires in 5 minutes):\n"), text
+    url = text.split("\n", 1)[1]
+    u = urlsplit(url)
+    assert u.path == f"/p/{project}/sig-bucket/dir/r%C3%A9port.txt" and "X-Goog-Expires=300" in u.query
+
+    def get(path, query=u.query, method="GET", host=u.netloc, content=None):
+        return httpx.request(method, f"{base}{path}?{query}", headers={"Host": host}, content=content)
+
+    r = get(u.path)
+    assert r.status_code == 200 and r.content == b"secret data"
+    assert get(u.path, method="HEAD").status_code == 200
+    for bad in (get(f"/p/{project}/sig-bucket/dir/other.txt"), get(u.path, method="PUT", content=b"x"),
+                get(u.path, host="localhost:1"), get(u.path, query=u.query.replace("X-Goog-Signature=", "X-Goog-Signature=00")),
+                get(u.path, query=u.query.replace("X-Goog-Expires=300", "X-Goog-Expires=600"))):
+        assert bad.status_code == 403 and b"<Code>SignatureDoesNotMatch</Code>" in bad.content, (bad.status_code, bad.text)
+    assert get(u.path, query=u.query.replace("GOOG4-RSA-SHA256", "GOOG4-HMAC-SHA256")).status_code == 400
+    # another sandbox's project does not take this project's signature
+    _, other = sandbox(api)
+    assert get(u.path.replace(project, other)).status_code == 403
+    # a PUT-signed URL uploads
+    text = call(s, "storage_generate_signed_url", {"bucket_name": "sig-bucket", "blob_name": "up.txt", "method": "PUT"})
+    pu = urlsplit(text.split("\n", 1)[1])
+    assert get(pu.path, query=pu.query, method="PUT", content=b"uploaded").status_code == 200
+    assert h.get("/storage/v1/b/sig-bucket/o/up.txt?alt=media").content == b"uploaded"
+    assert get(pu.path, query=pu.query).status_code == 403  # signed for PUT, not GET
+    s.close()

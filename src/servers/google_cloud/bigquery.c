@@ -212,11 +212,7 @@ int gc_t_bigquery_create_dataset(mb_mcp_call *call, json_t *a, mb_mcp_result *re
     if (!gc) return 0;
     mb_err e = {0};
     if (mb_gc_bq_dataset_create(gc, id, *desc ? desc : NULL, loc, &e)) {
-        char *url = mb_asprintf(BQ "%s/datasets?prettyPrint=false", mb_gc_project(gc));
-        char *m = gc_api_error(gc_http_code(e.code), "POST", url, e.msg);
-        gc_textf(res, "Error creating BigQuery dataset: %s", m);
-        free(m);
-        free(url);
+        gc_api_fail(res, "Error creating BigQuery dataset", gc_http_code(e.code), "POST", e.msg, BQ "%s/datasets?prettyPrint=false", mb_gc_project(gc));
     } else {
         gc_textf(res, "Successfully created dataset '%s' in location '%s'", id, loc);
     }
@@ -229,8 +225,8 @@ int gc_t_bigquery_get_dataset_info(mb_mcp_call *call, json_t *a, mb_mcp_result *
     const char *id = gc_arg(a, "dataset_id");
     if (!gc_allowed(call, GC_ACL_DATASETS, id))
         return gc_textf(res, "Access denied: Dataset '%s' is not in allowed datasets list", id);
-    char *prefix = mb_asprintf("Error getting dataset info for '%s'", id);
-    mb_gc *gc = gc_open(call, res, prefix);
+    char *prefix;
+    mb_gc *gc = gc_begin(call, res, &prefix, "Error getting dataset info for '%s'", id);
     if (!gc) {
         free(prefix);
         return 0;
@@ -238,11 +234,7 @@ int gc_t_bigquery_get_dataset_info(mb_mcp_call *call, json_t *a, mb_mcp_result *
     json_t *d;
     mb_err e = {0};
     if (mb_gc_bq_dataset_get(gc, id, &d, &e)) {
-        char *url = mb_asprintf(BQ "%s/datasets/%s?prettyPrint=false", mb_gc_project(gc), id);
-        char *m = gc_api_error(gc_http_code(e.code), "GET", url, e.msg);
-        gc_textf(res, "%s: %s", prefix, m);
-        free(m);
-        free(url);
+        gc_api_fail(res, prefix, gc_http_code(e.code), "GET", e.msg, BQ "%s/datasets/%s?prettyPrint=false", mb_gc_project(gc), id);
     } else {
         char created[48], modified[48];
         mb_gc_isoformat(json_integer_value(json_object_get(d, "created")), created);
@@ -402,24 +394,18 @@ int gc_t_bigquery_list_jobs(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 int gc_t_bigquery_cancel_job(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     const char *id = gc_arg(a, "job_id");
-    char *prefix = mb_asprintf("Error cancelling BigQuery job '%s'", id);
-    mb_gc *gc = gc_open(call, res, prefix);
+    char *prefix;
+    mb_gc *gc = gc_begin(call, res, &prefix, "Error cancelling BigQuery job '%s'", id);
     if (gc) {
         json_t *j;
         mb_err e = {0};
         if (mb_gc_bq_job_get(gc, id, &j, &e)) {
-            char *url = mb_asprintf(BQ "%s/jobs/%s?projection=full&prettyPrint=false", mb_gc_project(gc), id);
-            char *m = gc_api_error(404, "GET", url, e.msg);
-            gc_textf(res, "%s: %s", prefix, m);
-            free(m);
-            free(url);
+            gc_api_fail(res, prefix, 404, "GET", e.msg, BQ "%s/jobs/%s?projection=full&prettyPrint=false", mb_gc_project(gc), id);
         } else {
             /* jobs finish at once: cancelling a DONE job succeeds as in BigQuery */
             gc_textf(res, "Successfully cancelled BigQuery job '%s'", id);
             json_decref(j);
         }
-        mb_gc_close(gc);
     }
-    free(prefix);
-    return 0;
+    return gc_end(gc, prefix);
 }

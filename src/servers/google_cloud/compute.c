@@ -58,18 +58,16 @@ static int action(mb_mcp_call *call, json_t *a, mb_mcp_result *res, const char *
 {
     const char *name = gc_arg(a, "instance_name"), *zone = gc_arg(a, "zone");
     if (!gc_allowed(call, GC_ACL_INSTANCES, name)) return inst_denied(res, name);
-    char *pre = mb_asprintf("Error %s Compute Engine instance", err_what);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error %s Compute Engine instance", err_what);
     if (gc) {
         mb_err e = {0};
         char op[64];
         if (mb_gc_ce_action(gc, name, zone, act, op, &e))
             gc_textf(res, "%s: %d %s", pre, gc_http_code(e.code), e.msg);
         else gc_textf(res, "Successfully initiated %s of instance '%s' in zone '%s'", noun, name, zone);
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
 
 int gc_t_compute_delete_instance(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
@@ -118,8 +116,8 @@ int gc_t_compute_get_instance(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     const char *name = gc_arg(a, "instance_name"), *zone = gc_arg(a, "zone");
     if (!gc_allowed(call, GC_ACL_INSTANCES, name)) return inst_denied(res, name);
-    char *pre = mb_asprintf("Error getting instance info for '%s'", name);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error getting instance info for '%s'", name);
     if (gc) {
         json_t *inst;
         mb_err e = {0};
@@ -139,10 +137,8 @@ int gc_t_compute_get_instance(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
             mb_buf_free(&labels);
             json_decref(inst);
         }
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
 
 int gc_t_compute_list_zones(mb_mcp_call *call, json_t *a, mb_mcp_result *res)

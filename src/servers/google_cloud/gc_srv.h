@@ -21,6 +21,14 @@ enum { GC_ACL_BUCKETS, GC_ACL_DATASETS, GC_ACL_LOG_BUCKETS, GC_ACL_INSTANCES };
 /* Opens the project for one call; on failure answers the call with
  * "<prefix>: <why>" and returns NULL. */
 mb_gc *gc_open(mb_mcp_call *call, mb_mcp_result *res, const char *prefix);
+/* gc_open with the prefix formatted into *prefix (malloc'ed); gc_end closes
+ * (gc may be NULL), frees the prefix and returns 0 (a tool's answer). */
+mb_gc *gc_begin(mb_mcp_call *call, mb_mcp_result *res, char **prefix, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int gc_end(mb_gc *gc, char *prefix);
+/* Answers "<prefix>: <code> <method> <url>: <msg>" (google.api_core's str()). */
+int gc_api_fail(mb_mcp_result *res, const char *prefix, int code, const char *method, const char *msg,
+                const char *url_fmt, ...) __attribute__((format(printf, 6, 7)));
 /* Upstream's allow-list check (exact names and 'prefix*'). */
 int gc_allowed(mb_mcp_call *call, int which, const char *name);
 /* A normal result: the text plus structuredContent {"result": text}. */

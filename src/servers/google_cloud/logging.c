@@ -121,32 +121,28 @@ int gc_t_logging_delete_log(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     const char *log = gc_arg(a, "log_name");
     if (!gc_allowed(call, GC_ACL_LOG_BUCKETS, log)) return log_denied(res, log);
-    char *pre = mb_asprintf("Error deleting log '%s'", log);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error deleting log '%s'", log);
     if (gc) {
         mb_err e = {0};
         if (mb_gc_log_delete(gc, log, &e)) gc_textf(res, "%s: 404 %s", pre, e.msg);
         else gc_textf(res, "Successfully deleted log '%s'", log);
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
 
 int gc_t_logging_create_log_sink(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     const char *name = gc_arg(a, "sink_name"), *dest = gc_arg(a, "destination"), *filter = gc_arg(a, "log_filter");
-    char *pre = mb_asprintf("Error creating log sink '%s'", name);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error creating log sink '%s'", name);
     if (gc) {
         mb_err e = {0};
         if (mb_gc_log_sink_create(gc, name, dest, filter, &e))
             gc_textf(res, "%s: %d %s", pre, gc_http_code(e.code), e.msg);
         else gc_textf(res, "Successfully created log sink '%s' to destination '%s'", name, dest);
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
 
 int gc_t_logging_list_log_sinks(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
@@ -179,16 +175,14 @@ int gc_t_logging_list_log_sinks(mb_mcp_call *call, json_t *a, mb_mcp_result *res
 int gc_t_logging_delete_log_sink(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     const char *name = gc_arg(a, "sink_name");
-    char *pre = mb_asprintf("Error deleting log sink '%s'", name);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error deleting log sink '%s'", name);
     if (gc) {
         mb_err e = {0};
         if (mb_gc_log_sink_delete(gc, name, &e)) gc_textf(res, "%s: 404 %s", pre, e.msg);
         else gc_textf(res, "Successfully deleted log sink '%s'", name);
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
 
 int gc_t_logging_export_logs_to_bigquery(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
@@ -207,8 +201,8 @@ int gc_t_logging_create_log_bucket(mb_mcp_call *call, json_t *a, mb_mcp_result *
     long long days = gc_arg_int(a, "retention_days");
     if (!gc_allowed(call, GC_ACL_LOG_BUCKETS, id))
         return gc_textf(res, "Access denied: Log bucket '%s' is not in allowed log buckets list", id);
-    char *pre = mb_asprintf("Error creating log bucket '%s'", id);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error creating log bucket '%s'", id);
     if (gc) {
         mb_err e = {0};
         char *desc = mb_asprintf("Custom log bucket: %s", id);
@@ -216,8 +210,6 @@ int gc_t_logging_create_log_bucket(mb_mcp_call *call, json_t *a, mb_mcp_result *
             gc_textf(res, "%s: %d %s", pre, gc_http_code(e.code), e.msg);
         else gc_textf(res, "Successfully created log bucket '%s' with %lld days retention", id, days);
         free(desc);
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }

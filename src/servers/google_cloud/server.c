@@ -612,6 +612,39 @@ mb_gc *gc_open(mb_mcp_call *call, mb_mcp_result *res, const char *prefix)
     return gc;
 }
 
+int gc_api_fail(mb_mcp_result *res, const char *prefix, int code, const char *method, const char *msg,
+                const char *url_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, url_fmt);
+    mb_buf url = {0};
+    mb_buf_vprintf(&url, url_fmt, ap);
+    va_end(ap);
+    char *m = gc_api_error(code, method, url.data ? url.data : "", msg);
+    gc_textf(res, "%s: %s", prefix, m);
+    free(m);
+    mb_buf_free(&url);
+    return 0;
+}
+
+mb_gc *gc_begin(mb_mcp_call *call, mb_mcp_result *res, char **prefix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    mb_buf b = {0};
+    mb_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    *prefix = b.data ? mb_buf_steal(&b) : mb_strdup("");
+    return gc_open(call, res, *prefix);
+}
+
+int gc_end(mb_gc *gc, char *prefix)
+{
+    if (gc) mb_gc_close(gc);
+    free(prefix);
+    return 0;
+}
+
 int gc_allowed(mb_mcp_call *call, int which, const char *name)
 {
     gc_server *gs = &((gc_state *)mb_mcp_call_data(call))->gs;

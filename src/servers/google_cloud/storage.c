@@ -4,6 +4,7 @@
  * (upload source, download destination) are the sandbox's own files.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -61,9 +62,7 @@ int gc_t_storage_create_bucket(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     if (!gc) return 0;
     mb_err e = {0};
     if (mb_gc_gcs_bucket_create(gc, name, loc, NULL, &e)) {
-        char *url = mb_asprintf(GCS "?project=%s&prettyPrint=false", mb_gc_project(gc));
-        api_fail(res, "Error creating Cloud Storage bucket", &e, "POST", url);
-        free(url);
+        gc_api_fail(res, "Error creating Cloud Storage bucket", gc_http_code(e.code), "POST", e.msg, GCS "?project=%s&prettyPrint=false", mb_gc_project(gc));
     } else {
         gc_textf(res, "Successfully created bucket '%s' in location '%s'", name, loc);
     }
@@ -75,15 +74,13 @@ int gc_t_storage_list_objects(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     const char *bucket = gc_arg(a, "bucket_name"), *prefix = gc_arg(a, "prefix");
     if (!gc_allowed(call, GC_ACL_BUCKETS, bucket)) return denied(res, bucket);
-    char *pre = mb_asprintf("Error listing objects in bucket '%s'", bucket);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error listing objects in bucket '%s'", bucket);
     if (gc) {
         json_t *items;
         mb_err e = {0};
         if (mb_gc_gcs_object_list(gc, bucket, prefix, NULL, &items, NULL, &e)) {
-            char *url = mb_asprintf(GCS "/%s/o?projection=noAcl&prettyPrint=false", bucket);
-            api_fail(res, pre, &e, "GET", url);
-            free(url);
+            gc_api_fail(res, pre, gc_http_code(e.code), "GET", e.msg, GCS "/%s/o?projection=noAcl&prettyPrint=false", bucket);
         } else {
             mb_buf b = {0};
             mb_buf_puts(&b, "");
@@ -97,10 +94,8 @@ int gc_t_storage_list_objects(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
             mb_buf_free(&b);
             json_decref(items);
         }
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
 
 /* Content type guessed from the name as Python's mimetypes would, for the common types. */
@@ -158,8 +153,8 @@ int gc_t_storage_download_file(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     const char *bucket = gc_arg(a, "bucket_name"), *blob = gc_arg(a, "source_blob_name");
     const char *dest = gc_arg(a, "destination_file_path");
     if (!gc_allowed(call, GC_ACL_BUCKETS, bucket)) return denied(res, bucket);
-    char *pre = mb_asprintf("Error downloading file from bucket '%s'", bucket);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error downloading file from bucket '%s'", bucket);
     if (gc) {
         char *data;
         size_t len;
@@ -187,18 +182,16 @@ int gc_t_storage_download_file(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
             } else gc_textf(res, "Successfully downloaded '%s/%s' to '%s'", bucket, blob, dest);
             free(data);
         }
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
 
 int gc_t_storage_delete_object(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     const char *bucket = gc_arg(a, "bucket_name"), *blob = gc_arg(a, "blob_name");
     if (!gc_allowed(call, GC_ACL_BUCKETS, bucket)) return denied(res, bucket);
-    char *pre = mb_asprintf("Error deleting object from bucket '%s'", bucket);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error deleting object from bucket '%s'", bucket);
     if (gc) {
         mb_err e = {0};
         if (mb_gc_gcs_object_delete(gc, bucket, blob, &e) == MB_OK)
@@ -206,25 +199,21 @@ int gc_t_storage_delete_object(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
         else if (e.code == MB_ENOTFOUND)
             gc_textf(res, "Object '%s' not found in bucket '%s'", blob, bucket);
         else gc_textf(res, "%s: %s", pre, e.msg);
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
 
 int gc_t_storage_get_bucket_info(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     const char *bucket = gc_arg(a, "bucket_name");
     if (!gc_allowed(call, GC_ACL_BUCKETS, bucket)) return denied(res, bucket);
-    char *pre = mb_asprintf("Error getting bucket info for '%s'", bucket);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error getting bucket info for '%s'", bucket);
     if (gc) {
         json_t *b;
         mb_err e = {0};
         if (mb_gc_gcs_bucket_get(gc, bucket, &b, &e)) {
-            char *url = mb_asprintf(GCS "/%s?projection=noAcl&prettyPrint=false", bucket);
-            api_fail(res, pre, &e, "GET", url);
-            free(url);
+            gc_api_fail(res, pre, gc_http_code(e.code), "GET", e.msg, GCS "/%s?projection=noAcl&prettyPrint=false", bucket);
         } else {
             char created[48];
             mb_gc_isoformat(json_integer_value(json_object_get(b, "created")), created);
@@ -239,10 +228,8 @@ int gc_t_storage_get_bucket_info(mb_mcp_call *call, json_t *a, mb_mcp_result *re
             mb_buf_free(&labels);
             json_decref(b);
         }
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
 
 int gc_t_storage_generate_signed_url(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
@@ -251,24 +238,27 @@ int gc_t_storage_generate_signed_url(mb_mcp_call *call, json_t *a, mb_mcp_result
     long long minutes = gc_arg_int(a, "expiration_minutes");
     const char *method = gc_arg(a, "method");
     if (!gc_allowed(call, GC_ACL_BUCKETS, bucket)) return denied(res, bucket);
-    char *pre = mb_asprintf("Error generating signed URL for '%s/%s'", bucket, blob);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error generating signed URL for '%s/%s'", bucket, blob);
     if (gc) {
-        /* A V4-style URL on the REST facade (storage.googleapis.com is not
-         * reachable from a sandbox); the facade serves /BUCKET/OBJECT. */
+        /* A V4 signed URL on the REST facade (storage.googleapis.com is not
+         * reachable from a sandbox), which checks it when it is used. */
         const char *host = getenv("STORAGE_EMULATOR_HOST");
-        unsigned char r[16];
-        char sig[33];
-        mb_random_bytes(r, sizeof r, NULL);
-        mb_hex(r, sizeof r, sig);
-        gc_textf(res, "Signed URL for '%s/%s' (expires in %lld minutes):\n%s/%s/%s?X-Goog-Algorithm=GOOG4-RSA-SHA256"
-                      "&X-Goog-Expires=%lld&X-Goog-SignedHeaders=host&X-Goog-Method=%s&X-Goog-Signature=%s",
-                 bucket, blob, minutes, host && *host ? host : "http://127.0.0.1:10050", bucket, blob,
-                 minutes * 60, method, sig);
-        mb_gc_close(gc);
+        char *base = host && *host && strstr(host, "/p/") ? mb_strdup(host)
+                     : mb_asprintf("%s/p/%s", host && *host ? host : "http://127.0.0.1:10050", mb_gc_project(gc));
+        char *url = NULL;
+        mb_err e = {0};
+        char *up = mb_strdup(method);
+        for (char *c = up; *c; c++) *c = (char)toupper((unsigned char)*c);
+        if (mb_gc_gcs_sign_url(gc, base, up, bucket, blob, minutes * 60, &url, &e))
+            gc_textf(res, "%s: %s", pre, e.msg);
+        else
+            gc_textf(res, "Signed URL for '%s/%s' (expires in %lld minutes):\n%s", bucket, blob, minutes, url);
+        free(up);
+        free(url);
+        free(base);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
 
 static int copy_or_move(mb_mcp_call *call, json_t *a, mb_mcp_result *res, int move)
@@ -294,9 +284,7 @@ static int copy_or_move(mb_mcp_call *call, json_t *a, mb_mcp_result *res, int mo
     }
     if (!rc && move) rc = mb_gc_gcs_object_delete(gc, sb, so, &e);
     if (rc) {
-        char *url = mb_asprintf(GCS "/%s/o/%s/copyTo/b/%s/o/%s?prettyPrint=false", sb, so, db, dob);
-        api_fail(res, pre, &e, "POST", url);
-        free(url);
+        gc_api_fail(res, pre, gc_http_code(e.code), "POST", e.msg, GCS "/%s/o/%s/copyTo/b/%s/o/%s?prettyPrint=false", sb, so, db, dob);
     } else {
         gc_textf(res, "Successfully %s '%s/%s' to '%s/%s'", move ? "moved" : "copied", sb, so, db, dob);
     }
@@ -319,36 +307,30 @@ int gc_t_storage_enable_versioning(mb_mcp_call *call, json_t *a, mb_mcp_result *
     const char *bucket = gc_arg(a, "bucket_name");
     int on = gc_arg_bool(a, "enabled");
     if (!gc_allowed(call, GC_ACL_BUCKETS, bucket)) return denied(res, bucket);
-    char *pre = mb_asprintf("Error updating versioning for bucket '%s'", bucket);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error updating versioning for bucket '%s'", bucket);
     if (gc) {
         mb_err e = {0};
         if (mb_gc_gcs_bucket_set(gc, bucket, "versioning", on ? json_true() : json_false(), &e)) {
-            char *url = mb_asprintf(GCS "/%s?projection=full&prettyPrint=false", bucket);
-            api_fail(res, pre, &e, "PATCH", url);
-            free(url);
+            gc_api_fail(res, pre, gc_http_code(e.code), "PATCH", e.msg, GCS "/%s?projection=full&prettyPrint=false", bucket);
         } else {
             gc_textf(res, "Successfully %s versioning for bucket '%s'", on ? "enabled" : "disabled", bucket);
         }
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
 
 int gc_t_storage_get_bucket_size(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     const char *bucket = gc_arg(a, "bucket_name");
     if (!gc_allowed(call, GC_ACL_BUCKETS, bucket)) return denied(res, bucket);
-    char *pre = mb_asprintf("Error getting bucket size for '%s'", bucket);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error getting bucket size for '%s'", bucket);
     if (gc) {
         json_t *items;
         mb_err e = {0};
         if (mb_gc_gcs_object_list(gc, bucket, "", NULL, &items, NULL, &e)) {
-            char *url = mb_asprintf(GCS "/%s/o?projection=noAcl&prettyPrint=false", bucket);
-            api_fail(res, pre, &e, "GET", url);
-            free(url);
+            gc_api_fail(res, pre, gc_http_code(e.code), "GET", e.msg, GCS "/%s/o?projection=noAcl&prettyPrint=false", bucket);
         } else {
             long long total = 0;
             size_t i;
@@ -360,10 +342,8 @@ int gc_t_storage_get_bucket_size(mb_mcp_call *call, json_t *a, mb_mcp_result *re
                      total / (1024.0 * 1024 * 1024));
             json_decref(items);
         }
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
 
 int gc_t_storage_set_bucket_lifecycle(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
@@ -371,8 +351,8 @@ int gc_t_storage_set_bucket_lifecycle(mb_mcp_call *call, json_t *a, mb_mcp_resul
     const char *bucket = gc_arg(a, "bucket_name"), *action = gc_arg(a, "action");
     long long age = gc_arg_int(a, "age_days");
     if (!gc_allowed(call, GC_ACL_BUCKETS, bucket)) return denied(res, bucket);
-    char *pre = mb_asprintf("Error setting lifecycle rules for bucket '%s'", bucket);
-    mb_gc *gc = gc_open(call, res, pre);
+    char *pre;
+    mb_gc *gc = gc_begin(call, res, &pre, "Error setting lifecycle rules for bucket '%s'", bucket);
     if (gc) {
         json_t *b;
         mb_err e = {0};
@@ -386,15 +366,11 @@ int gc_t_storage_set_bucket_lifecycle(mb_mcp_call *call, json_t *a, mb_mcp_resul
             json_decref(b);
         }
         if (rc) {
-            char *url = mb_asprintf(GCS "/%s?projection=noAcl&prettyPrint=false", bucket);
-            api_fail(res, pre, &e, "GET", url);
-            free(url);
+            gc_api_fail(res, pre, gc_http_code(e.code), "GET", e.msg, GCS "/%s?projection=noAcl&prettyPrint=false", bucket);
         } else {
             gc_textf(res, "Successfully set lifecycle rule for bucket '%s': %s objects after %lld days", bucket,
                      action, age);
         }
-        mb_gc_close(gc);
     }
-    free(pre);
-    return 0;
+    return gc_end(gc, pre);
 }
