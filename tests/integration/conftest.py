@@ -33,7 +33,7 @@ class Daemon:
     """One `mcpbox serve` process. start()/kill()/stop() may be called again
     on the same data directory to test restarts."""
 
-    def __init__(self, data_dir, extra_args=(), env=None):
+    def __init__(self, data_dir, extra_args=(), env=None, db=None):
         self.data_dir = data_dir
         self.extra_args = list(extra_args)
         # The node's mail system (Dovecot on 1143/1587) only where a test asks for it.
@@ -44,8 +44,9 @@ class Daemon:
         self.env.update(env or {})
         # where `mcpbox keys` finds this daemon's keys
         self.store_args = ["--data-dir", data_dir]
-        if PG_SERVER:
-            self.store_args = ["--db", pg_database()]
+        # db: a state database the caller chose (nodes sharing one PostgreSQL)
+        if db or PG_SERVER:
+            self.store_args = ["--db", db or pg_database()]
             self.extra_args += self.store_args
         self.proc = None
         self.url = None
@@ -75,7 +76,7 @@ class Daemon:
     def sql(self, query, params=()):
         """Runs one statement (? placeholders) on the daemon's state database,
         SQLite or PostgreSQL; the rows as tuples."""
-        if not PG_SERVER:
+        if self.store_args[0] != "--db":
             import sqlite3
             db = sqlite3.connect(os.path.join(self.data_dir, "mcpbox.db"), timeout=10)
             rows = db.execute(query, params).fetchall()
