@@ -141,10 +141,20 @@ TSAN_SUITES = {"test_gateway_hostile.py", "test_gateway_sdk.py", "test_gateway_t
                "test_metrics.py", "test_canvas.py"}
 
 
+# The suites `tests/run --pg` (make test-pg) runs again with every daemon on
+# PostgreSQL (MCPBOX_TEST_PG): those whose daemons keep state in the store
+# (keys, sandboxes, servers, blobs, claims) and read it back.
+PG_SUITES = {"test_metrics.py", "test_cli.py", "test_canvas.py", "test_gcloud_rest.py",
+             "test_mail_system.py", "test_hard_limits.py", "test_gateway_transport.py"}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if os.path.basename(str(item.fspath)) in TSAN_SUITES:
+        name = os.path.basename(str(item.fspath))
+        if name in TSAN_SUITES:
             item.add_marker(pytest.mark.tsan)
+        if name in PG_SUITES or name.startswith(("test_api_", "test_daemon_")):
+            item.add_marker(pytest.mark.pg)
 
 
 def sweep_sandboxes(root):
