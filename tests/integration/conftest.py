@@ -44,9 +44,11 @@ class Daemon:
         self.env.update(env or {})
         # where `mcpbox keys` finds this daemon's keys
         self.store_args = ["--data-dir", data_dir]
-        # db: a state database the caller chose (nodes sharing one PostgreSQL)
-        if db or PG_SERVER:
-            self.store_args = ["--db", db or pg_database()]
+        # db: a state database the caller chose (nodes sharing one PostgreSQL,
+        # or a second daemon on the first one's); None: SQLite in data_dir
+        self.db = db or (pg_database() if PG_SERVER else None)
+        if self.db:
+            self.store_args = ["--db", self.db]
             self.extra_args += self.store_args
         self.proc = None
         self.url = None
@@ -76,7 +78,7 @@ class Daemon:
     def sql(self, query, params=()):
         """Runs one statement (? placeholders) on the daemon's state database,
         SQLite or PostgreSQL; the rows as tuples."""
-        if self.store_args[0] != "--db":
+        if not self.db:
             import sqlite3
             db = sqlite3.connect(os.path.join(self.data_dir, "mcpbox.db"), timeout=10)
             rows = db.execute(query, params).fetchall()
@@ -92,7 +94,7 @@ class Daemon:
         parts = query.split("?")
         assert len(parts) == len(params) + 1
         text = parts[0] + "".join(literal(v) + p for v, p in zip(params, parts[1:]))
-        out = subprocess.run(["psql", "-qAt", "-F", "\t", self.store_args[1], "-c", text],
+        out = subprocess.run(["psql", "-qAt", "-F", "\t", self.db, "-c", text],
                              check=True, capture_output=True, text=True).stdout
         def value(f):
             for conv in (int, float):
