@@ -147,7 +147,8 @@ TSAN_SUITES = {"test_gateway_hostile.py", "test_gateway_sdk.py", "test_gateway_t
 # PostgreSQL (MCPBOX_TEST_PG): those whose daemons keep state in the store
 # (keys, sandboxes, servers, blobs, claims) and read it back.
 PG_SUITES = {"test_metrics.py", "test_cli.py", "test_canvas.py", "test_gcloud_rest.py",
-             "test_mail_system.py", "test_hard_limits.py", "test_gateway_transport.py"}
+             "test_mail_system.py", "test_hard_limits.py", "test_gateway_transport.py",
+             "test_sandbox_sweep.py", "test_sandbox_leftovers.py"}
 
 
 def pytest_collection_modifyitems(config, items):
