@@ -21,8 +21,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import tempfile
-import time
 
 import pytest
 

@@ -19,7 +19,7 @@ import threading
 import httpx
 import pytest
 
-from conftest import API_KEY, MCPBOX_BIN, Daemon, sweep_sandboxes
+from conftest import API_KEY, sweep_sandboxes
 from mailutil import DOVECOT, MailDaemon, free_port
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -88,16 +88,21 @@ def race(requests):
     gate = threading.Barrier(len(requests))
 
     def one(i, url, path, body, headers):
-        with httpx.Client(base_url=url, headers=AUTH, timeout=120) as c:
-            c.get("/healthz")  # the connection is open before the gate
-            gate.wait()
-            out[i] = c.post(path, json=body, headers=headers)
+        try:
+            with httpx.Client(base_url=url, headers=AUTH, timeout=120) as c:
+                c.get("/healthz")  # the connection is open before the gate
+                gate.wait(timeout=60)
+                out[i] = c.post(path, json=body, headers=headers)
+        except Exception as e:  # noqa: BLE001 (reported below)
+            out[i] = e
 
     ts = [threading.Thread(target=one, args=(i, *r)) for i, r in enumerate(requests)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
+    errors = [r for r in out if isinstance(r, Exception)]
+    assert not errors, errors
     return out
 
 
