@@ -60,7 +60,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN_DIR)/tests/%,$(UNIT_SRCS))
 DATA_DIR ?= ./var
 LISTEN   ?= 127.0.0.1:8080
 
-.PHONY: all deps test-deps run test unit integration bench soak clean asan tsan fuzz fuzz-bins fuzz-replay install uninstall
+.PHONY: all deps test-deps run test test-pg unit integration bench soak clean asan tsan fuzz fuzz-bins fuzz-replay install uninstall
 
 all: build/mcpbox
 
@@ -204,6 +204,10 @@ build/bench/observe_cost: bench/observe_cost.c $(filter-out $(REL_DIR)/main.o,$(
 
 soak: build/mcpbox $(ASAN_DIR)/mcpbox
 	@tests/run --soak
+
+# The daemon suites marked pg again with the PostgreSQL store (docs/TESTING.md).
+test-pg: build/mcpbox $(ASAN_DIR)/mcpbox
+	@tests/run --pg
 
 # `make install [PREFIX=/usr/local] [DESTDIR=]`: the binary, the profiles and
 # runtime/ (found beside bin/ as share/mcpbox), the man page, docs/CLI.md and

@@ -33,7 +33,7 @@ class Daemon:
     """One `mcpbox serve` process. start()/kill()/stop() may be called again
     on the same data directory to test restarts."""
 
-    def __init__(self, data_dir, extra_args=(), env=None):
+    def __init__(self, data_dir, extra_args=(), env=None, db=None):
         self.data_dir = data_dir
         self.extra_args = list(extra_args)
         # The node's mail system (Dovecot on 1143/1587) only where a test asks for it.
@@ -44,8 +44,11 @@ class Daemon:
         self.env.update(env or {})
         # where `mcpbox keys` finds this daemon's keys
         self.store_args = ["--data-dir", data_dir]
-        if PG_SERVER:
-            self.store_args = ["--db", pg_database()]
+        # db: a state database the caller chose (nodes sharing one PostgreSQL,
+        # or a second daemon on the first one's); None: SQLite in data_dir
+        self.db = db or (pg_database() if PG_SERVER else None)
+        if self.db:
+            self.store_args = ["--db", self.db]
             self.extra_args += self.store_args
         self.proc = None
         self.url = None
@@ -75,7 +78,7 @@ class Daemon:
     def sql(self, query, params=()):
         """Runs one statement (? placeholders) on the daemon's state database,
         SQLite or PostgreSQL; the rows as tuples."""
-        if not PG_SERVER:
+        if not self.db:
             import sqlite3
             db = sqlite3.connect(os.path.join(self.data_dir, "mcpbox.db"), timeout=10)
             rows = db.execute(query, params).fetchall()
@@ -91,7 +94,7 @@ class Daemon:
         parts = query.split("?")
         assert len(parts) == len(params) + 1
         text = parts[0] + "".join(literal(v) + p for v, p in zip(params, parts[1:]))
-        out = subprocess.run(["psql", "-qAt", "-F", "\t", self.store_args[1], "-c", text],
+        out = subprocess.run(["psql", "-qAt", "-F", "\t", self.db, "-c", text],
                              check=True, capture_output=True, text=True).stdout
         def value(f):
             for conv in (int, float):
@@ -140,10 +143,21 @@ TSAN_SUITES = {"test_gateway_hostile.py", "test_gateway_sdk.py", "test_gateway_t
                "test_metrics.py", "test_canvas.py"}
 
 
+# The suites `tests/run --pg` (make test-pg) runs again with every daemon on
+# PostgreSQL (MCPBOX_TEST_PG): those whose daemons keep state in the store
+# (keys, sandboxes, servers, blobs, claims) and read it back.
+PG_SUITES = {"test_metrics.py", "test_cli.py", "test_canvas.py", "test_gcloud_rest.py",
+             "test_mail_system.py", "test_hard_limits.py", "test_gateway_transport.py",
+             "test_sandbox_sweep.py", "test_sandbox_leftovers.py"}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if os.path.basename(str(item.fspath)) in TSAN_SUITES:
+        name = os.path.basename(str(item.fspath))
+        if name in TSAN_SUITES:
             item.add_marker(pytest.mark.tsan)
+        if name in PG_SUITES or name.startswith(("test_api_", "test_daemon_")):
+            item.add_marker(pytest.mark.pg)
 
 
 def sweep_sandboxes(root):

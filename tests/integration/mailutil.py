@@ -25,7 +25,7 @@ def free_port():
 
 
 class MailDaemon(Daemon):
-    def __init__(self, tmp_root, extra=()):
+    def __init__(self, tmp_root, extra=(), **kw):
         # The mail processes run as the dovecot user: the data dir's parents
         # must let it through (mcpbox checks and says so otherwise).
         os.chmod(tmp_root, 0o711)
@@ -33,7 +33,7 @@ class MailDaemon(Daemon):
         self.smtp_port = free_port()
         super().__init__(os.path.join(tmp_root, "var"), extra_args=[
             "--mail-users", USERS, "--mail-imap", "127.0.0.1:%d" % self.imap_port,
-            "--mail-smtp", "127.0.0.1:%d" % self.smtp_port, *extra])
+            "--mail-smtp", "127.0.0.1:%d" % self.smtp_port, *extra], **kw)
 
     def mail_root(self):
         return os.path.join(self.data_dir, "mail")

@@ -4,7 +4,7 @@ archive benchmark, the sandbox life cycle, the office documents benchmark (excel
 openpyxl and pypdf) and the per-tool latency benchmark (filesystem, memory and
 code-runner against their npm references), written into a scratch doc and
 JSON file, must give well-formed rows with no errors (every answer checked by
-the benchmarks)."""
+the benchmarks); and the many-nodes benchmark (bench/scale.py) with tiny counts."""
 import json
 import os
 import re
@@ -112,3 +112,24 @@ def test_bench_smoke(tmp_path):
     merged = json.loads(out.read_text())
     assert [r["id"] for r in merged["rows"]] == [r["id"] for r in data["rows"]]
     assert merged["meta"]["rerun"] == ["P0"]
+
+
+def test_scale_bench_smoke():
+    """bench/scale.py (docs/SCALE.md Figures, docs/PERFORMANCE.md Many nodes)
+    with tiny counts: one node, then three behind nginx; every figure there."""
+    import shutil
+    import pytest
+    if shutil.which("nginx") is None and not os.path.exists("/usr/sbin/nginx"):
+        pytest.skip("nginx is not installed (scripts/install-deps --test)")
+    r = subprocess.run([os.path.join(ROOT, "bench", "scale.py"), "--acquires", "2", "--calls", "4",
+                        "--burst", "6", "--concurrency", "3"],
+                       capture_output=True, text=True, timeout=400)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    one, three = res["1 node"], res["3 nodes"]
+    assert one["acquire"]["n"] == 2 and three["acquire"]["n"] == 2
+    assert one["call direct"]["n"] == 4
+    for k in ("call router", "call owner direct", "call other node (forwards)"):
+        assert three[k]["n"] == 4 and three[k]["p50_ms"] > 0, k
+    assert one["burst"]["per_node"] == [6]
+    assert sum(three["burst"]["per_node"]) == 6 and len(three["burst"]["per_node"]) == 3

@@ -8,7 +8,6 @@ import pty
 import re
 import select
 import shutil
-import sqlite3
 import subprocess
 import tarfile
 import time
@@ -217,11 +216,11 @@ def test_errors_name_the_fix(daemon):
     rc, out, err = cli(url, "--help")
     assert rc == OK
     # a key that worked, revoked
-    r = subprocess.run([MCPBOX_BIN, "keys", "create", "--data-dir", daemon.data_dir],
+    r = subprocess.run([MCPBOX_BIN, "keys", "create", *daemon.store_args],
                        capture_output=True, check=True)
     key = r.stdout.decode().strip()
     assert cli(url, "ls", key=key)[0] == OK
-    subprocess.run([MCPBOX_BIN, "keys", "revoke", key[:12], "--data-dir", daemon.data_dir],
+    subprocess.run([MCPBOX_BIN, "keys", "revoke", key[:12], *daemon.store_args],
                    capture_output=True, check=True)
     rc, out, err = cli(url, "ls", key=key)
     assert rc == AUTH and "MCPBOX_API_KEY" in err, err
@@ -261,13 +260,13 @@ def test_first_run_key(tmp_root):
     finally:
         d.stop()
     # only its digest is stored
-    with open(os.path.join(data, "mcpbox.db"), "rb") as f:
-        assert key.encode() not in f.read()
-    db = sqlite3.connect(os.path.join(data, "mcpbox.db"))
-    assert key not in repr(db.execute("select * from keys").fetchall())
-    db.close()
+    if not d.db:
+        with open(os.path.join(data, "mcpbox.db"), "rb") as f:
+            assert key.encode() not in f.read()
+    rows = d.sql("select * from keys")
+    assert len(rows) == 1 and key not in repr(rows), rows
     # the next start has a key: nothing is made or printed
-    d2 = Daemon(data, extra_args=["--first-run-key"])
+    d2 = Daemon(data, extra_args=["--first-run-key"], db=d.db)
     d2.env.pop("MCPBOX_API_KEY")
     d2.start()
     try:
@@ -276,7 +275,7 @@ def test_first_run_key(tmp_root):
     finally:
         d2.proc.stdout.close()
         d2.stop()
-    r = subprocess.run([MCPBOX_BIN, "keys", "list", "--data-dir", data], capture_output=True)
+    r = subprocess.run([MCPBOX_BIN, "keys", "list", *d.store_args], capture_output=True)
     assert r.stdout.decode().count("first-run") == 1
 
 

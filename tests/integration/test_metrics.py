@@ -200,8 +200,8 @@ def test_other_owners_never_see_a_sandbox_id(daemon, api):
         assert anon.get("/metrics").status_code == 401
     with daemon.client(key="wrong") as bad:
         assert bad.get("/metrics").status_code in (401, 403)
-    out = subprocess.run([MCPBOX_BIN, "keys", "create", "--owner", "eve", "--data-dir",
-                          daemon.data_dir], capture_output=True, text=True, check=True)
+    out = subprocess.run([MCPBOX_BIN, "keys", "create", "--owner", "eve", *daemon.store_args],
+                         capture_output=True, text=True, check=True)
     sid = acquire(api, ["git"])["local_sandbox_id"]
     with daemon.client(out.stdout.strip()) as eve:
         r = eve.get("/metrics")

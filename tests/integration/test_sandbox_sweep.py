@@ -5,7 +5,6 @@ table and the cgroup tree; `mcpbox serve --release-on-exit` releases every
 sandbox when it stops."""
 import glob
 import os
-import sqlite3
 import subprocess
 
 import pytest
@@ -90,13 +89,11 @@ def test_serve_release_on_exit(tmp_root):
     for s in sids:
         assert cgroups_of(s) == []
         assert not os.path.exists(os.path.join(data, "run", s))
-    db = sqlite3.connect(os.path.join(data, "mcpbox.db"))
-    rows = db.execute("SELECT status FROM sandboxes").fetchall()
-    db.close()
+    rows = d.sql("SELECT status FROM sandboxes")
     assert rows and all(r[0] == "released" for r in rows), rows
     assert "released 2 sandboxes before exiting" in d.log()
     # without the flag they outlive the daemon (and are adopted again)
-    d = Daemon(data).start()
+    d = Daemon(data, db=d.db).start()
     with d.client() as api:
         sid = acquire(api)
     d.stop()

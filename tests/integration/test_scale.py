@@ -382,6 +382,10 @@ def test_node_failure_and_return(cluster):
         with cluster.client(cluster.nodes[2].url) as c2:
             r = c2.get("/local-sandbox/" + sid)
             assert r.status_code == 503 and r.json() == {"detail": "node 1 unavailable"}
+        # the router drops a client's own forwarding mark: the node that gets
+        # the request still knows it is node 1's
+        r = c.get("/local-sandbox/" + sid, headers={"X-Mcpbox-Forwarded": "0"})
+        assert r.status_code == 503 and r.json() == {"detail": "node 1 unavailable"}, r.text
         r = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                        headers={"Accept": "application/json, text/event-stream"}, timeout=10)
         assert r.status_code == 503 and r.json() == {"detail": "node 1 unavailable"}
