@@ -57,6 +57,9 @@ void mb_canvas_users_free(mb_canvas_users *u);
 /* Opens (creating the schema when new) the database at path. */
 int mb_canvas_db_open(const char *path, mb_canvas_db **out, mb_err *err);
 void mb_canvas_db_close(mb_canvas_db *db);
+/* Gives back the page cache of an idle database (after acquire, initialize,
+ * reset): a live sandbox that is not used keeps no pages. */
+void mb_canvas_db_trim(mb_canvas_db *db);
 /* Adds the root account and the users of the set (a fresh database). */
 int mb_canvas_db_seed(mb_canvas_db *db, const mb_canvas_users *users, mb_err *err);
 /* The user id of a token, or 0. */

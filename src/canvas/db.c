@@ -157,6 +157,13 @@ void mb_canvas_db_close(mb_canvas_db *db)
     free(db);
 }
 
+void mb_canvas_db_trim(mb_canvas_db *db)
+{
+    pthread_mutex_lock(&db->lock);
+    sqlite3_db_release_memory(db->s);
+    pthread_mutex_unlock(&db->lock);
+}
+
 static char *sortable(const char *name)
 {
     const char *sp = strrchr(name, ' ');

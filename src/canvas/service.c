@@ -315,6 +315,7 @@ int mb_canvas_attach(mb_canvas_service *s, const char *id, const char *benchmark
         if (!rc) rc = mb_canvas_db_meta_set(x->db, "agent_token", agent->token, err);
         if (!rc) rc = file_copy(path, first, err);
         if (!rc) rc = file_copy(path, base, err);
+        if (!rc) mb_canvas_db_trim(x->db);
     }
     mb_canvas_users_free(gen);
     if (!rc) {
