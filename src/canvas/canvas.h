@@ -100,6 +100,22 @@ void mb_canvas_resp_free(mb_canvas_resp *r);
 void mb_canvas_handle_pq(mb_canvas_db *db, const char *method, const char *path_query,
                          json_t *body, const char *token, int64_t as_user, mb_canvas_resp *out);
 
+/* A file's bytes for GET /files/:id/download (outside /api/v1, as Canvas
+ * serves the `url` of a file or a submission's attachment). */
+typedef struct mb_canvas_file {
+    unsigned char *data;
+    size_t len;
+    char *content_type;
+    char *filename;
+} mb_canvas_file;
+/* 0 and *out filled (free with mb_canvas_file_free) when user uid (0 =
+ * none) may read file id, or verifier is the file's secret; else 404. A
+ * reader: the owner, an account admin, a member of the course whose files
+ * hold it, a teacher or TA of a course with a submission attaching it. */
+int mb_canvas_file_download(mb_canvas_db *db, int64_t uid, int64_t id, const char *verifier,
+                            mb_canvas_file *out);
+void mb_canvas_file_free(mb_canvas_file *f);
+
 /* Query string "a=1&b[]=2" to decoded parameters (at most 256). */
 void mb_canvas_params_parse(const char *query, mb_canvas_param **out, size_t *n);
 void mb_canvas_params_free(mb_canvas_param *p, size_t n);

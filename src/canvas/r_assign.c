@@ -343,7 +343,7 @@ static json_t *submission_json(cv *c, int64_t sid)
                                "SELECT json_object('id',id,'uuid',uuid,'folder_id',folder_id,"
                                "'display_name',display_name,'filename',filename,'content-type',"
                                "content_type,'url','http://localhost:10001/files/' || id ||"
-                               " '/download','size',size,'created_at',created_at) FROM files WHERE"
+                               " '/download?download_frd=1&verifier=' || uuid,'size',size,'created_at',created_at) FROM files WHERE"
                                " id=?", json_integer_value(v));
             if (f) json_array_append_new(arr, f);
         }
