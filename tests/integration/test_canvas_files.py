@@ -6,8 +6,8 @@ GET /files/:id/download by who may read it (the owner, the course's
 teacher, an admin, anyone with the file's verifier) and 404 for the others."""
 import httpx
 
-from test_canvas import (ADMIN, STUDENT, STUDENT2, TEACHER, acquire, canvas, api,  # noqa: F401
-                         enroll, make_course, rest)
+from test_canvas import ADMIN, STUDENT, STUDENT2, TEACHER, canvas, api, rest  # noqa: F401
+from test_canvas_rubrics_quiz_types import course  # noqa: F401
 
 BODY = "# Assignment 4\n\nThe long take in *Touch of Evil*.\n".encode()
 
@@ -17,13 +17,8 @@ def local(canvas, url):
     return canvas.canvas + url[url.index("/files/"):]
 
 
-def test_file_download_as_graders_fetch_it(api, canvas):
-    sid = acquire(api, test_account_email=STUDENT[0]).json()["sandbox_id"]
-    admin = rest(canvas, ADMIN)
-    cid = make_course(admin)
-    enroll(admin, cid, STUDENT[0])
-    enroll(admin, cid, STUDENT2[0])
-    enroll(admin, cid, TEACHER[0], "TeacherEnrollment")
+def test_file_download_as_graders_fetch_it(canvas, course):
+    cid = course
     teacher, student = rest(canvas, TEACHER[1]), rest(canvas, STUDENT[1])
     a = teacher.post(f"/courses/{cid}/assignments", json={"assignment": {
         "name": "Assignment 4", "published": True, "submission_types": ["online_upload"]}}).json()
@@ -62,6 +57,3 @@ def test_file_download_as_graders_fetch_it(api, canvas):
                  "/files//download", "/files/1/download?verifier=%00%ff"):
         assert httpx.get(canvas.canvas + path, timeout=30).status_code == 404, path
     assert sub["workflow_state"] == "submitted"
-    api.delete(f"/sandbox/canvas/{sid}")
-    # released: the file is gone with its sandbox
-    assert get(None).status_code == 404

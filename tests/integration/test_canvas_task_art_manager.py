@@ -11,30 +11,17 @@ workflow_state "available"). A second run leaves one course unpublished and
 the grader must fail it."""
 import json
 import os
-import re
-import tempfile
 
 import pytest
 
-from conftest import Daemon, sweep_sandboxes
+from canvastask import acquire, daemon_fixture, release, rest
 from gwharness import Session, text_of
-from test_canvas_task_do_quiz import rest
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "canvas", "art-manager")
 ADMIN_EMAIL = "mcpcanvasadmin3@mcp.com"
 
 
-@pytest.fixture(scope="module")
-def canvas():
-    root = tempfile.TemporaryDirectory(prefix="mcpbox-test-")
-    d = Daemon(os.path.join(root.name, "var"), extra_args=[
-        "--canvas-listen", "127.0.0.1:0", "--canvas-users", os.path.join(DATA, "users.json")]).start()
-    m = re.search(r"canvas on (http://\S+)", d.proc.stdout.readline().decode())
-    d.canvas = m.group(1)
-    yield d
-    d.stop()
-    sweep_sandboxes(root.name)
-    root.cleanup()
+canvas = daemon_fixture(os.path.join(DATA, "users.json"))
 
 
 def admin3_courses():
@@ -103,14 +90,11 @@ def grade(d):
 
 @pytest.mark.parametrize("wrong", [False, True], ids=["correct", "one-course-unpublished"])
 def test_canvas_art_manager(canvas, wrong):
-    api = canvas.client()
-    r = api.post("/sandbox/canvas", json={"benchmark": "Toolathlon", "test_account_email": ADMIN_EMAIL})
-    assert r.status_code == 201, r.text
-    sid = r.json()["sandbox_id"]
+    api, sid, url = acquire(canvas, ADMIN_EMAIL)
     courses = admin3_courses()
     assert len(courses) == 27
     assert grade(canvas) == (False, "27 courses missing")
-    agent(r.json()["server_urls"]["canvas"], skip_publish="Optics-7" if wrong else None)
+    agent(url, skip_publish="Optics-7" if wrong else None)
     ok, why = grade(canvas)
     if wrong:
         assert (ok, why) == (False, "unpublished: Optics-7")
@@ -123,5 +107,4 @@ def test_canvas_art_manager(canvas, wrong):
     ann = admin.get(f"/api/v1/courses/{course['id']}/discussion_topics",
                     params={"only_announcements": "true"}).json()
     assert "Brian Scott" in ann[0]["message"] and "Monday 7,8,9" in ann[0]["message"]
-    api.delete(f"/sandbox/canvas/{sid}")
-    api.close()
+    release(api, sid)

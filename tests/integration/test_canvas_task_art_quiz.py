@@ -10,17 +10,14 @@ four questions as multiple choice worth 1 point each, their texts and options
 in order, exactly one answer of weight > 0 and it is the expected letter).
 A second run marks one wrong option right and the grader must fail it."""
 import csv
+import json
 import os
 import re
 
 import pytest
 
-from test_canvas_task_do_quiz import rest
-from conftest import Daemon, sweep_sandboxes
+from canvastask import acquire, daemon_fixture, enroll, release, rest
 from gwharness import Session, text_of
-
-import json
-import tempfile
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "canvas", "art-quiz")
 TEACHER = "bruiz@mcp.com"
@@ -30,17 +27,7 @@ TITLE = "Classic Art History Questions"
 EXPECTED_LETTERS = ["B", "B", "B", "A"]        # the grader's correct_answer of each question
 
 
-@pytest.fixture(scope="module")
-def canvas():
-    root = tempfile.TemporaryDirectory(prefix="mcpbox-test-")
-    d = Daemon(os.path.join(root.name, "var"), extra_args=[
-        "--canvas-listen", "127.0.0.1:0", "--canvas-users", os.path.join(DATA, "users.json")]).start()
-    m = re.search(r"canvas on (http://\S+)", d.proc.stdout.readline().decode())
-    d.canvas = m.group(1)
-    yield d
-    d.stop()
-    sweep_sandboxes(root.name)
-    root.cleanup()
+canvas = daemon_fixture(os.path.join(DATA, "users.json"))
 
 
 def task_questions():
@@ -59,10 +46,6 @@ def task_questions():
 def preprocess(d):
     admin = rest(d, ADMIN_TOKEN)
 
-    def find_user(email):
-        users = admin.get("/api/v1/accounts/1/users", params={"search_term": email}).json()
-        return next(u for u in users if u.get("login_id") == email)
-
     r = admin.post("/api/v1/accounts/1/courses", json={"course": {
         "name": "Art History", "course_code": "AH101", "is_public": True,
         "is_public_to_auth_users": True,
@@ -71,15 +54,10 @@ def preprocess(d):
     assert r.status_code == 200, r.text
     cid = r.json()["id"]
 
-    def enroll(email, role):
-        r = admin.post(f"/api/v1/courses/{cid}/enrollments", json={"enrollment": {
-            "user_id": find_user(email)["id"], "type": role, "enrollment_state": "active"}})
-        assert r.status_code == 200, r.text
-
-    enroll(TEACHER, "TeacherEnrollment")
+    enroll(admin, cid, TEACHER, "TeacherEnrollment")
     with open(os.path.join(DATA, "student_list.csv"), encoding="utf-8") as f:
         for row in list(csv.DictReader(f))[:6]:
-            enroll(row["email"].strip(), "StudentEnrollment")
+            enroll(admin, cid, row["email"].strip())
     for i, name in enumerate(["homework1.md", "project1.md"]):
         text = open(os.path.join(DATA, name), encoding="utf-8").read()
         title = text.splitlines()[0].lstrip("# ").strip()
@@ -159,17 +137,13 @@ def grade(d):
 
 @pytest.mark.parametrize("wrong", [False, True], ids=["correct", "one-wrong-answer"])
 def test_canvas_art_quiz(canvas, wrong):
-    api = canvas.client()
-    r = api.post("/sandbox/canvas", json={"benchmark": "Toolathlon", "test_account_email": TEACHER})
-    assert r.status_code == 201, r.text
-    sid = r.json()["sandbox_id"]
+    api, sid, url = acquire(canvas, TEACHER)
     preprocess(canvas)
     assert grade(canvas) == (False, "Can not find quiz in the course")
-    agent(r.json()["server_urls"]["canvas"], wrong=wrong)
+    agent(url, wrong=wrong)
     ok, why = grade(canvas)
     if wrong:
         assert not ok and why == "Question 3 correct answer mismatch"
     else:
         assert ok, why
-    api.delete(f"/sandbox/canvas/{sid}")
-    api.close()
+    release(api, sid)

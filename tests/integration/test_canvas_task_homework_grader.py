@@ -16,31 +16,18 @@ A second run grades one correct solution 0 and the grader must fail it."""
 import csv
 import json
 import os
-import re
-import tempfile
 
 import pytest
 
-from conftest import Daemon, sweep_sandboxes
+from canvastask import acquire, daemon_fixture, enroll, release, rest, user_id
 from gwharness import Session, text_of
-from test_canvas_task_do_quiz import rest
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "canvas", "homework-grader")
 TEACHER_EMAIL = "teresat@mcp.com"     # canvas_api_token canvas_token_TT1021#WQtww
 ADMIN_TOKEN = "mcpcanvasadmintoken1"  # the task's admin_canvas_api_token (the grader's)
 
 
-@pytest.fixture(scope="module")
-def canvas():
-    root = tempfile.TemporaryDirectory(prefix="mcpbox-test-")
-    d = Daemon(os.path.join(root.name, "var"), extra_args=[
-        "--canvas-listen", "127.0.0.1:0", "--canvas-users", os.path.join(DATA, "users.json")]).start()
-    m = re.search(r"canvas on (http://\S+)", d.proc.stdout.readline().decode())
-    d.canvas = m.group(1)
-    yield d
-    d.stop()
-    sweep_sandboxes(root.name)
-    root.cleanup()
+canvas = daemon_fixture(os.path.join(DATA, "users.json"))
 
 
 def expected():
@@ -60,27 +47,18 @@ def expected():
 def preprocess(d):
     admin = rest(d, ADMIN_TOKEN)
 
-    def uid(email):
-        users = admin.get("/api/v1/accounts/1/users", params={"search_term": email}).json()
-        return next(u["id"] for u in users if u.get("login_id") == email)
-
     r = admin.post("/api/v1/accounts/1/courses", json={"course": {
         "name": "CS5123 Programming Fundamentals", "course_code": "CS5123",
         "syllabus_body": "Two Sum Problem homework assignment course"}})
     assert r.status_code == 200, r.text
     cid = r.json()["id"]
 
-    def enroll(email, role):
-        r = admin.post(f"/api/v1/courses/{cid}/enrollments", json={"enrollment": {
-            "user_id": uid(email), "type": role, "enrollment_state": "active"}})
-        assert r.status_code == 200, r.text
-
-    enroll(TEACHER_EMAIL, "TeacherEnrollment")
+    enroll(admin, cid, TEACHER_EMAIL, "TeacherEnrollment")
     ids = {}
     with open(os.path.join(DATA, "student_list.csv"), encoding="utf-8") as f:
         for row in csv.DictReader(f):
-            enroll(row["email"].strip(), "StudentEnrollment")
-            ids[row["Name"].strip()] = uid(row["email"].strip())
+            enroll(admin, cid, row["email"].strip())
+            ids[row["Name"].strip()] = user_id(admin, row["email"].strip())
     r = admin.post(f"/api/v1/courses/{cid}/assignments", json={"assignment": {
         "name": "homework2", "description": "Two Sum Problem - Submit your Python solution",
         "points_possible": 10, "published": True}})
@@ -149,17 +127,13 @@ def grade(d):
 
 @pytest.mark.parametrize("wrong", [False, True], ids=["correct", "one-wrong-grade"])
 def test_canvas_homework_grader(canvas, wrong):
-    api = canvas.client()
-    r = api.post("/sandbox/canvas", json={"benchmark": "Toolathlon", "test_account_email": TEACHER_EMAIL})
-    assert r.status_code == 201, r.text
-    sid = r.json()["sandbox_id"]
+    api, sid, url = acquire(canvas, TEACHER_EMAIL)
     ids = preprocess(canvas)
     assert grade(canvas) == (False, "Task failed - Issues with: accuracy, logic, submissions")
-    agent(r.json()["server_urls"]["canvas"], ids, wrong=wrong)
+    agent(url, ids, wrong=wrong)
     ok, why = grade(canvas)
     if wrong:
         assert (ok, why) == (False, "Task failed - Issues with: accuracy, logic")
     else:
         assert ok, why
-    api.delete(f"/sandbox/canvas/{sid}")
-    api.close()
+    release(api, sid)

@@ -15,14 +15,11 @@ existing student and the grader must fail it."""
 import csv
 import json
 import os
-import re
-import tempfile
 
 import pytest
 
-from conftest import Daemon, sweep_sandboxes
+from canvastask import acquire, daemon_fixture, enroll, release, rest
 from gwharness import Session, text_of
-from test_canvas_task_do_quiz import rest
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "canvas", "new-students")
 ADMIN_EMAIL = "mcpcanvasadmin1@mcp.com"
@@ -31,17 +28,7 @@ COURSE = "Introduction to AI-8"
 EXISTING = [0, 2, 4, 9, 14]            # the preprocess's (and the grader's) indices
 
 
-@pytest.fixture(scope="module")
-def canvas():
-    root = tempfile.TemporaryDirectory(prefix="mcpbox-test-")
-    d = Daemon(os.path.join(root.name, "var"), extra_args=[
-        "--canvas-listen", "127.0.0.1:0", "--canvas-users", os.path.join(DATA, "users.json")]).start()
-    m = re.search(r"canvas on (http://\S+)", d.proc.stdout.readline().decode())
-    d.canvas = m.group(1)
-    yield d
-    d.stop()
-    sweep_sandboxes(root.name)
-    root.cleanup()
+canvas = daemon_fixture(os.path.join(DATA, "users.json"))
 
 
 def students():
@@ -54,10 +41,6 @@ def students():
 def preprocess(d):
     admin = rest(d, ADMIN_TOKEN)
 
-    def uid(email):
-        users = admin.get("/api/v1/accounts/1/users", params={"search_term": email}).json()
-        return next(u["id"] for u in users if u.get("login_id") == email)
-
     r = admin.post("/api/v1/accounts/1/courses", json={"course": {
         "name": COURSE, "course_code": "AI101", "is_public": True, "is_public_to_auth_users": True,
         "syllabus_body": "Welcome to Introduction to AI-8!"}})
@@ -65,14 +48,10 @@ def preprocess(d):
     cid = r.json()["id"]
     existing, _ = students()
     for email in existing:
-        r = admin.post(f"/api/v1/courses/{cid}/enrollments", json={"enrollment": {
-            "user_id": uid(email), "type": "StudentEnrollment", "enrollment_state": "active"}})
-        assert r.status_code == 200, r.text
+        enroll(admin, cid, email)
     with open(os.path.join(DATA, "teacher_list.csv"), encoding="utf-8") as f:
         teacher = next(csv.DictReader(f))["email"].strip()
-    r = admin.post(f"/api/v1/courses/{cid}/enrollments", json={"enrollment": {
-        "user_id": uid(teacher), "type": "TeacherEnrollment", "enrollment_state": "active"}})
-    assert r.status_code == 200, r.text
+    enroll(admin, cid, teacher, "TeacherEnrollment")
     admin.put(f"/api/v1/courses/{cid}", json={"course": {"event": "offer"}})
     return cid
 
@@ -158,11 +137,7 @@ def grade(d, url):
 
 @pytest.mark.parametrize("wrong", [False, True], ids=["correct", "messages-an-existing-student"])
 def test_canvas_new_students_notification(canvas, wrong):
-    api = canvas.client()
-    r = api.post("/sandbox/canvas", json={"benchmark": "Toolathlon", "test_account_email": ADMIN_EMAIL})
-    assert r.status_code == 201, r.text
-    sid = r.json()["sandbox_id"]
-    url = r.json()["server_urls"]["canvas"]
+    api, sid, url = acquire(canvas, ADMIN_EMAIL)
     preprocess(canvas)
     _, new = students()
     assert grade(canvas, url) == (False, f"{len(new)} new students not enrolled")
@@ -173,5 +148,4 @@ def test_canvas_new_students_notification(canvas, wrong):
         assert (ok, why) == (False, "1 existing students incorrectly received messages")
     else:
         assert ok, why
-    api.delete(f"/sandbox/canvas/{sid}")
-    api.close()
+    release(api, sid)

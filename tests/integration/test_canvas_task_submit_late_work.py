@@ -14,16 +14,13 @@ the leave email is the mail server's part. A second run submits Assignment
 import io
 import json
 import os
-import re
 import tarfile
-import tempfile
 
 import httpx
 import pytest
 
-from conftest import Daemon, sweep_sandboxes
+from canvastask import acquire, daemon_fixture, enroll, release, rest
 from gwharness import Session, text_of
-from test_canvas_task_do_quiz import rest
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "canvas", "submit-late-work")
 STUDENT_EMAIL = "zedwards@mcp.com"
@@ -32,17 +29,7 @@ ADMIN_TOKEN = "mcpcanvasadmintoken2"
 GT = "2201210606_FILM101_Assignment%d.md"
 
 
-@pytest.fixture(scope="module")
-def canvas():
-    root = tempfile.TemporaryDirectory(prefix="mcpbox-test-")
-    d = Daemon(os.path.join(root.name, "var"), extra_args=[
-        "--canvas-listen", "127.0.0.1:0", "--canvas-users", os.path.join(DATA, "users.json")]).start()
-    m = re.search(r"canvas on (http://\S+)", d.proc.stdout.readline().decode())
-    d.canvas = m.group(1)
-    yield d
-    d.stop()
-    sweep_sandboxes(root.name)
-    root.cleanup()
+canvas = daemon_fixture(os.path.join(DATA, "users.json"))
 
 
 def preprocess(d):
@@ -50,19 +37,13 @@ def preprocess(d):
     course = next(c for c in cfg["courses"] if c["course_code"] == "FILM101")
     admin = rest(d, ADMIN_TOKEN)
 
-    def uid(email):
-        users = admin.get("/api/v1/accounts/1/users", params={"search_term": email}).json()
-        return next(u["id"] for u in users if u.get("login_id") == email)
-
     r = admin.post("/api/v1/accounts/1/courses", json={"course": {
         "name": course["name"], "course_code": course["course_code"]}})
     assert r.status_code == 200, r.text
     cid = r.json()["id"]
     for email, role in [(course["teacher"], "TeacherEnrollment")] + [
             (e, "StudentEnrollment") for e in course["students"]]:
-        r = admin.post(f"/api/v1/courses/{cid}/enrollments", json={"enrollment": {
-            "user_id": uid(email), "type": role, "enrollment_state": "active"}})
-        assert r.status_code == 200, r.text
+        enroll(admin, cid, email, role)
     for a in course["assignments"]:
         r = admin.post(f"/api/v1/courses/{cid}/assignments", json={"assignment": {
             k: a[k] for k in ("name", "description", "points_possible", "due_at", "submission_types",
@@ -151,18 +132,14 @@ def grade(d):
 
 @pytest.mark.parametrize("wrong", [False, True], ids=["correct", "wrong-file"])
 def test_canvas_submit_late_work(canvas, wrong):
-    api = canvas.client()
-    r = api.post("/sandbox/canvas", json={"benchmark": "Toolathlon", "test_account_email": STUDENT_EMAIL})
-    assert r.status_code == 201, r.text
-    sid = r.json()["sandbox_id"]
+    api, sid, url = acquire(canvas, STUDENT_EMAIL)
     preprocess(canvas)
     workspace(api, sid)
     assert grade(canvas) == (False, "Only 0/2 assignments match groundtruth files")
-    agent(r.json()["server_urls"]["canvas"], wrong=wrong)
+    agent(url, wrong=wrong)
     ok, why = grade(canvas)
     if wrong:
         assert (ok, why) == (False, "Only 1/2 assignments match groundtruth files")
     else:
         assert ok, why
-    api.delete(f"/sandbox/canvas/{sid}")
-    api.close()
+    release(api, sid)
