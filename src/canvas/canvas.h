@@ -146,6 +146,8 @@ typedef struct mb_canvas_opts {
                                "off" = none */
     const char *users_file; /* Toolathlon users_data.json; NULL = a generated admin */
     const char *users_for;  /* the benchmark the users file is for; NULL = every sandbox */
+    const char *https_listen; /* ADDR:PORT of the same port over HTTPS; NULL = none */
+    const char *tls_pem;    /* with https_listen: a PEM file, certificate and key */
     void *store;            /* mb_store * for the token-set claims */
 } mb_canvas_opts;
 
@@ -153,6 +155,8 @@ int mb_canvas_service_new(const mb_canvas_opts *o, mb_canvas_service **out, mb_e
 void mb_canvas_service_free(mb_canvas_service *s);
 /* The port the graders' HTTP server is bound to (0 = none). */
 unsigned mb_canvas_service_port(mb_canvas_service *s);
+/* The HTTPS port (0 = none). */
+unsigned mb_canvas_service_https_port(mb_canvas_service *s);
 int mb_canvas_attach(mb_canvas_service *s, const char *id, const char *benchmark,
                      const char *agent_email, mb_err *err);
 void mb_canvas_detach(mb_canvas_service *s, const char *id);

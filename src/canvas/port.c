@@ -210,8 +210,10 @@ static void handle(void *ctx, mb_http_req *req)
         if (!strcmp(a.v[i].key, "access_token")) token = a.v[i].val;
     json_t *body = parse_body(req);
     const char *host = mb_http_header(req, "Host");
-    char *base = mb_asprintf("http://%s/api/v1", host && !strpbrk(host, "<> \"") ? host
-                                                                                : "localhost:10001");
+    /* Link URLs keep the scheme the request came with. */
+    int tls = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_PROTOCOL) != NULL;
+    char *base = mb_asprintf("%s://%s/api/v1", tls ? "https" : "http",
+                             host && !strpbrk(host, "<> \"") ? host : "localhost:10001");
     mb_canvas_resp r = {0};
     int64_t uid = 0;
     mb_canvas__sbx *x = NULL;
@@ -275,8 +277,39 @@ int mb_canvas__port_start(mb_canvas_service *s, const char *listen, mb_err *err)
     return mb_http_start(&o, &app, &s->http, err);
 }
 
+static void on_bound_https(void *ctx, unsigned port)
+{
+    ((mb_canvas_service *)ctx)->https_port = port;
+}
+
+int mb_canvas__https_start(mb_canvas_service *s, const char *listen, const char *pem_path,
+                           mb_err *err)
+{
+    char *pem = NULL;
+    size_t len = 0;
+    int rc = mb_read_file(pem_path, 1u << 20, &pem, &len, err);
+    if (rc) return rc;
+    if (!strstr(pem, "-----BEGIN CERTIFICATE-----") || !strstr(pem, "PRIVATE KEY-----")) {
+        free(pem);
+        return mb_err_set(err, MB_EINVAL, "%s: a PEM with a certificate and its private key is needed",
+                          pem_path);
+    }
+    /* GnuTLS takes the certificate and the key each from its own PEM block. */
+    mb_http_opts o = {.listen = listen, .json_body_limit = BODY_LIMIT, .on_bound = on_bound_https,
+                      .on_bound_ctx = s, .max_conn_per_ip = 0, .tls_cert_pem = pem,
+                      .tls_key_pem = pem};
+    mb_http_app app = {s, begin, handle};
+    rc = mb_http_start(&o, &app, &s->https, err);
+    /* MHD keeps its own copy of the credentials once started. */
+    explicit_bzero(pem, len);
+    free(pem);
+    return rc;
+}
+
 void mb_canvas__port_stop(mb_canvas_service *s)
 {
     if (s->http) mb_http_stop(s->http);
     s->http = NULL;
+    if (s->https) mb_http_stop(s->https);
+    s->https = NULL;
 }
