@@ -1,7 +1,8 @@
 /*
  * fuzz_canvas.c - the Canvas REST core (src/canvas): any method, path, query
  * and body (JSON or a form) on a fresh database with an admin, a student and
- * a teacher, a course, a quiz with a question and an attempt in progress.
+ * a teacher, a course, a quiz with multiple choice, matching and blanks
+ * questions and an attempt in progress, an assignment with a grading rubric.
  * Invariants: an answer always comes, with a status between 200 and 599 and a
  * body that prints as JSON; a Link header only on 200s; the query and form
  * parsers never fail.
@@ -48,7 +49,21 @@ static mb_canvas_db *fresh(void)
     call(db, "tok-tia", "POST", "/courses/1/quizzes/1/questions",
          "{\"question\":{\"question_type\":\"multiple_choice_question\",\"points_possible\":1,"
          "\"answers\":[{\"answer_text\":\"a\",\"answer_weight\":100}]}}");
+    call(db, "tok-tia", "POST", "/courses/1/quizzes/1/questions",
+         "{\"question\":{\"question_type\":\"matching_question\",\"points_possible\":2,"
+         "\"matching_answer_incorrect_matches\":\"z\\ny\",\"answers\":[{\"answer_match_left\":\"a\","
+         "\"answer_match_right\":\"b\"}]}}");
+    call(db, "tok-tia", "POST", "/courses/1/quizzes/1/questions",
+         "{\"question\":{\"question_type\":\"fill_in_multiple_blanks_question\","
+         "\"points_possible\":2,\"answers\":[{\"answer_text\":\"red\",\"blank_id\":\"c1\"}]}}");
     call(db, "tok-sam", "POST", "/courses/1/quizzes/1/submissions", NULL);
+    /* assignment 2 with a grading rubric (criterion 1_1, ratings 1_2 and 1_3) */
+    call(db, "tok-tia", "POST", "/courses/1/assignments",
+         "{\"assignment\":{\"name\":\"A\",\"published\":true}}");
+    call(db, "tok-tia", "POST", "/courses/1/rubrics",
+         "{\"rubric\":{\"title\":\"R\",\"criteria\":[{\"description\":\"c\",\"ratings\":"
+         "[{\"points\":2},{\"points\":0}]}]},\"rubric_association\":{\"association_type\":"
+         "\"Assignment\",\"association_id\":2,\"use_for_grading\":true}}");
     return db;
 }
 

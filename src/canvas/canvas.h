@@ -57,6 +57,9 @@ void mb_canvas_users_free(mb_canvas_users *u);
 /* Opens (creating the schema when new) the database at path. */
 int mb_canvas_db_open(const char *path, mb_canvas_db **out, mb_err *err);
 void mb_canvas_db_close(mb_canvas_db *db);
+/* Gives back the page cache of an idle database (after acquire, initialize,
+ * reset): a live sandbox that is not used keeps no pages. */
+void mb_canvas_db_trim(mb_canvas_db *db);
 /* Adds the root account and the users of the set (a fresh database). */
 int mb_canvas_db_seed(mb_canvas_db *db, const mb_canvas_users *users, mb_err *err);
 /* The user id of a token, or 0. */
@@ -97,6 +100,22 @@ void mb_canvas_resp_free(mb_canvas_resp *r);
 void mb_canvas_handle_pq(mb_canvas_db *db, const char *method, const char *path_query,
                          json_t *body, const char *token, int64_t as_user, mb_canvas_resp *out);
 
+/* A file's bytes for GET /files/:id/download (outside /api/v1, as Canvas
+ * serves the `url` of a file or a submission's attachment). */
+typedef struct mb_canvas_file {
+    unsigned char *data;
+    size_t len;
+    char *content_type;
+    char *filename;
+} mb_canvas_file;
+/* 0 and *out filled (free with mb_canvas_file_free) when user uid (0 =
+ * none) may read file id, or verifier is the file's secret; else 404. A
+ * reader: the owner, an account admin, a member of the course whose files
+ * hold it, a teacher or TA of a course with a submission attaching it. */
+int mb_canvas_file_download(mb_canvas_db *db, int64_t uid, int64_t id, const char *verifier,
+                            mb_canvas_file *out);
+void mb_canvas_file_free(mb_canvas_file *f);
+
 /* Query string "a=1&b[]=2" to decoded parameters (at most 256). */
 void mb_canvas_params_parse(const char *query, mb_canvas_param **out, size_t *n);
 void mb_canvas_params_free(mb_canvas_param *p, size_t n);
@@ -127,6 +146,8 @@ typedef struct mb_canvas_opts {
                                "off" = none */
     const char *users_file; /* Toolathlon users_data.json; NULL = a generated admin */
     const char *users_for;  /* the benchmark the users file is for; NULL = every sandbox */
+    const char *https_listen; /* ADDR:PORT of the same port over HTTPS; NULL = none */
+    const char *tls_pem;    /* with https_listen: a PEM file, certificate and key */
     void *store;            /* mb_store * for the token-set claims */
 } mb_canvas_opts;
 
@@ -134,6 +155,8 @@ int mb_canvas_service_new(const mb_canvas_opts *o, mb_canvas_service **out, mb_e
 void mb_canvas_service_free(mb_canvas_service *s);
 /* The port the graders' HTTP server is bound to (0 = none). */
 unsigned mb_canvas_service_port(mb_canvas_service *s);
+/* The HTTPS port (0 = none). */
+unsigned mb_canvas_service_https_port(mb_canvas_service *s);
 int mb_canvas_attach(mb_canvas_service *s, const char *id, const char *benchmark,
                      const char *agent_email, mb_err *err);
 void mb_canvas_detach(mb_canvas_service *s, const char *id);

@@ -103,12 +103,19 @@ CV_ROUTE(r_module_item_create); CV_ROUTE(r_page_create);
 CV_ROUTE(r_pages_list); CV_ROUTE(r_page_get);
 CV_ROUTE(r_conversations_list); CV_ROUTE(r_conversation_get); CV_ROUTE(r_conversation_create);
 CV_ROUTE(r_conversation_delete); CV_ROUTE(r_conversation_add_message);
-CV_ROUTE(r_rubrics_list); CV_ROUTE(r_rubric_get);
+CV_ROUTE(r_rubrics_list); CV_ROUTE(r_rubric_get); CV_ROUTE(r_rubric_create);
+CV_ROUTE(r_rubric_update); CV_ROUTE(r_rubric_delete); CV_ROUTE(r_rubric_association_create);
+CV_ROUTE(r_rubric_assessment_create);
 CV_ROUTE(r_calendar_events); CV_ROUTE(r_upcoming_events); CV_ROUTE(r_activity_stream);
 CV_ROUTE(r_dashboard_cards);
 CV_ROUTE(r_reports_list); CV_ROUTE(r_report_create); CV_ROUTE(r_report_get);
 CV_ROUTE(r_files_list); CV_ROUTE(r_folder_files); CV_ROUTE(r_file_get); CV_ROUTE(r_folders_list);
 CV_ROUTE(r_file_upload_start); CV_ROUTE(r_file_upload_data);
+
+/* r_rubric.c: what assignments and submissions carry of rubrics. */
+void cv_rubric_of_assignment(cv *c, json_t *a);           /* rubric, rubric_settings */
+void cv_rubric_assess_submission(cv *c, int64_t aid, int64_t sid); /* body[rubric_assessment] */
+json_t *cv_rubric_assessment_of(cv *c, int64_t sid);      /* {criterion: {...}} or NULL */
 
 /* db.c */
 int64_t mb_canvas__admin_user(mb_canvas_db *db); /* the first admin, or 0 */

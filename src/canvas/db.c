@@ -60,7 +60,7 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS quiz_questions(id INTEGER PRIMARY KEY, quiz_id INTEGER, position INTEGER,"
     " question_name TEXT, question_text TEXT, question_type TEXT, points_possible REAL,"
     " correct_comments TEXT DEFAULT '', incorrect_comments TEXT DEFAULT '', neutral_comments TEXT DEFAULT '',"
-    " answers TEXT DEFAULT '[]');"
+    " answers TEXT DEFAULT '[]', matches TEXT, incorrect_matches TEXT);"
     "CREATE TABLE IF NOT EXISTS quiz_submissions(id INTEGER PRIMARY KEY, quiz_id INTEGER, user_id INTEGER,"
     " submission_id INTEGER, attempt INTEGER, validation_token TEXT, workflow_state TEXT,"
     " started_at TEXT, finished_at TEXT, end_at TEXT, score REAL, kept_score REAL,"
@@ -92,7 +92,14 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS conversation_messages(id INTEGER PRIMARY KEY, conversation_id INTEGER,"
     " author_id INTEGER, body TEXT, created_at TEXT);"
     "CREATE TABLE IF NOT EXISTS rubrics(id INTEGER PRIMARY KEY, course_id INTEGER, title TEXT,"
-    " points_possible REAL, data TEXT DEFAULT '[]');"
+    " points_possible REAL, data TEXT DEFAULT '[]', free_form INTEGER DEFAULT 0);"
+    "CREATE TABLE IF NOT EXISTS rubric_associations(id INTEGER PRIMARY KEY, rubric_id INTEGER,"
+    " association_type TEXT, association_id INTEGER, course_id INTEGER, purpose TEXT,"
+    " use_for_grading INTEGER DEFAULT 0, hide_score_total INTEGER DEFAULT 0,"
+    " hide_points INTEGER DEFAULT 0, created_at TEXT);"
+    "CREATE TABLE IF NOT EXISTS rubric_assessments(id INTEGER PRIMARY KEY, rubric_id INTEGER,"
+    " association_id INTEGER, submission_id INTEGER, assessor_id INTEGER, assessment_type TEXT,"
+    " score REAL, data TEXT DEFAULT '[]', created_at TEXT);"
     "CREATE TABLE IF NOT EXISTS calendar_events(id INTEGER PRIMARY KEY, context_code TEXT, title TEXT,"
     " description TEXT, start_at TEXT, end_at TEXT, location_name TEXT, created_at TEXT,"
     " workflow_state TEXT DEFAULT 'active');"
@@ -122,6 +129,15 @@ int mb_canvas_db_open(const char *path, mb_canvas_db **out, mb_err *err)
     }
     sqlite3_busy_timeout(s, 5000);
     int rc = cv_sql_exec(s, SCHEMA, err);
+    /* A database of an older schema (a template kept over an upgrade) gets the
+     * columns added since; the error of a column that exists is expected. */
+    static const char *const added[] = {
+        "ALTER TABLE rubrics ADD COLUMN free_form INTEGER DEFAULT 0",
+        "ALTER TABLE quiz_questions ADD COLUMN matches TEXT",
+        "ALTER TABLE quiz_questions ADD COLUMN incorrect_matches TEXT",
+    };
+    for (size_t i = 0; !rc && i < sizeof added / sizeof *added; i++)
+        sqlite3_exec(s, added[i], NULL, NULL, NULL);
     if (rc) {
         sqlite3_close(s);
         return rc;
@@ -139,6 +155,13 @@ void mb_canvas_db_close(mb_canvas_db *db)
     sqlite3_close(db->s);
     pthread_mutex_destroy(&db->lock);
     free(db);
+}
+
+void mb_canvas_db_trim(mb_canvas_db *db)
+{
+    pthread_mutex_lock(&db->lock);
+    sqlite3_db_release_memory(db->s);
+    pthread_mutex_unlock(&db->lock);
 }
 
 static char *sortable(const char *name)

@@ -117,9 +117,83 @@ static void respond(mb_http_req *req, mb_canvas_resp *r)
     req->responded = 1;
 }
 
+/* "/files/ID/download" -> ID, else 0. */
+static int64_t download_id(const char *path)
+{
+    if (strncmp(path, "/files/", 7)) return 0;
+    const char *p = path + 7;
+    size_t n = strspn(p, "0123456789");
+    if (!n || n > 15 || strcmp(p + n, "/download")) return 0;
+    return strtoll(p, NULL, 10);
+}
+
+/* GET /files/:id/download: the file's bytes, for a token of its sandbox
+ * that may read it, or for its verifier. */
+static void download(mb_canvas_service *s, mb_http_req *req, int64_t id, const char *token,
+                     const char *verifier)
+{
+    mb_canvas_file f = {0};
+    int rc = 404;
+    int64_t uid = 0;
+    mb_canvas__sbx *x = token ? mb_canvas__by_token(s, token, &uid) : NULL;
+    if (x) {
+        rc = mb_canvas_file_download(x->db, uid, id, verifier, &f);
+        mb_canvas__put(s, x);
+    } else if (verifier && *verifier) {
+        pthread_mutex_lock(&s->lock);
+        size_t n = s->n;
+        pthread_mutex_unlock(&s->lock);
+        for (size_t i = 0; i < n && rc; i++) {
+            pthread_mutex_lock(&s->lock);
+            mb_canvas__sbx *y = i < s->n && !s->v[i]->closing ? s->v[i] : NULL;
+            if (y) y->refs++;
+            pthread_mutex_unlock(&s->lock);
+            if (!y) continue;
+            rc = mb_canvas_file_download(y->db, 0, id, verifier, &f);
+            mb_canvas__put(s, y);
+        }
+    }
+    if (rc) {
+        mb_canvas_resp r = {token && !x ? 401 : 404,
+                            json_pack("{s:[{s:s}]}", "errors", "message",
+                                      token && !x ? "Invalid access token."
+                                                  : "The specified resource does not exist."),
+                            NULL};
+        respond(req, &r);
+        mb_canvas_resp_free(&r);
+        return;
+    }
+    for (char *p = f.filename; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == '"' || *p == '\\' || *p == 0x7f) *p = '_';
+    char *disp = mb_asprintf("attachment; filename=\"%s\"", f.filename);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(f.len, f.data, MHD_RESPMEM_MUST_FREE);
+    f.data = NULL;
+    MHD_add_response_header(resp, "Content-Type", f.content_type);
+    MHD_add_response_header(resp, "Content-Disposition", disp);
+    mb_http_queue_response(req->conn, 200, resp);
+    req->responded = 1;
+    free(disp);
+    mb_canvas_file_free(&f);
+}
+
 static void handle(void *ctx, mb_http_req *req)
 {
     mb_canvas_service *s = ctx;
+    int64_t file_id = !strcmp(req->method, "GET") ? download_id(req->path) : 0;
+    if (file_id) {
+        const char *auth = mb_http_header(req, "Authorization");
+        arg_acc a = {0};
+        MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, on_arg, &a);
+        const char *token = auth && !strncasecmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
+        const char *verifier = NULL;
+        for (size_t i = 0; i < a.n; i++) {
+            if (!token && !strcmp(a.v[i].key, "access_token")) token = a.v[i].val;
+            if (!strcmp(a.v[i].key, "verifier")) verifier = a.v[i].val;
+        }
+        download(s, req, file_id, token, verifier);
+        mb_canvas_params_free(a.v, a.n);
+        return;
+    }
     if (strncmp(req->path, "/api/v1/", 8)) {
         mb_canvas_resp r = {404, json_pack("{s:[{s:s}]}", "errors", "message",
                                            "The specified resource does not exist."), NULL};
@@ -136,8 +210,10 @@ static void handle(void *ctx, mb_http_req *req)
         if (!strcmp(a.v[i].key, "access_token")) token = a.v[i].val;
     json_t *body = parse_body(req);
     const char *host = mb_http_header(req, "Host");
-    char *base = mb_asprintf("http://%s/api/v1", host && !strpbrk(host, "<> \"") ? host
-                                                                                : "localhost:10001");
+    /* Link URLs keep the scheme the request came with. */
+    int tls = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_PROTOCOL) != NULL;
+    char *base = mb_asprintf("%s://%s/api/v1", tls ? "https" : "http",
+                             host && !strpbrk(host, "<> \"") ? host : "localhost:10001");
     mb_canvas_resp r = {0};
     int64_t uid = 0;
     mb_canvas__sbx *x = NULL;
@@ -201,8 +277,39 @@ int mb_canvas__port_start(mb_canvas_service *s, const char *listen, mb_err *err)
     return mb_http_start(&o, &app, &s->http, err);
 }
 
+static void on_bound_https(void *ctx, unsigned port)
+{
+    ((mb_canvas_service *)ctx)->https_port = port;
+}
+
+int mb_canvas__https_start(mb_canvas_service *s, const char *listen, const char *pem_path,
+                           mb_err *err)
+{
+    char *pem = NULL;
+    size_t len = 0;
+    int rc = mb_read_file(pem_path, 1u << 20, &pem, &len, err);
+    if (rc) return rc;
+    if (!strstr(pem, "-----BEGIN CERTIFICATE-----") || !strstr(pem, "PRIVATE KEY-----")) {
+        free(pem);
+        return mb_err_set(err, MB_EINVAL, "%s: a PEM with a certificate and its private key is needed",
+                          pem_path);
+    }
+    /* GnuTLS takes the certificate and the key each from its own PEM block. */
+    mb_http_opts o = {.listen = listen, .json_body_limit = BODY_LIMIT, .on_bound = on_bound_https,
+                      .on_bound_ctx = s, .max_conn_per_ip = 0, .tls_cert_pem = pem,
+                      .tls_key_pem = pem};
+    mb_http_app app = {s, begin, handle};
+    rc = mb_http_start(&o, &app, &s->https, err);
+    /* MHD keeps its own copy of the credentials once started. */
+    explicit_bzero(pem, len);
+    free(pem);
+    return rc;
+}
+
 void mb_canvas__port_stop(mb_canvas_service *s)
 {
     if (s->http) mb_http_stop(s->http);
     s->http = NULL;
+    if (s->https) mb_http_stop(s->https);
+    s->https = NULL;
 }

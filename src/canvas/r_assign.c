@@ -71,6 +71,7 @@ static json_t *assignment(cv *c, int64_t id)
     json_t *ext = json_object_get(o, "allowed_extensions");
     if (json_is_array(ext) && !json_array_size(ext)) json_object_del(o, "allowed_extensions");
     if (json_is_null(json_object_get(o, "quiz_id"))) json_object_del(o, "quiz_id");
+    cv_rubric_of_assignment(c, o);
     return o;
 }
 
@@ -342,7 +343,7 @@ static json_t *submission_json(cv *c, int64_t sid)
                                "SELECT json_object('id',id,'uuid',uuid,'folder_id',folder_id,"
                                "'display_name',display_name,'filename',filename,'content-type',"
                                "content_type,'url','http://localhost:10001/files/' || id ||"
-                               " '/download','size',size,'created_at',created_at) FROM files WHERE"
+                               " '/download?download_frd=1&verifier=' || uuid,'size',size,'created_at',created_at) FROM files WHERE"
                                " id=?", json_integer_value(v));
             if (f) json_array_append_new(arr, f);
         }
@@ -353,7 +354,8 @@ static json_t *submission_json(cv *c, int64_t sid)
         json_t *a = assignment(c, json_integer_value(json_object_get(s, "assignment_id")));
         if (a) json_object_set_new(s, "assignment", a);
     }
-    if (cv_include(c, "rubric_assessment")) json_object_set_new(s, "rubric_assessment", json_object());
+    json_t *ra = cv_include(c, "rubric_assessment") ? cv_rubric_assessment_of(c, sid) : NULL;
+    if (ra) json_object_set_new(s, "rubric_assessment", ra);
     if (cv_include(c, "user"))
         json_object_set_new(s, "user", cv_user_json(c, json_integer_value(json_object_get(s, "user_id"))));
     return s;
@@ -466,6 +468,7 @@ void r_submission_grade(cv *c)
                     sid);
         free(grade);
     }
+    cv_rubric_assess_submission(c, aid, sid);
     /* comment[text_comment] only: a comment inside submission is not read. */
     const char *text = cv_body_str(c, "comment", "text_comment");
     if (text && *text)

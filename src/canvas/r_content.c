@@ -1,6 +1,6 @@
 /*
  * r_content.c - discussion topics and announcements (with entries), modules
- * and their items, pages, rubrics, conversations, calendar events and the
+ * and their items, pages, conversations, calendar events and the
  * caller's upcoming events, activity stream and dashboard cards, and account
  * reports.
  */
@@ -422,32 +422,6 @@ void r_page_create(cv *c)
     cv_json(c, 200, cv_row(c, "i", "SELECT " PAGE_OBJ ",'body',p.body) FROM pages p WHERE p.id=?",
                            cv_last_id(c)));
     free(url);
-}
-
-/* ------------------------------------------------------------ rubrics */
-
-#define RUBRIC_OBJ                                                                            \
-    "json_object('id',id,'title',title,'context_id',course_id,'context_type','Course',"       \
-    "'points_possible',points_possible,'reusable',json('false'),'public',json('false'),"      \
-    "'read_only',json('false'),'free_form_criterion_comments',json('false'),"                 \
-    "'hide_score_total',json('false'),'data',json(data))"
-
-void r_rubrics_list(cv *c)
-{
-    int64_t cid = cv_seg_id(c, 1);
-    if (!cid) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    cv_list(c, cv_rows(c, "i", "SELECT " RUBRIC_OBJ " FROM rubrics WHERE course_id=? ORDER BY id", cid));
-}
-
-void r_rubric_get(cv *c)
-{
-    int64_t cid = cv_seg_id(c, 1), rid = cv_seg_id(c, 3);
-    if (!cid || !rid) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    json_t *r = cv_row(c, "ii", "SELECT " RUBRIC_OBJ " FROM rubrics WHERE id=? AND course_id=?", rid, cid);
-    if (!r) return cv_not_found(c);
-    cv_json(c, 200, r);
 }
 
 /* ------------------------------------------------------------ conversations */

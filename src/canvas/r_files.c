@@ -215,3 +215,53 @@ void r_file_upload_data(cv *c)
     free(bytes);
     cv_json(c, 201, cv_row(c, "i", "SELECT " FILE_OBJ " FROM files f WHERE f.id=?", id));
 }
+
+/* ------------------------------------------------------------ download */
+
+int mb_canvas_file_download(mb_canvas_db *db, int64_t uid, int64_t id, const char *verifier,
+                            mb_canvas_file *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&db->lock);
+    sqlite3_stmt *st;
+    int rc = 404;
+    if (sqlite3_prepare_v2(
+            db->s,
+            "SELECT f.data, f.content_type, f.filename FROM files f LEFT JOIN folders d ON"
+            " d.id=f.folder_id WHERE f.id=?1 AND f.state='available' AND (f.uuid=?2 OR"
+            " f.user_id=?3 OR EXISTS(SELECT 1 FROM admins a WHERE a.user_id=?3) OR"
+            " (d.context_type='Course' AND EXISTS(SELECT 1 FROM enrollments e WHERE"
+            " e.course_id=d.context_id AND e.user_id=?3 AND e.workflow_state='active')) OR"
+            " EXISTS(SELECT 1 FROM submissions s JOIN assignments x ON x.id=s.assignment_id"
+            " JOIN enrollments e ON e.course_id=x.course_id AND e.user_id=?3 AND"
+            " e.workflow_state='active' AND e.type IN ('TeacherEnrollment','TaEnrollment'),"
+            " json_each(s.attachment_ids) j WHERE j.value=f.id))",
+            -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        if (verifier) sqlite3_bind_text(st, 2, verifier, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 3, uid);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            int n = sqlite3_column_bytes(st, 0);
+            out->len = (size_t)n;
+            out->data = mb_malloc(out->len ? out->len : 1);
+            if (n) memcpy(out->data, sqlite3_column_blob(st, 0), out->len);
+            const char *ct = (const char *)sqlite3_column_text(st, 1);
+            const char *fn = (const char *)sqlite3_column_text(st, 2);
+            out->content_type = mb_strdup(ct && *ct ? ct : "application/octet-stream");
+            out->filename = mb_strdup(fn ? fn : "file");
+            rc = 0;
+        }
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&db->lock);
+    return rc;
+}
+
+void mb_canvas_file_free(mb_canvas_file *f)
+{
+    if (!f) return;
+    free(f->data);
+    free(f->content_type);
+    free(f->filename);
+    memset(f, 0, sizeof *f);
+}

@@ -60,8 +60,8 @@
     "'neutral_comments',x.neutral_comments,'correct_comments_html',x.correct_comments,"       \
     "'incorrect_comments_html',x.incorrect_comments,'neutral_comments_html',"                 \
     "x.neutral_comments,'answers',json(x.answers),'variables',NULL,'formulas',NULL,"          \
-    "'answer_tolerance',NULL,'formula_decimal_places',NULL,'matches',NULL,"                   \
-    "'matching_answer_incorrect_matches',NULL)"
+    "'answer_tolerance',NULL,'formula_decimal_places',NULL,'matches',json(x.matches),"       \
+    "'matching_answer_incorrect_matches',x.incorrect_matches)"
 
 #define QSUB_OBJ                                                                              \
     "json_object('id',s.id,'quiz_id',s.quiz_id,'quiz_version',1,'user_id',s.user_id,"         \
@@ -266,11 +266,48 @@ static json_t *question_json(cv *c, int64_t id, int student)
             json_object_del(a, "weight");
             json_object_del(a, "comments");
             json_object_del(a, "comments_html");
+            json_object_del(a, "right");    /* matching: the pairs stay hidden */
+            json_object_del(a, "match_id");
         }
         json_object_set_new(q, "correct_comments", json_string(""));
         json_object_set_new(q, "incorrect_comments", json_string(""));
     }
     return q;
+}
+
+/* Matching: the id of the right side of answer (or distractor) i. */
+static json_int_t match_id(int64_t qid, size_t i)
+{
+    return 1000 + (json_int_t)((qid * 53 + (int64_t)i * 389) % 9000);
+}
+
+/* A matching question's choices: every answer's right side, then the
+ * distractors of matching_answer_incorrect_matches (one a line). */
+static json_t *matches_of(json_t *answers, const char *distractors, int64_t qid)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *a;
+    json_array_foreach(answers, i, a) {
+        json_t *r = json_object_get(a, "right");
+        if (json_is_string(r))
+            json_array_append_new(out, json_pack("{s:O,s:O}", "text", r, "match_id",
+                                                 json_object_get(a, "match_id")));
+    }
+    size_t k = json_array_size(answers);
+    for (const char *p = distractors ? distractors : ""; *p && k < 1000;) {
+        size_t n = strcspn(p, "\n");
+        size_t m = n;
+        while (m && (p[m - 1] == '\r' || p[m - 1] == ' ')) m--;
+        if (m) {
+            char *t = mb_strndup(p, m);
+            json_array_append_new(out, json_pack("{s:s,s:I}", "text", t, "match_id", match_id(qid, k++)));
+            free(t);
+        }
+        p += n;
+        if (*p) p++;
+    }
+    return out;
 }
 
 /* Canvas's answer objects from the API's answers[] ({answer_text,
@@ -314,6 +351,14 @@ static json_t *normalize_answers(json_t *in, int64_t qid)
             json_t *v = json_object_get(a, extra[k]);
             if (v) json_object_set(o, extra[k], v);
         }
+        json_t *left = json_object_get(a, "answer_match_left");
+        if (json_is_string(left) || json_is_string(json_object_get(a, "answer_match_right"))) {
+            json_t *right = json_object_get(a, "answer_match_right");
+            json_object_set_new(o, "left", json_string(json_is_string(left) ? json_string_value(left) : ""));
+            json_object_set_new(o, "right", json_string(json_is_string(right) ? json_string_value(right) : ""));
+            if (!json_is_string(t)) json_object_set(o, "text", json_object_get(o, "left"));
+            json_object_set_new(o, "match_id", json_integer(match_id(qid, i)));
+        }
         json_array_append_new(out, o);
     }
     if (list != in) json_decref(list);
@@ -338,12 +383,37 @@ static void question_fields(cv *c, int64_t id)
     if (cv_body_has(c, "question", "position"))
         cv_exec(c, "ii", "UPDATE quiz_questions SET position=? WHERE id=?",
                 (int64_t)cv_body_num(c, "question", "position", 1), id);
+    json_t *wrong = cv_body(c, "question", "matching_answer_incorrect_matches");
+    if (json_is_string(wrong) || json_is_null(wrong))
+        cv_exec(c, "ti", "UPDATE quiz_questions SET incorrect_matches=? WHERE id=?",
+                json_string_value(wrong), id);
     json_t *ans = cv_body(c, "question", "answers");
+    char *type = cv_text(c, "i", "SELECT question_type FROM quiz_questions WHERE id=?", id);
     if (json_is_array(ans) || json_is_object(ans)) {
         json_t *norm = normalize_answers(ans, id);
+        /* Every answer of these types is a right one, as Canvas keeps them. */
+        if (type && (!strcmp(type, "fill_in_multiple_blanks_question") ||
+                     !strcmp(type, "short_answer_question"))) {
+            size_t i;
+            json_t *a;
+            json_array_foreach(norm, i, a) json_object_set_new(a, "weight", json_real(100));
+        }
         cv_exec(c, "ji", "UPDATE quiz_questions SET answers=? WHERE id=?", norm, id);
         json_decref(norm);
     }
+    json_t *m = NULL;
+    if (type && !strcmp(type, "matching_question")) {
+        char *atext = cv_text(c, "i", "SELECT answers FROM quiz_questions WHERE id=?", id);
+        char *dtext = cv_text(c, "i", "SELECT incorrect_matches FROM quiz_questions WHERE id=?", id);
+        json_t *answers = atext ? json_loads(atext, 0, NULL) : NULL;
+        m = matches_of(answers, dtext, id);
+        json_decref(answers);
+        free(atext);
+        free(dtext);
+    }
+    cv_exec(c, "ji", "UPDATE quiz_questions SET matches=? WHERE id=?", m, id);
+    json_decref(m);
+    free(type);
 }
 
 void r_questions_list(cv *c)
@@ -681,6 +751,69 @@ static int text_eq(const char *a, const char *b)
     return la == lb && !strncasecmp(a, b, la);
 }
 
+/* Matching: the share of answers paired with their right side (a match id
+ * whose answer has the same right text counts); given is
+ * [{answer_id, match_id}] as the API takes it. */
+static double grade_matching(json_t *answers, json_t *given)
+{
+    size_t n = json_array_size(answers), right = 0, i, k;
+    json_t *a, *g;
+    if (!n || !json_is_array(given)) return 0;
+    json_array_foreach(answers, i, a) {
+        int64_t aid = json_integer_value(json_object_get(a, "id"));
+        int64_t pick = 0;
+        json_array_foreach(given, k, g) if (json_is_object(g) && as_id(json_object_get(g, "answer_id")) == aid)
+            pick = as_id(json_object_get(g, "match_id"));
+        if (!pick) continue;
+        json_t *found = NULL, *b;
+        size_t j;
+        json_array_foreach(answers, j, b) if (!found && json_integer_value(json_object_get(b, "match_id")) == pick)
+            found = b;
+        const char *want = json_string_value(json_object_get(a, "right"));
+        const char *got = found ? json_string_value(json_object_get(found, "right")) : NULL;
+        right += found == a || (want && got && !strcmp(want, got));
+    }
+    return (double)right / (double)n;
+}
+
+/* Fill in multiple blanks (given {blank_id: text}: trimmed, case-insensitive)
+ * and multiple dropdowns (given {blank_id: answer id}): the share of blanks
+ * answered with a 100-weight answer of that blank. */
+static double grade_blanks(json_t *answers, json_t *given, int dropdowns)
+{
+    if (!json_is_object(given)) return 0;
+    json_t *blanks = json_array();
+    size_t i, j, right = 0;
+    json_t *a, *b;
+    json_array_foreach(answers, i, a) {
+        json_t *id = json_object_get(a, "blank_id");
+        int seen = !json_is_string(id);
+        json_array_foreach(blanks, j, b) seen |= json_equal(b, id);
+        if (!seen) json_array_append(blanks, id);
+    }
+    json_array_foreach(blanks, j, b) {
+        json_t *resp = json_object_get(given, json_string_value(b));
+        json_array_foreach(answers, i, a) {
+            if (!json_equal(json_object_get(a, "blank_id"), b) ||
+                json_number_value(json_object_get(a, "weight")) < 100)
+                continue;
+            int hit = dropdowns ? resp && as_id(resp) == json_integer_value(json_object_get(a, "id"))
+                                : json_is_string(resp) &&
+                                      text_eq(json_string_value(json_object_get(a, "text"))
+                                                  ? json_string_value(json_object_get(a, "text"))
+                                                  : "",
+                                              json_string_value(resp));
+            if (hit) {
+                right++;
+                break;
+            }
+        }
+    }
+    size_t n = json_array_size(blanks);
+    json_decref(blanks);
+    return n ? (double)right / (double)n : 0;
+}
+
 /* Points a question earns for the given answer; *manual set for essays. */
 static double grade_question(json_t *q, json_t *given, int *manual)
 {
@@ -715,7 +848,11 @@ static double grade_question(json_t *q, json_t *given, int *manual)
             picked_right += correct && picked;
             picked_wrong += !correct && picked;
         }
-        return right && picked_right == right && !picked_wrong ? points : 0;
+        /* Canvas's partial credit: each right pick earns, each wrong one docks,
+         * a share of the points per right answer; never below 0. */
+        double share = points / (double)(right ? right : 1);
+        double got = share * (double)picked_right - share * (double)picked_wrong;
+        return got > 0 ? got : 0;
     }
     if (!strcmp(type, "short_answer_question")) {
         if (!json_is_string(given)) return 0;
@@ -751,6 +888,10 @@ static double grade_question(json_t *q, json_t *given, int *manual)
         }
         return 0;
     }
+    if (!strcmp(type, "matching_question")) return points * grade_matching(answers, given);
+    if (!strcmp(type, "fill_in_multiple_blanks_question") ||
+        !strcmp(type, "multiple_dropdowns_question"))
+        return points * grade_blanks(answers, given, !strcmp(type, "multiple_dropdowns_question"));
     if (!strcmp(type, "essay_question") || !strcmp(type, "file_upload_question")) *manual = 1;
     return 0;
 }

@@ -112,6 +112,13 @@ int mb_canvas_service_new(const mb_canvas_opts *o, mb_canvas_service **out, mb_e
         if (mb_canvas__port_start(s, o->listen ? o->listen : "127.0.0.1:10001", &perr))
             mb_warn("canvas: no REST port: %s", perr.msg);
     }
+    if (!rc && o->https_listen && strcmp(o->https_listen, "off")) {
+        mb_err perr = {0};
+        if (!o->tls_pem)
+            mb_warn("canvas: no HTTPS port: --canvas-https needs --canvas-tls FILE");
+        else if (mb_canvas__https_start(s, o->https_listen, o->tls_pem, &perr))
+            mb_warn("canvas: no HTTPS port: %s", perr.msg);
+    }
     if (rc) {
         mb_canvas_service_free(s);
         return rc;
@@ -315,6 +322,7 @@ int mb_canvas_attach(mb_canvas_service *s, const char *id, const char *benchmark
         if (!rc) rc = mb_canvas_db_meta_set(x->db, "agent_token", agent->token, err);
         if (!rc) rc = file_copy(path, first, err);
         if (!rc) rc = file_copy(path, base, err);
+        if (!rc) mb_canvas_db_trim(x->db);
     }
     mb_canvas_users_free(gen);
     if (!rc) {
@@ -456,3 +464,4 @@ json_t *mb_canvas_auth_data(mb_canvas_service *s, const char *id)
 }
 
 unsigned mb_canvas_service_port(mb_canvas_service *s) { return s->port; }
+unsigned mb_canvas_service_https_port(mb_canvas_service *s) { return s->https_port; }

@@ -36,6 +36,8 @@ struct mb_canvas_service {
     size_t n;
     struct mb_http_server *http;
     unsigned port;
+    struct mb_http_server *https; /* the same over TLS, or NULL */
+    unsigned https_port;
     pthread_t sock_thread;
     int sock_running;
     int wake[2];
@@ -48,6 +50,8 @@ void mb_canvas__put(mb_canvas_service *s, mb_canvas__sbx *x);
 
 /* port.c: the graders' HTTP server. */
 int mb_canvas__port_start(mb_canvas_service *s, const char *listen, mb_err *err);
+int mb_canvas__https_start(mb_canvas_service *s, const char *listen, const char *pem_path,
+                           mb_err *err);
 void mb_canvas__port_stop(mb_canvas_service *s);
 
 /* sock.c: the sandboxes' sockets, and the frame both sides speak: a 4-byte

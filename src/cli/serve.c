@@ -120,6 +120,7 @@ static mb_canvas_service *start_canvas(mb_core *core, const mb_config *cfg)
     if (cfg->no_runtime) return NULL;
     mb_canvas_opts o = {.data_dir = cfg->data_dir, .listen = cfg->canvas_listen,
                         .users_file = cfg->canvas_users, .users_for = "Toolathlon",
+                        .https_listen = cfg->canvas_https, .tls_pem = cfg->canvas_tls,
                         .store = mb_core_store(core)};
     mb_canvas_service *s = NULL;
     mb_err err = {0};
@@ -219,6 +220,8 @@ int mb_cmd_serve(int argc, char **argv)
     printf("mcpbox: serving on %s (data dir %s)\n", mb_core_public_url(core), cfg.data_dir);
     if (canvas && mb_canvas_service_port(canvas))
         printf("mcpbox: canvas on http://127.0.0.1:%u\n", mb_canvas_service_port(canvas));
+    if (canvas && mb_canvas_service_https_port(canvas))
+        printf("mcpbox: canvas on https://127.0.0.1:%u\n", mb_canvas_service_https_port(canvas));
     fflush(stdout);
     if (first_key[0]) mb_cli_first_run_print(first_key, mb_core_public_url(core), cfg.data_dir);
     explicit_bzero(first_key, sizeof first_key);

@@ -89,6 +89,8 @@ static void usage(FILE *f)
         "                            default 127.0.0.1:10001; off = none)\n"
         "  --canvas-users FILE       Toolathlon users_data.json: the token set Toolathlon\n"
         "                            sandboxes claim (MCPBOX_CANVAS_USERS; docs/servers/canvas.md)\n"
+        "  --canvas-https ADDR:PORT  the same service over HTTPS too (MCPBOX_CANVAS_HTTPS), with\n"
+        "  --canvas-tls FILE         a PEM holding the certificate and its key (MCPBOX_CANVAS_TLS)\n"
         "\n"
         "MCPBOX_API_KEY=KEY adds that API key at start (owner MCPBOX_API_KEY_OWNER or\n"
         "'default'); otherwise manage keys with `mcpbox keys`.\n");
@@ -208,7 +210,7 @@ enum {
     OPT_DRAIN_MAX, OPT_DRAIN_TIMEOUT,
     OPT_DB, OPT_NODE, OPT_NODE_URL, OPT_CAPACITY,
     OPT_METRICS, OPT_CALL_LOG, OPT_LOG_FORMAT,
-    OPT_CANVAS_LISTEN, OPT_CANVAS_USERS,
+    OPT_CANVAS_LISTEN, OPT_CANVAS_USERS, OPT_CANVAS_HTTPS, OPT_CANVAS_TLS,
 };
 
 /* A count that may be 0 (= unlimited) when `zero_ok`. */
@@ -382,6 +384,8 @@ static int apply(mb_config *cfg, int opt, const char *v)
     case OPT_MAIL_SMTP: free(cfg->mail_smtp); cfg->mail_smtp = mb_strdup(v); break;
     case OPT_CANVAS_LISTEN: free(cfg->canvas_listen); cfg->canvas_listen = mb_strdup(v); break;
     case OPT_CANVAS_USERS: free(cfg->canvas_users); cfg->canvas_users = mb_strdup(v); break;
+    case OPT_CANVAS_HTTPS: free(cfg->canvas_https); cfg->canvas_https = mb_strdup(v); break;
+    case OPT_CANVAS_TLS: free(cfg->canvas_tls); cfg->canvas_tls = mb_strdup(v); break;
     }
     return rc;
 }
@@ -449,6 +453,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"MCPBOX_CAPACITY", OPT_CAPACITY},
         {"MCPBOX_CANVAS_LISTEN", OPT_CANVAS_LISTEN},
         {"MCPBOX_CANVAS_USERS", OPT_CANVAS_USERS},
+        {"MCPBOX_CANVAS_HTTPS", OPT_CANVAS_HTTPS}, {"MCPBOX_CANVAS_TLS", OPT_CANVAS_TLS},
     };
     for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
         const char *v = getenv(envs[i].env);
@@ -541,6 +546,8 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"mail-smtp", required_argument, NULL, OPT_MAIL_SMTP},
         {"canvas-listen", required_argument, NULL, OPT_CANVAS_LISTEN},
         {"canvas-users", required_argument, NULL, OPT_CANVAS_USERS},
+        {"canvas-https", required_argument, NULL, OPT_CANVAS_HTTPS},
+        {"canvas-tls", required_argument, NULL, OPT_CANVAS_TLS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -596,5 +603,7 @@ void mb_config_free(mb_config *cfg)
     free(cfg->mail_smtp);
     free(cfg->canvas_listen);
     free(cfg->canvas_users);
+    free(cfg->canvas_https);
+    free(cfg->canvas_tls);
     memset(cfg, 0, sizeof *cfg);
 }

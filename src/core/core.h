@@ -97,6 +97,8 @@ typedef struct mb_config {
     char *mail_smtp;              /* --mail-smtp ADDR:PORT, default 127.0.0.1:1587 */
     char *canvas_listen;          /* --canvas-listen; NULL = 127.0.0.1:10001, "off" */
     char *canvas_users;           /* --canvas-users FILE (src/canvas) */
+    char *canvas_https;           /* --canvas-https ADDR:PORT, with canvas_tls; NULL = none */
+    char *canvas_tls;             /* --canvas-tls FILE: PEM certificate and key */
     char *env_api_key;            /* MCPBOX_API_KEY */
     char *env_api_key_owner;      /* MCPBOX_API_KEY_OWNER, default "default" */
 } mb_config;

@@ -166,6 +166,16 @@ static void tools_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_
         mb_gw__route_fetch_tools_locked(b, NULL);
     } else {
         mb_gw__tools_hash(b->tools_acc, b->tools_sha, &b->tools_count);
+        /* Only the names are read after the hash (observe.c): the schemas of
+         * a big server (canvas: 69 tools) would cost ~0.3 MB per sandbox. */
+        json_t *names = json_array(), *t;
+        size_t i;
+        json_array_foreach(b->tools_acc, i, t) {
+            json_t *n = json_object_get(t, "name");
+            if (json_is_string(n)) json_array_append_new(names, json_pack("{s:O}", "name", n));
+        }
+        json_decref(b->tools_acc);
+        b->tools_acc = names;
         b->tools_fetching = 0;
         b->tools_known = 1;
         pthread_cond_broadcast(&b->cond);

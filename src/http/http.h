@@ -135,6 +135,9 @@ typedef struct mb_http_opts {
     uint64_t drain_bytes;        /* drain bound after a refusal; default 4 MiB */
     unsigned drain_timeout_s;    /* drain deadline (then min_body_rate
                                     counts); default 2 */
+    /* HTTPS: PEM texts of the certificate (chain) and its key; NULL = HTTP */
+    const char *tls_cert_pem;
+    const char *tls_key_pem;
 } mb_http_opts;
 
 int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_server **out,

@@ -368,6 +368,13 @@ int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_serv
     unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                      MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    struct MHD_OptionItem tls[3] = {{MHD_OPTION_END, 0, NULL}};
+    if (opts->tls_cert_pem && opts->tls_key_pem) {
+        flags |= MHD_USE_TLS;
+        tls[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)opts->tls_key_pem};
+        tls[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)opts->tls_cert_pem};
+        tls[2] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    }
     /* The memory pool holds the request line and headers; MHD needs some
      * room beyond them for its own bookkeeping. */
     size_t pool = srv->opts.header_limit + 16 * 1024;
@@ -381,6 +388,7 @@ int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_serv
         MHD_OPTION_NOTIFY_CONNECTION, mb_http__notify, srv,
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024),
         MHD_OPTION_EXTERNAL_LOGGER, on_log, srv,
+        MHD_OPTION_ARRAY, tls,
         MHD_OPTION_END);
     if (!srv->mhd) {
         close(lfd);

@@ -8,14 +8,11 @@ an oracle that knows the answers; a second run answers one question wrong
 and the grader must fail it."""
 import json
 import os
-import re
 
-import httpx
 import pytest
 
-import tempfile
 
-from conftest import Daemon, sweep_sandboxes
+from canvastask import acquire, daemon_fixture, enroll, release, rest
 from gwharness import Session, text_of
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "canvas", "do-quiz")
@@ -24,22 +21,7 @@ AGENT_TOKEN = "canvas_token_Gsteqwb9GHRe"   # the task's token_key_session.canva
 ADMIN_TOKEN = "mcpcanvasadmintoken2"        # ... and its admin_canvas_token
 
 
-@pytest.fixture(scope="module")
-def canvas():
-    """One daemon for the module (each test acquires and releases its own sandboxes)."""
-    root = tempfile.TemporaryDirectory(prefix="mcpbox-test-")
-    d = Daemon(os.path.join(root.name, "var"), extra_args=[
-        "--canvas-listen", "127.0.0.1:0", "--canvas-users", os.path.join(DATA, "users.json")]).start()
-    m = re.search(r"canvas on (http://\S+)", d.proc.stdout.readline().decode())
-    d.canvas = m.group(1)
-    yield d
-    d.stop()
-    sweep_sandboxes(root.name)
-    root.cleanup()
-
-
-def rest(d, token):
-    return httpx.Client(base_url=d.canvas, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+canvas = daemon_fixture(os.path.join(DATA, "users.json"))
 
 
 def preprocess(d):
@@ -47,21 +29,12 @@ def preprocess(d):
     cfg = json.load(open(os.path.join(DATA, "course_config.json")))
     admin = rest(d, ADMIN_TOKEN)
 
-    def find_user(email):
-        users = admin.get("/api/v1/accounts/1/users", params={"search_term": email}).json()
-        return next(u for u in users if u.get("login_id") == email or u.get("email") == email)
-
-    def enroll(cid, email, role):
-        r = admin.post(f"/api/v1/courses/{cid}/enrollments", json={"enrollment": {
-            "user_id": find_user(email)["id"], "type": role, "enrollment_state": "active"}})
-        assert r.status_code == 200, r.text
-
     for course in cfg["courses"]:
         r = admin.post("/api/v1/accounts/1/courses", json={"course": {
             "name": course["name"], "course_code": course["course_code"]}})
         assert r.status_code == 200, r.text
         cid = r.json()["id"]
-        enroll(cid, course["teacher"], "TeacherEnrollment")
+        enroll(admin, cid, course["teacher"], "TeacherEnrollment")
         a = course["announcement"]
         assert admin.post(f"/api/v1/courses/{cid}/discussion_topics", json={
             "title": a["title"], "message": a["content"], "is_announcement": True}).status_code == 200
@@ -83,7 +56,7 @@ def preprocess(d):
                          json={"quiz": {"published": True}}).status_code == 200
         for email in course["students"]:
             if email not in course.get("exclude_students", []):
-                enroll(cid, email, "StudentEnrollment")
+                enroll(admin, cid, email)
         assert admin.put(f"/api/v1/courses/{cid}",
                          json={"course": {"event": "offer"}}).status_code == 200
     return cfg
@@ -145,21 +118,16 @@ def grade(d):
 
 @pytest.mark.parametrize("wrong", [False, True], ids=["correct", "one-wrong-answer"])
 def test_canvas_do_quiz(canvas, wrong):
-    api = canvas.client()
-    r = api.post("/sandbox/canvas", json={"benchmark": "Toolathlon",
-                                          "test_account_email": AGENT_EMAIL})
-    assert r.status_code == 201, r.text
-    sid = r.json()["sandbox_id"]
+    api, sid, url = acquire(canvas, AGENT_EMAIL)
     cfg = preprocess(canvas)
     mine = [c for c in cfg["courses"] if AGENT_EMAIL in c["students"]]
     assert grade(canvas) == (False, f"0/{len(mine)} full scores")  # nothing taken yet
     target = mine[0]["quiz"]["title"] if wrong else None
-    taken = agent(r.json()["server_urls"]["canvas"], cfg, wrong_in=target)
+    taken = agent(url, cfg, wrong_in=target)
     assert sorted(taken) == sorted(c["quiz"]["title"] for c in mine)
     ok, why = grade(canvas)
     if wrong:
         assert not ok and why == f"{len(mine) - 1}/{len(mine)} full scores"
     else:
         assert ok, why
-    api.delete(f"/sandbox/canvas/{sid}")
-    api.close()
+    release(api, sid)
