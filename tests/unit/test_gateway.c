@@ -401,11 +401,11 @@ static int client_says(world *w, mb_gw_stream *x, const char *text, char **err)
     return rc;
 }
 
-/* The next message queued on st (waits up to timeout_ms). */
-static json_t *stream_next(world *w, mb_gw_stream *st, int timeout_ms, int *is_response)
+/* The next message queued on st, taken off it (waits up to timeout_ms; NULL
+ * if none came); caller frees. */
+static mb_gw_msg *stream_take(world *w, mb_gw_stream *st, int timeout_ms)
 {
     int64_t deadline = mb_gw__now() + timeout_ms;
-    json_t *j = NULL;
     pthread_mutex_lock(&w->b->lock);
     while (!st->head && mb_gw__now() < deadline)
         mb_gw__cond_wait_until(&st->cond, &w->b->lock, deadline);
@@ -416,13 +416,28 @@ static json_t *stream_next(world *w, mb_gw_stream *st, int timeout_ms, int *is_r
         st->queued_bytes -= m->len;
     }
     pthread_mutex_unlock(&w->b->lock);
-    if (m) {
-        json_error_t e;
-        j = json_loadb(m->data, m->len, 0, &e);
-        if (is_response) *is_response = m->is_response;
-        free(m);
-    }
+    return m;
+}
+
+/* The next message queued on st, parsed (waits up to timeout_ms). */
+static json_t *stream_next(world *w, mb_gw_stream *st, int timeout_ms, int *is_response)
+{
+    mb_gw_msg *m = stream_take(w, st, timeout_ms);
+    if (!m) return NULL;
+    json_error_t e;
+    json_t *j = json_loadb(m->data, m->len, 0, &e);
+    if (is_response) *is_response = m->is_response;
+    free(m);
     return j;
+}
+
+/* The same as the text it was queued as; caller frees. */
+static char *stream_next_text(world *w, mb_gw_stream *st, int timeout_ms)
+{
+    mb_gw_msg *m = stream_take(w, st, timeout_ms);
+    char *t = m ? mb_strndup(m->data, m->len) : NULL;
+    free(m);
+    return t;
 }
 
 static mb_gw_stream *exchange(mb_gw_session *s)
@@ -432,27 +447,16 @@ static mb_gw_stream *exchange(mb_gw_session *s)
     return x;
 }
 
-/* The text of the next message queued on st (waits up to timeout_ms); caller
- * frees. */
-static char *stream_next_text(world *w, mb_gw_stream *st, int timeout_ms)
+/* The server gets a client's tools/list (forwarded) and answers it with
+ * {"tools":TOOLS}. */
+static void server_answers_tools_list(world *w, const char *tools)
 {
-    int64_t deadline = mb_gw__now() + timeout_ms;
-    char *t = NULL;
-    pthread_mutex_lock(&w->b->lock);
-    while (!st->head && mb_gw__now() < deadline)
-        mb_gw__cond_wait_until(&st->cond, &w->b->lock, deadline);
-    mb_gw_msg *m = st->head;
-    if (m) {
-        st->head = m->next;
-        if (!st->head) st->tail = NULL;
-        st->queued_bytes -= m->len;
-    }
-    pthread_mutex_unlock(&w->b->lock);
-    if (m) {
-        t = mb_strndup(m->data, m->len);
-        free(m);
-    }
-    return t;
+    json_t *u = fake_read(&w->f, 2000);
+    assert_non_null(u);
+    assert_string_equal(method_of(u), "tools/list");
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"tools\":%s}}",
+               (long long)json_integer_value(json_object_get(u, "id")), tools);
+    json_decref(u);
 }
 
 /* A tools_static server (the playwright launcher): clients' tools/list are
@@ -486,12 +490,7 @@ static void test_tools_static(void **state)
     /* a page asked for by cursor is the server's to answer */
     assert_int_equal(client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\","
                                        "\"params\":{\"cursor\":\"p2\"}}", NULL), 0);
-    json_t *u = fake_read(&w->f, 2000);
-    assert_non_null(u);
-    assert_string_equal(method_of(u), "tools/list");
-    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"tools\":[]}}",
-               (long long)json_integer_value(json_object_get(u, "id")));
-    json_decref(u);
+    server_answers_tools_list(w, "[]");
     j = stream_next(w, x, 2000, NULL);
     assert_int_equal(json_array_size(json_object_get(json_object_get(j, "result"), "tools")), 0);
     json_decref(j);
@@ -504,13 +503,7 @@ static void test_tools_static(void **state)
     /* ... and until it has the new one, clients' tools/list go upstream */
     assert_int_equal(client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/list\"}",
                                  NULL), 0);
-    u = fake_read(&w->f, 2000);
-    assert_non_null(u);
-    assert_string_equal(method_of(u), "tools/list");
-    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"tools\":[{\"name\":\"u\","
-                      "\"inputSchema\":{\"type\":\"object\"}}]}}",
-               (long long)json_integer_value(json_object_get(u, "id")));
-    json_decref(u);
+    server_answers_tools_list(w, "[{\"name\":\"u\",\"inputSchema\":{\"type\":\"object\"}}]");
     j = stream_next(w, x, 2000, NULL);
     assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(
                             json_object_get(j, "result"), "tools"), 0), "name")), "u");
@@ -548,12 +541,7 @@ static void test_tools_list_forwarded(void **state)
     mb_gw_stream *x = exchange(s);
     assert_int_equal(client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
                                  NULL), 0);
-    json_t *u = fake_read(&w->f, 2000);
-    assert_non_null(u);
-    assert_string_equal(method_of(u), "tools/list");
-    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"tools\":[]}}",
-               (long long)json_integer_value(json_object_get(u, "id")));
-    json_decref(u);
+    server_answers_tools_list(w, "[]");
     json_t *j = stream_next(w, x, 2000, NULL);
     assert_int_equal(json_integer_value(json_object_get(j, "id")), 1);
     json_decref(j);
