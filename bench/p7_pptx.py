@@ -24,14 +24,12 @@ import io
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 import zipfile
 
-import benchlib as B
-from p2_calls import upload
-from p7_office import runs_text, server_pid, tar_gz, timed_call
+from p7_driver import alternative, doc_rows, in_sandbox, measure, table_data
+from p7_office import timed_call
 
 TEMPLATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "src", "servers", "powerpoint", "default.pptx")
@@ -120,66 +118,43 @@ def big_pptx(slides):
     return out.getvalue()
 
 
-def table_data(rows, cols):
-    return [["r%dc%d" % (r, c) for c in range(cols)] for r in range(rows)]
-
-
 def pp_side(ctx, d, sid, url, slides, writes, rows, cols):
-    s = B.McpSession(url).open()
-    pid = server_pid(d.pid, sid, "powerpoint")
-    rss_start = B.proc_status(pid)["VmHWM"]
-    reads, writes_ms, errors = [], [], 0
-    try:
-        for i in range(ctx.runs + 1):  # the first run is the warm-up
-            ms, _ = timed_call(s, "open_presentation", {"file_path": "big.pptx", "id": "big%d" % i})
-            ms2, text = timed_call(s, "extract_presentation_text", {"presentation_id": "big%d" % i})
-            got = json.loads(text)
-            all_text = got["all_presentation_text_combined"]
-            errors += got["total_slides"] != slides
-            errors += any(slide_text(n)[0] not in all_text or slide_text(n)[1][4] not in all_text
-                          for n in range(slides))
-            if i:
-                reads.append(ms + ms2)
-        for i in range(ctx.runs + 1):
-            pid_ = "w%d" % i
-            total, _ = timed_call(s, "create_presentation", {"id": pid_})
-            ms, _ = timed_call(s, "add_slide", {"layout_index": 6, "presentation_id": pid_})
+    def read(s, i):
+        ms, _ = timed_call(s, "open_presentation", {"file_path": "big.pptx", "id": "big%d" % i})
+        ms2, text = timed_call(s, "extract_presentation_text", {"presentation_id": "big%d" % i})
+        got = json.loads(text)
+        all_text = got["all_presentation_text_combined"]
+        errors = got["total_slides"] != slides
+        errors += any(slide_text(n)[0] not in all_text or slide_text(n)[1][4] not in all_text
+                      for n in range(slides))
+        return ms + ms2, errors
+
+    def write(s, i):
+        pid_ = "w%d" % i
+        total, _ = timed_call(s, "create_presentation", {"id": pid_})
+        ms, _ = timed_call(s, "add_slide", {"layout_index": 6, "presentation_id": pid_})
+        total += ms
+        for k in range(writes):
+            ms, _ = timed_call(s, "manage_text", {"slide_index": 0, "operation": "add", "presentation_id": pid_,
+                                                  "text": "Written paragraph %d" % k, "left": 0.5,
+                                                  "top": 0.5 + (k % 20) * 0.3, "width": 4, "height": 0.3})
             total += ms
-            for k in range(writes):
-                ms, _ = timed_call(s, "manage_text", {"slide_index": 0, "operation": "add", "presentation_id": pid_,
-                                                      "text": "Written paragraph %d" % k, "left": 0.5,
-                                                      "top": 0.5 + (k % 20) * 0.3, "width": 4, "height": 0.3})
-                total += ms
-            ms, _ = timed_call(s, "add_table", {"slide_index": 0, "rows": rows, "cols": cols, "left": 5,
-                                                "top": 0.5, "width": 4.5, "height": 6.5,
-                                                "data": table_data(rows, cols), "presentation_id": pid_})
-            total += ms
-            ms, _ = timed_call(s, "save_presentation", {"file_path": "w%d.pptx" % i, "presentation_id": pid_})
-            total += ms
-            if i:
-                writes_ms.append(total)
+        ms, _ = timed_call(s, "add_table", {"slide_index": 0, "rows": rows, "cols": cols, "left": 5,
+                                            "top": 0.5, "width": 4.5, "height": 6.5,
+                                            "data": table_data(rows, cols), "presentation_id": pid_})
+        total += ms
+        ms, _ = timed_call(s, "save_presentation", {"file_path": "w%d.pptx" % i, "presentation_id": pid_})
+        return total + ms
+
+    def check(s):
         _, text = timed_call(s, "extract_slide_text", {"slide_index": 0, "presentation_id": "w%d" % ctx.runs})
         got = json.loads(text)
-        errors += not got.get("success")
+        errors = not got.get("success")
         combined = got["text_content"]["all_text_combined"]
         errors += "Written paragraph %d" % (writes - 1) not in combined
-        errors += "r%dc%d" % (rows - 1, cols - 1) not in combined
-        rss = B.proc_status(pid)["VmHWM"]
-    finally:
-        s.close()
-    return {"read": B.summary(reads), "write": B.summary(writes_ms), "vmhwm": rss,
-            "vmhwm_start": rss_start, "errors": errors}
+        return errors + ("r%dc%d" % (rows - 1, cols - 1) not in combined)
 
-
-def alternative(work, big, writes, rows, cols, runs):
-    out = subprocess.run(["/usr/bin/python3", os.path.abspath(__file__), "alt", work, big,
-                          str(writes), str(rows), str(cols), str(runs)],
-                         capture_output=True, text=True, timeout=3600,
-                         env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.abspath(__file__))))
-    try:
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        raise B.BenchError("p7_pptx.py alt failed (%d): %s" % (out.returncode, out.stderr[-1000:]))
+    return measure(ctx, d, sid, url, "powerpoint", read, write, check)
 
 
 def alt_read(path):
@@ -276,46 +251,15 @@ def run(ctx):
     big = os.path.join(work, "big.pptx")
     with open(big, "wb") as f:
         f.write(data)
-    d = api = None
-    try:
-        d = B.Daemon(ctx.workdir, name="p7p-serve").start()
-        api = B.Api(d.url)
-        sb = api.acquire(["powerpoint"], benchmark="Toolathlon")
-        sid = sb["local_sandbox_id"]
-        upload(api, sid, tar_gz({"big.pptx": data}))
-        pd = pp_side(ctx, d, sid, sb["servers"][0]["mcp_server_url"], slides, writes, rows, cols)
-        ctx.log("  P7P powerpoint: %s" % json.dumps(pd))
-    finally:
-        if api:
-            api.close()
-        if d:
-            d.stop()
-    alt = alternative(work, big, writes, rows, cols, ctx.runs)
+    pd = in_sandbox(ctx, "P7P", "powerpoint", {"big.pptx": data},
+                    lambda d, sid, url: pp_side(ctx, d, sid, url, slides, writes, rows, cols))
+    alt = alternative(__file__, work, big, writes, rows, cols, ctx.runs)
     alt_err = int(not alt["check"] or alt["text_chars"] == 0)
-    ar, aw = B.summary(alt["read_ms"]), B.summary(alt["write_ms"])
     lib = "%s in one Python process (python-pptx's engine, no MCP)" % alt["library"]
-    cmd = "bench/run --only P7P"
-    out = []
-    r = B.Row("P7P.pptx_read", "open_presentation + extract_presentation_text of a %d-slide .pptx, %s"
-              % (slides, runs_text(ctx.runs)),
-              B.fmt_lat(pd["read"], thr=False), B.fmt_lat(ar, thr=False), alt_name=lib,
-              ratio=B.ratio(ar["p50_ms"], pd["read"]["p50_ms"]), errors=int(pd["errors"] + alt_err), cmd=cmd)
-    r.note = "ratio = alternative p50 / mcpbox p50; mcpbox through HTTP, gateway and sandbox"
-    r.data = {"mcpbox": pd, "alternative": alt}
-    out.append(r)
-    r = B.Row("P7P.pptx_write", "create_presentation, add_slide, %d manage_text add, a %dx%d add_table, "
-              "save_presentation, %s" % (writes, rows, cols, runs_text(ctx.runs)),
-              B.fmt_lat(pd["write"], thr=False), B.fmt_lat(aw, thr=False), alt_name=lib,
-              ratio=B.ratio(aw["p50_ms"], pd["write"]["p50_ms"]), errors=int(pd["errors"] + alt_err), cmd=cmd)
-    r.note = "time of all %d calls; ratio = alternative p50 / mcpbox p50" % (writes + 4)
-    out.append(r)
-    r = B.Row("P7P.pptx_rss", "powerpoint server peak RSS (VmHWM) over the reads and writes above",
-              "VmHWM %s (%s after start)" % (B.fmt_mb(pd["vmhwm"]), B.fmt_mb(pd["vmhwm_start"])),
-              "peak RSS %s" % B.fmt_mb(alt["maxrss"]), alt_name=lib,
-              ratio=B.ratio(alt["maxrss"], pd["vmhwm"]), cmd=cmd)
-    r.note = "ratio = alternative / mcpbox"
-    out.append(r)
-    return out
+    return doc_rows(ctx, "P7P", "pptx", "powerpoint", pd, alt, alt_err, lib,
+                    "open_presentation + extract_presentation_text of a %d-slide .pptx" % slides,
+                    "create_presentation, add_slide, %d manage_text add, a %dx%d add_table, "
+                    "save_presentation" % (writes, rows, cols), writes + 4)
 
 
 if __name__ == "__main__" and len(sys.argv) == 8 and sys.argv[1] == "alt":

@@ -16,13 +16,11 @@ cell's text. --smoke uses 300 paragraphs, 20 writes and a 10 x 10 table."""
 import io
 import json
 import os
-import subprocess
 import sys
 import time
 
-import benchlib as B
-from p2_calls import upload
-from p7_office import runs_text, server_pid, tar_gz, timed_call
+from p7_driver import alternative, doc_rows, in_sandbox, measure, table_data
+from p7_office import timed_call
 
 
 def sizes(ctx):
@@ -51,53 +49,29 @@ def expected_text(data):
     return "\n".join(p.text for p in d.paragraphs)
 
 
-def table_data(rows, cols):
-    return [["r%dc%d" % (r, c) for c in range(cols)] for r in range(rows)]
-
-
 def word_side(ctx, d, sid, url, want_text, writes, rows, cols):
-    s = B.McpSession(url).open()
-    pid = server_pid(d.pid, sid, "word")
-    rss_start = B.proc_status(pid)["VmHWM"]
-    reads, writes_ms, errors = [], [], 0
-    try:
-        for i in range(ctx.runs + 1):  # the first run is the warm-up
-            ms, text = timed_call(s, "get_document_text", {"filename": "big.docx"})
-            errors += text != want_text
-            if i:
-                reads.append(ms)
-        for i in range(ctx.runs + 1):
-            name = "w%d.docx" % i
-            total, text = timed_call(s, "create_document", {"filename": name})
-            for k in range(writes):
-                ms, text = timed_call(s, "add_paragraph", {"filename": name, "text": "Written %d" % k})
-                total += ms
-            ms, text = timed_call(s, "add_table", {"filename": name, "rows": rows, "cols": cols,
-                                                   "data": table_data(rows, cols)})
+    def read(s, i):
+        ms, text = timed_call(s, "get_document_text", {"filename": "big.docx"})
+        return ms, int(text != want_text)
+
+    def write(s, i):
+        name = "w%d.docx" % i
+        total, _ = timed_call(s, "create_document", {"filename": name})
+        for k in range(writes):
+            ms, _ = timed_call(s, "add_paragraph", {"filename": name, "text": "Written %d" % k})
             total += ms
-            if i:
-                writes_ms.append(total)
+        ms, _ = timed_call(s, "add_table", {"filename": name, "rows": rows, "cols": cols,
+                                           "data": table_data(rows, cols)})
+        return total + ms
+
+    def check(s):
         _, info = timed_call(s, "get_document_info", {"filename": "w%d.docx" % ctx.runs})
         info = json.loads(info)
-        errors += (info["paragraph_count"], info["table_count"]) != (writes, 1)
+        errors = (info["paragraph_count"], info["table_count"]) != (writes, 1)
         _, text = timed_call(s, "get_document_text", {"filename": "w%d.docx" % ctx.runs})
-        errors += not text.endswith("r%dc%d" % (rows - 1, cols - 1))
-        rss = B.proc_status(pid)["VmHWM"]
-    finally:
-        s.close()
-    return {"read": B.summary(reads), "write": B.summary(writes_ms), "vmhwm": rss,
-            "vmhwm_start": rss_start, "errors": errors}
+        return errors + (not text.endswith("r%dc%d" % (rows - 1, cols - 1)))
 
-
-def alternative(work, paragraphs_path, writes, rows, cols, runs):
-    out = subprocess.run(["/usr/bin/python3", os.path.abspath(__file__), "alt", work, paragraphs_path,
-                          str(writes), str(rows), str(cols), str(runs)],
-                         capture_output=True, text=True, timeout=3600,
-                         env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.abspath(__file__))))
-    try:
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        raise B.BenchError("p7_word.py alt failed (%d): %s" % (out.returncode, out.stderr[-1000:]))
+    return measure(ctx, d, sid, url, "word", read, write, check)
 
 
 def alt_main(work, big, writes, rows, cols, runs):
@@ -143,46 +117,16 @@ def run(ctx):
     with open(big, "wb") as f:
         f.write(data)
     want = expected_text(data)
-    d = api = None
-    try:
-        d = B.Daemon(ctx.workdir, name="p7w-serve").start()
-        api = B.Api(d.url)
-        sb = api.acquire(["word"], benchmark="Toolathlon")
-        sid = sb["local_sandbox_id"]
-        upload(api, sid, tar_gz({"big.docx": data}))
-        wd = word_side(ctx, d, sid, sb["servers"][0]["mcp_server_url"], want, writes, rows, cols)
-        ctx.log("  P7W word: %s" % json.dumps(wd))
-    finally:
-        if api:
-            api.close()
-        if d:
-            d.stop()
-    alt = alternative(work, big, writes, rows, cols, ctx.runs)
+    wd = in_sandbox(ctx, "P7W", "word", {"big.docx": data},
+                    lambda d, sid, url: word_side(ctx, d, sid, url, want, writes, rows, cols))
+    alt = alternative(__file__, work, big, writes, rows, cols, ctx.runs)
     alt_err = int(alt["check"] != writes or alt["text_chars"] != len(want))
-    ar, aw = B.summary(alt["read_ms"]), B.summary(alt["write_ms"])
     lib = "%s in one Python process (upstream's work, no MCP)" % alt["library"]
-    cmd = "bench/run --only P7W"
-    out = []
-    r = B.Row("P7W.docx_read", "get_document_text of a %s-paragraph (~%d-page) .docx, %s"
-              % ("{:,}".format(paragraphs), paragraphs // 30, runs_text(ctx.runs)),
-              B.fmt_lat(wd["read"], thr=False), B.fmt_lat(ar, thr=False), alt_name=lib,
-              ratio=B.ratio(ar["p50_ms"], wd["read"]["p50_ms"]), errors=int(wd["errors"] + alt_err), cmd=cmd)
-    r.note = "ratio = alternative p50 / mcpbox p50; mcpbox through HTTP, gateway and sandbox"
-    r.data = {"mcpbox": wd, "alternative": alt}
-    out.append(r)
-    r = B.Row("P7W.docx_write", "create_document, %d add_paragraph and a %dx%d add_table, each call "
-              "opening and saving the file, %s" % (writes, rows, cols, runs_text(ctx.runs)),
-              B.fmt_lat(wd["write"], thr=False), B.fmt_lat(aw, thr=False), alt_name=lib,
-              ratio=B.ratio(aw["p50_ms"], wd["write"]["p50_ms"]), errors=int(wd["errors"] + alt_err), cmd=cmd)
-    r.note = "time of all %d calls; ratio = alternative p50 / mcpbox p50" % (writes + 2)
-    out.append(r)
-    r = B.Row("P7W.docx_rss", "word server peak RSS (VmHWM) over the reads and writes above",
-              "VmHWM %s (%s after start)" % (B.fmt_mb(wd["vmhwm"]), B.fmt_mb(wd["vmhwm_start"])),
-              "peak RSS %s" % B.fmt_mb(alt["maxrss"]), alt_name=lib,
-              ratio=B.ratio(alt["maxrss"], wd["vmhwm"]), cmd=cmd)
-    r.note = "ratio = alternative / mcpbox"
-    out.append(r)
-    return out
+    return doc_rows(ctx, "P7W", "docx", "word", wd, alt, alt_err, lib,
+                    "get_document_text of a %s-paragraph (~%d-page) .docx"
+                    % ("{:,}".format(paragraphs), paragraphs // 30),
+                    "create_document, %d add_paragraph and a %dx%d add_table, each call "
+                    "opening and saving the file" % (writes, rows, cols), writes + 2)
 
 
 if __name__ == "__main__" and len(sys.argv) == 8 and sys.argv[1] == "alt":

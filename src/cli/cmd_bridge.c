@@ -274,7 +274,7 @@ int mb_cmd_bridge(int argc, char **argv)
         close(lfd);
         goto out_lists;
     }
-    mb_backend_spec spec = {(const char *const *)(argv + optind), NULL, cwd};
+    mb_backend_spec spec = {(const char *const *)(argv + optind), NULL, cwd, 0};
     if (mb_gateway_add(gw, BRIDGE_SANDBOX, BRIDGE_SERVER, &spec, &err)) {
         fprintf(stderr, "mcpbox bridge: %s\n", err.msg);
         close(lfd);

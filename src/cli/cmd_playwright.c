@@ -37,6 +37,8 @@ extern char **environ;
  * (30 s by default); the browser keeps starting. */
 #define PRESTART_HOLD_MS 20000
 #define RELAUNCH_ID "\"mcpbox-playwright-relaunch\""
+/* The gateway's note of a new client session (docs/GATEWAY.md). */
+#define MB_PW_CLIENT_NOTE "notifications/mcpbox/client_initialized"
 /* After a crash, the tab-list call that starts the new browser is retried
  * this often while upstream still tears the old one down ("Another browser
  * context is being closed"), for at most RELAUNCH_TRIES times. */
@@ -201,6 +203,19 @@ static void answer_error(relay *r, json_t *id, const char *text)
 
 static void from_parent(relay *r, char *line, size_t n);
 
+/* 1 if the line is the gateway's notifications/mcpbox/client_initialized. */
+static int is_client_note(const char *line, size_t n)
+{
+    static const char name[] = "\"" MB_PW_CLIENT_NOTE "\"";
+    if (n >= (1u << 20) || !memmem(line, n, name, sizeof name - 1)) return 0;
+    json_error_t je;
+    json_t *msg = json_loadb(line, n, 0, &je);
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    int note = method && !strcmp(method, MB_PW_CLIENT_NOTE) && !json_object_get(msg, "id");
+    json_decref(msg);
+    return note;
+}
+
 /* The new browser is up (or the relaunch gave up): the held calls go on. */
 static void relaunch_done(relay *r)
 {
@@ -222,6 +237,11 @@ static void relaunch_done(relay *r)
 /* A line from the gateway. */
 static void from_parent(relay *r, char *line, size_t n)
 {
+    /* The gateway's note of each new client session is mcpbox's own, which
+     * upstream ignores: Node would still wake up to parse and validate it, a
+     * millisecond of its CPU per session, on the cores the session's
+     * tools/list needs. It stops here. */
+    if (is_client_note(line, n)) return;
     json_error_t je;
     json_t *msg = NULL;
     /* Only requests matter here; they are small. */

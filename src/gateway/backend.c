@@ -73,6 +73,7 @@ void mb_gw__backend_unref(mb_gw_backend *b)
     mb_gw__table_dispose(&b->pending);
     json_decref(b->init_result);
     json_decref(b->tools_acc);
+    free(b->tools_text);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->cond);
     free(b->sandbox_id);
@@ -89,6 +90,7 @@ void mb_gw__backend_set_spec_locked(mb_gw_backend *b, const mb_backend_spec *spe
     b->argv = mb_strv_dup(spec ? spec->argv : NULL);
     b->envp = mb_strv_dup(spec ? spec->envp : NULL);
     b->cwd = spec && spec->cwd ? mb_strdup(spec->cwd) : NULL;
+    b->tools_static = spec && spec->tools_static;
 }
 
 int64_t mb_gw__backend_next_id_locked(mb_gw_backend *b) { return ++b->next_id; }
@@ -282,7 +284,7 @@ static int start_locked(mb_gw_backend *b, mb_err *err)
     char *cwd = b->cwd ? mb_strdup(b->cwd) : NULL;
     pthread_mutex_unlock(&b->lock);
 
-    mb_backend_spec spec = {(const char *const *)argv, (const char *const *)envp, cwd};
+    mb_backend_spec spec = {(const char *const *)argv, (const char *const *)envp, cwd, 0};
     mb_backend_proc proc = {-1, -1, -1, 0};
     mb_err e = {0};
     int rc = argv && argv[0] ? gw->opts.spawn(gw->opts.ctx, b->sandbox_id, b->server, &spec,
@@ -332,6 +334,8 @@ static int start_locked(mb_gw_backend *b, mb_err *err)
     b->err_tail_len = 0;
     b->init_deadline_ms = now + gw->opts.init_timeout_ms;
     b->tools_known = b->tools_fetching = b->tools_stale = 0;
+    free(b->tools_text);
+    b->tools_text = NULL;
     b->garbage_lines = 0;
 
     mb_gw_pipe *p = mb_calloc(1, sizeof *p);

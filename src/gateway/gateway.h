@@ -45,11 +45,15 @@ typedef struct mb_gateway mb_gateway;
 
 /* What to run for one (sandbox, server). Borrowed by mb_gateway_add, which
  * copies it. argv is NULL-terminated; envp NULL-terminated or NULL (inherit);
- * cwd NULL to inherit. */
+ * cwd NULL to inherit. tools_static: the server's tools/list answer changes
+ * only after it says notifications/tools/list_changed, so the gateway answers
+ * clients' tools/list (without a cursor) with the text of the one it fetched
+ * itself, byte for byte, instead of a round trip through the process. */
 typedef struct mb_backend_spec {
     const char *const *argv;
     const char *const *envp;
     const char *cwd;
+    int tools_static;
 } mb_backend_spec;
 
 /* A started process as the spawn callback hands it over: the host-side pipe

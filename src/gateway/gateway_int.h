@@ -401,6 +401,9 @@ struct mb_gw_backend {
     char up_version[16];
     json_t *tools_acc;  /* pages of tools/list gathered so far */
     int tools_known, tools_fetching, tools_stale;
+    int tools_static;   /* spec: clients' tools/list are answered from tools_text */
+    char *tools_text;   /* the result of the gateway's last tools/list as the server
+                         * wrote it, when that was one page (else NULL) */
     int64_t tools_deadline_ms;
     char tools_sha[65];
     size_t tools_count;

@@ -14,6 +14,8 @@
  *     up before it is claimed;
  *   - later tools/list requests are answered from the first answer (dropped
  *     when upstream says notifications/tools/list_changed);
+ *   - the gateway's notifications/mcpbox/client_initialized (one per client
+ *     session, which upstream ignores) is dropped instead of waking Node;
  *   - it watches the browser's process (browser.c): when it dies unasked (a
  *     crash, a kill), the launcher has upstream start a new one at once, the
  *     next tool call (or the one that was running) gets a clear error saying

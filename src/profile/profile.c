@@ -231,6 +231,14 @@ static int parse_server(const char *file, const char *name, json_t *js, json_t *
                               "\"*.domain\" or \"*\"", file, name, ei);
     }
 
+    /* "tools_static": its tools/list answer changes only with a
+     * notifications/tools/list_changed (the gateway answers clients with its
+     * copy); read by the daemon from `entry`. */
+    json_t *ts = json_object_get(js, "tools_static");
+    if (ts && !json_is_boolean(ts))
+        return mb_err_set(err, MB_EINVAL, "%s: servers.%s.tools_static must be true or false",
+                          file, name);
+
     char *cwd = NULL;
     snprintf(where, sizeof where, "servers.%s", name);
     if ((rc = get_string(js, "cwd", file, where, "${DATA}", &cwd, err))) return rc;

@@ -491,6 +491,7 @@ def test_warm_pool_and_a_profile_allow_list(site, tmp_path):
             # a claim, not a start (which takes Node + Chromium: 5-20 s on a busy 2-core host,
             # ASan build); bench/ measures the release build
             assert took < 8, took
+            warm_sessions_stay_in_the_gateway(sb)
             s = session(sb)
             try:
                 t = call_ok(s, "browser_navigate", {"url": "http://site.test/second.html"})
@@ -535,6 +536,34 @@ def test_warm_pool_and_a_profile_allow_list(site, tmp_path):
         d.stop()
         from conftest import sweep_sandboxes
         sweep_sandboxes(str(tmp_path))
+
+
+def proc_io(pid):
+    with open(f"/proc/{pid}/io") as f:
+        return {k: int(v) for k, v in (line.split(":") for line in f)}
+
+
+def warm_sessions_stay_in_the_gateway(sb):
+    """New sessions on a claimed sandbox, as a client checking it is up opens them
+    (initialize, tools/list, DELETE): the list is upstream's (the gateway's copy of the
+    launcher's first answer, which held it until the browser ran), and neither the
+    launcher nor Node does anything for them: the gateway answers tools/list itself
+    (tools_static) and the launcher drops the gateway's client_initialized note, so no
+    tools/list answer (~14 KB) comes out of the launcher and no note (~150 bytes) reaches
+    Node (5 of either would be over 700 bytes; an idle Node reads a few dozen bytes from
+    Chromium now and then)."""
+    sid = sb["local_sandbox_id"]
+    pids = sandbox_pids(sid)
+    launcher = [p for p in pids if " playwright --package " in _cmd(p)]
+    node = [p for p in pids if _cmd(p).startswith("/usr/bin/node ")]
+    assert len(launcher) == 1 and len(node) == 1, [(p, _cmd(p)) for p in pids]
+    want = host_tools("0.0.68")
+    before = proc_io(launcher[0]), proc_io(node[0])
+    for i in range(5):
+        assert gateway_tools(sb) == want
+    after = proc_io(launcher[0]), proc_io(node[0])
+    assert after[0]["wchar"] - before[0]["wchar"] < 600, (before, after)
+    assert after[1]["rchar"] - before[1]["rchar"] < 600, (before, after)
 
 
 def raw_connect(path, target):

@@ -332,7 +332,7 @@ typedef struct world {
     mb_gw_backend *b;
 } world;
 
-static int world_up(void **state, int call_timeout_ms)
+static int world_up_spec(void **state, int call_timeout_ms, int tools_static)
 {
     world *w = calloc(1, sizeof *w);
     w->f.to_gw[0] = w->f.to_gw[1] = w->f.from_gw[0] = w->f.from_gw[1] = -1;
@@ -345,7 +345,7 @@ static int world_up(void **state, int call_timeout_ms)
     mb_err err;
     assert_int_equal(mb_gateway_create(&o, &w->gw, &err), 0);
     const char *argv[] = {"fake", NULL};
-    mb_backend_spec spec = {argv, NULL, NULL};
+    mb_backend_spec spec = {argv, NULL, NULL, tools_static};
     assert_int_equal(mb_gateway_add(w->gw, "sb", "srv", &spec, &err), 0);
     /* Started without waiting: it spawned and sent initialize. */
     assert_int_equal(mb_gateway_start(w->gw, "sb", "srv", 0, &err), 0);
@@ -360,8 +360,9 @@ static int world_up(void **state, int call_timeout_ms)
     return 0;
 }
 
-static int world_up_default(void **state) { return world_up(state, 0); }
-static int world_up_short(void **state) { return world_up(state, 300); }
+static int world_up_default(void **state) { return world_up_spec(state, 0, 0); }
+static int world_up_short(void **state) { return world_up_spec(state, 300, 0); }
+static int world_up_static(void **state) { return world_up_spec(state, 0, 1); }
 
 static int world_down(void **state)
 {
@@ -400,11 +401,11 @@ static int client_says(world *w, mb_gw_stream *x, const char *text, char **err)
     return rc;
 }
 
-/* The next message queued on st (waits up to timeout_ms). */
-static json_t *stream_next(world *w, mb_gw_stream *st, int timeout_ms, int *is_response)
+/* The next message queued on st, taken off it (waits up to timeout_ms; NULL
+ * if none came); caller frees. */
+static mb_gw_msg *stream_take(world *w, mb_gw_stream *st, int timeout_ms)
 {
     int64_t deadline = mb_gw__now() + timeout_ms;
-    json_t *j = NULL;
     pthread_mutex_lock(&w->b->lock);
     while (!st->head && mb_gw__now() < deadline)
         mb_gw__cond_wait_until(&st->cond, &w->b->lock, deadline);
@@ -415,13 +416,28 @@ static json_t *stream_next(world *w, mb_gw_stream *st, int timeout_ms, int *is_r
         st->queued_bytes -= m->len;
     }
     pthread_mutex_unlock(&w->b->lock);
-    if (m) {
-        json_error_t e;
-        j = json_loadb(m->data, m->len, 0, &e);
-        if (is_response) *is_response = m->is_response;
-        free(m);
-    }
+    return m;
+}
+
+/* The next message queued on st, parsed (waits up to timeout_ms). */
+static json_t *stream_next(world *w, mb_gw_stream *st, int timeout_ms, int *is_response)
+{
+    mb_gw_msg *m = stream_take(w, st, timeout_ms);
+    if (!m) return NULL;
+    json_error_t e;
+    json_t *j = json_loadb(m->data, m->len, 0, &e);
+    if (is_response) *is_response = m->is_response;
+    free(m);
     return j;
+}
+
+/* The same as the text it was queued as; caller frees. */
+static char *stream_next_text(world *w, mb_gw_stream *st, int timeout_ms)
+{
+    mb_gw_msg *m = stream_take(w, st, timeout_ms);
+    char *t = m ? mb_strndup(m->data, m->len) : NULL;
+    free(m);
+    return t;
 }
 
 static mb_gw_stream *exchange(mb_gw_session *s)
@@ -429,6 +445,109 @@ static mb_gw_stream *exchange(mb_gw_session *s)
     mb_gw_stream *x = mb_gw__stream_new(MB_GW_STREAM_POST, s);
     x->accepts_sse = 1;
     return x;
+}
+
+/* The server gets a client's tools/list (forwarded) and answers it with
+ * {"tools":TOOLS}. */
+static void server_answers_tools_list(world *w, const char *tools)
+{
+    json_t *u = fake_read(&w->f, 2000);
+    assert_non_null(u);
+    assert_string_equal(method_of(u), "tools/list");
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"tools\":%s}}",
+               (long long)json_integer_value(json_object_get(u, "id")), tools);
+    json_decref(u);
+}
+
+/* A tools_static server (the playwright launcher): clients' tools/list are
+ * answered with the server's own text of the list the gateway fetched, with
+ * nothing sent upstream; a cursor goes upstream; after the server's
+ * notifications/tools/list_changed, tools/list goes upstream until the
+ * gateway's new fetch is answered, and the new list is what clients get. */
+static void test_tools_static(void **state)
+{
+    world *w = *state;
+    mb_gw_session *s = open_session(w, NULL);
+    mb_gw_stream *x = exchange(s);
+    assert_int_equal(client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/list\"}",
+                                 NULL), 0);
+    char *t = stream_next_text(w, x, 2000);
+    assert_non_null(t);
+    assert_string_equal(t, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{\"tools\":[{\"name\":\"t\","
+                           "\"inputSchema\":{\"type\":\"object\"}}]}}");
+    free(t);
+    assert_null(fake_read(&w->f, 100)); /* nothing went upstream */
+    /* the client's id comes back as written, params or none */
+    assert_int_equal(client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\","
+                                       "\"params\":{\"_meta\":{\"progressToken\":1}}}", NULL), 0);
+    json_t *j = stream_next(w, x, 2000, NULL);
+    assert_int_equal(json_integer_value(json_object_get(j, "id")), 7);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(
+                            json_object_get(j, "result"), "tools"), 0), "name")), "t");
+    json_decref(j);
+    assert_null(fake_read(&w->f, 100));
+
+    /* a page asked for by cursor is the server's to answer */
+    assert_int_equal(client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\","
+                                       "\"params\":{\"cursor\":\"p2\"}}", NULL), 0);
+    server_answers_tools_list(w, "[]");
+    j = stream_next(w, x, 2000, NULL);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(j, "result"), "tools")), 0);
+    json_decref(j);
+
+    /* the list changes: the gateway fetches it again ... */
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}");
+    json_t *refetch = fake_read(&w->f, 2000);
+    assert_non_null(refetch);
+    assert_string_equal(method_of(refetch), "tools/list");
+    /* ... and until it has the new one, clients' tools/list go upstream */
+    assert_int_equal(client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/list\"}",
+                                 NULL), 0);
+    server_answers_tools_list(w, "[{\"name\":\"u\",\"inputSchema\":{\"type\":\"object\"}}]");
+    j = stream_next(w, x, 2000, NULL);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(
+                            json_object_get(j, "result"), "tools"), 0), "name")), "u");
+    json_decref(j);
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"tools\":[{\"name\":\"u\","
+                      "\"inputSchema\":{\"type\":\"object\"}, \"title\":\"U\"}]}}",
+               (long long)json_integer_value(json_object_get(refetch, "id")));
+    json_decref(refetch);
+    int64_t deadline = mb_gw__now() + 2000;
+    for (;;) { /* the reactor takes the answer */
+        pthread_mutex_lock(&w->b->lock);
+        int fetching = w->b->tools_fetching;
+        pthread_mutex_unlock(&w->b->lock);
+        if (!fetching || mb_gw__now() > deadline) break;
+        usleep(1000);
+    }
+    assert_int_equal(client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/list\"}",
+                                 NULL), 0);
+    t = stream_next_text(w, x, 2000);
+    assert_non_null(t);
+    assert_string_equal(t, "{\"jsonrpc\":\"2.0\",\"id\":10,\"result\":{\"tools\":[{\"name\":\"u\","
+                           "\"inputSchema\":{\"type\":\"object\"}, \"title\":\"U\"}]}}");
+    free(t);
+    assert_null(fake_read(&w->f, 100));
+    mb_gw__stream_unref(x);
+    mb_gw__sessions_end(w->gw, s, "test over");
+    mb_gw__session_unref(s);
+}
+
+/* Without tools_static, every tools/list is the server's to answer. */
+static void test_tools_list_forwarded(void **state)
+{
+    world *w = *state;
+    mb_gw_session *s = open_session(w, NULL);
+    mb_gw_stream *x = exchange(s);
+    assert_int_equal(client_says(w, x, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
+                                 NULL), 0);
+    server_answers_tools_list(w, "[]");
+    json_t *j = stream_next(w, x, 2000, NULL);
+    assert_int_equal(json_integer_value(json_object_get(j, "id")), 1);
+    json_decref(j);
+    mb_gw__stream_unref(x);
+    mb_gw__sessions_end(w->gw, s, "test over");
+    mb_gw__session_unref(s);
 }
 
 static void test_id_rewriting(void **state)
@@ -796,7 +915,7 @@ static void test_shared_socket_and_stderr_tail(void **state)
     mb_err err;
     assert_int_equal(mb_gateway_create(&o, &w.gw, &err), 0);
     const char *argv[] = {"fake", NULL};
-    mb_backend_spec spec = {argv, NULL, NULL};
+    mb_backend_spec spec = {argv, NULL, NULL, 0};
     assert_int_equal(mb_gateway_add(w.gw, "sb", "srv", &spec, &err), 0);
     assert_int_equal(mb_gateway_start(w.gw, "sb", "srv", 0, &err), 0);
     fake_handshake(&w.f);
@@ -944,7 +1063,7 @@ static void test_http_routing(void **state)
     mb_err err;
     assert_int_equal(mb_gateway_create(&o, &h.gw, &err), 0);
     const char *argv[] = {"/usr/bin/python3", "tests/integration/servers/mock_server.py", NULL};
-    mb_backend_spec spec = {argv, NULL, NULL};
+    mb_backend_spec spec = {argv, NULL, NULL, 0};
     assert_int_equal(mb_gateway_add(h.gw, "sb1", "alpha", &spec, &err), 0);
     assert_int_equal(mb_gateway_add(h.gw, "sb1", "beta", &spec, &err), 0);
     assert_int_equal(mb_gateway_add(h.gw, "sb2", "alpha", &spec, &err), 0);
@@ -1044,6 +1163,8 @@ int main(void)
         cmocka_unit_test(test_versions_and_errors),
         cmocka_unit_test(test_tools_hash),
         cmocka_unit_test_setup_teardown(test_id_rewriting, world_up_default, world_down),
+        cmocka_unit_test_setup_teardown(test_tools_static, world_up_static, world_down),
+        cmocka_unit_test_setup_teardown(test_tools_list_forwarded, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_server_requests, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_session_end_and_cancel, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_timeout, world_up_short, world_down),

@@ -68,6 +68,10 @@ static void test_shipped_presets_load(void **state)
         assert_string_equal(fs->argv[last], "/data"); /* after any --upstream-version */
         assert_string_equal(fs->cwd, "/data");
         assert_string_equal(env_get(fs->envp, "LANG"), "C.UTF-8");
+        /* playwright's list is static (the gateway answers tools/list from its copy) */
+        const mb_profile_server *pw = mb_profile_server_find(p, "playwright");
+        if (pw) assert_true(json_is_true(json_object_get(pw->entry, "tools_static")));
+        assert_false(json_is_true(json_object_get(fs->entry, "tools_static")));
         mb_profile_free(p);
     }
 }
@@ -242,6 +246,8 @@ static void test_malformed_files(void **state)
     expect_invalid("{\"servers\":{\"s\":{\"argv\":[\"x\"]},\"s\":{\"argv\":[\"y\"]}}}",
                    "duplicate");
     expect_invalid("{\"servers\":{\"../s\":{\"argv\":[\"x\"]}}}", "server name");
+    expect_invalid("{\"servers\":{\"s\":{\"argv\":[\"x\"],\"tools_static\":\"yes\"}}}",
+                   "servers.s.tools_static must be true or false");
 }
 
 static void test_names_listing(void **state)
