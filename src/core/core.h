@@ -187,6 +187,19 @@ typedef struct mb_core_service {
 int mb_core_service_add(mb_core *core, const mb_core_service *svc, mb_err *err);
 /* The ctx of the service registered for `server`, or NULL. */
 void *mb_core_service_ctx(mb_core *core, const char *server);
+/* Runs fn(arg, rec, err) for a service's own operation on one sandbox (its
+ * Klavis initialize or dump) under that sandbox's lock, with the record read
+ * again under it, as release, reset and the workspace's initialize/dump run:
+ * so the operation never interleaves with a release or reset of the same
+ * sandbox. owner NULL: any owner. MB_ENOTFOUND (no lock taken, fn not
+ * called) when the sandbox is not live, or not the owner's. fn must not take
+ * the same sandbox's lock again. */
+int mb_core_service_call(mb_core *core, const char *owner, const char *id,
+                         int (*fn)(void *arg, const mb_sandbox_rec *rec, mb_err *err), void *arg,
+                         mb_err *err);
+/* For lock contracts (mb_assert): the calling thread holds sandbox id's lock
+ * (release, reset, mb_core_service_call). */
+int mb_core_lock_held(mb_core *core, const char *id);
 /* A live sandbox of this owner, or MB_ENOTFOUND. */
 int mb_core_get(mb_core *core, const char *owner, const char *id, mb_sandbox_rec *out,
                 mb_err *err);

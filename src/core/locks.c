@@ -57,6 +57,16 @@ void mb_core__unlock(mb_core *core, mb_sblock *l)
     pthread_mutex_unlock(&core->locks_lock);
 }
 
+int mb_core_lock_held(mb_core *core, const char *id)
+{
+    pthread_mutex_lock(&core->locks_lock);
+    mb_sblock *l = core->locks[bucket(id)];
+    while (l && strcmp(l->id, id)) l = l->next;
+    int held = l && mb_mutex_held(&l->mu);
+    pthread_mutex_unlock(&core->locks_lock);
+    return held;
+}
+
 size_t mb_core__locks_in_use(mb_core *core)
 {
     size_t n = 0;

@@ -35,6 +35,19 @@ void *mb_core_service_ctx(mb_core *core, const char *server)
     return NULL;
 }
 
+int mb_core_service_call(mb_core *core, const char *owner, const char *id,
+                         int (*fn)(void *arg, const mb_sandbox_rec *rec, mb_err *err), void *arg,
+                         mb_err *err)
+{
+    mb_sandbox_rec rec;
+    mb_sblock *lock;
+    int rc = mb_core__lock_rec(core, owner, id, &rec, &lock, err);
+    if (rc) return rc;
+    rc = fn(arg, &rec, err);
+    mb_core__unlock(core, lock);
+    return rc;
+}
+
 static int has_server(const char *const *names, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)

@@ -390,3 +390,52 @@ def test_hostile_clients(mail):
     u.select("INBOX")
     assert u.search(None, 'SUBJECT "after"')[1][0].split()
     u.logout()
+
+
+def test_initialize_dump_release_race(mail):
+    """initialize and dump take the sandbox's lock: racing them against a
+    release of the same sandbox neither crashes the daemon (an asserting
+    build checks the lock contract) nor leaves mail of the released domain
+    behind (an initialize that ran after the release's removal would)."""
+    import threading
+    with mail.client() as api:
+        data = {"users": {"amoss1@mcp85.com": {"emails": [
+            {"subject": "s%d" % i, "from_addr": "bhart2@mcp85.com",
+             "to_addr": "amoss1@mcp85.com", "body_text": "x" * 2000,
+             "folder": "F%d" % (i % 5)} for i in range(60)]}}}
+        for round_ in range(4):
+            r = acquire(api, "amoss1@mcp85.com")
+            assert r.status_code == 201, r.text
+            sid = r.json()["local_sandbox_id"]
+            url = "/local-sandbox/poste_email_toolathlon/%s" % sid
+            codes, errors = [], []
+
+            def work(kind):
+                try:
+                    with mail.client() as c:
+                        for _ in range(6):
+                            if kind == "init":
+                                codes.append(c.post(url + "/initialize", json=data).status_code)
+                            else:
+                                codes.append(c.get(url + "/dump").status_code)
+                except Exception as e:  # noqa: BLE001 - reported below
+                    errors.append(repr(e))
+
+            threads = [threading.Thread(target=work, args=(k,))
+                       for k in ("init", "init", "dump", "dump")]
+            for t in threads:
+                t.start()
+            time.sleep(0.05 * round_)
+            assert api.delete("/local-sandbox/%s" % sid).status_code == 200
+            for t in threads:
+                t.join(60)
+            assert not errors, errors
+            # every answer is a success before the release or a 404 after it
+            assert set(codes) <= {200, 404}, codes
+            assert api.get(url + "/dump").status_code == 404
+            assert api.post(url + "/initialize", json=data).status_code == 404
+            # nothing of the released domain's mail is left
+            users = os.path.join(mail.mail_root(), "domains", "mcp85.com", "users")
+            left = [os.path.join(d, f) for d, _, fs in os.walk(users) for f in fs]
+            assert left == [], left[:5]
+        assert api.get("/healthz").status_code == 200
