@@ -34,7 +34,8 @@ int mb_core__add_server(mb_core *core, const char *id, const mb_profile_server *
 {
     char *egress = mb_core__egress_server(core, id, ps, NULL);
     const char **envp = server_envp(core, ps, egress);
-    mb_backend_spec spec = {.argv = (const char *const *)ps->argv, .envp = envp, .cwd = ps->cwd};
+    mb_backend_spec spec = {.argv = (const char *const *)ps->argv, .envp = envp, .cwd = ps->cwd,
+                            .forward_headers = (const char *const *)ps->headers};
     int rc = mb_gateway_add(core->gw, id, ps->name, &spec, err);
     free(envp);
     free(egress);

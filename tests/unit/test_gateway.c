@@ -345,7 +345,7 @@ static int world_up(void **state, int call_timeout_ms)
     mb_err err;
     assert_int_equal(mb_gateway_create(&o, &w->gw, &err), 0);
     const char *argv[] = {"fake", NULL};
-    mb_backend_spec spec = {argv, NULL, NULL};
+    mb_backend_spec spec = {argv, NULL, NULL, NULL};
     assert_int_equal(mb_gateway_add(w->gw, "sb", "srv", &spec, &err), 0);
     /* Started without waiting: it spawned and sent initialize. */
     assert_int_equal(mb_gateway_start(w->gw, "sb", "srv", 0, &err), 0);
@@ -796,7 +796,7 @@ static void test_shared_socket_and_stderr_tail(void **state)
     mb_err err;
     assert_int_equal(mb_gateway_create(&o, &w.gw, &err), 0);
     const char *argv[] = {"fake", NULL};
-    mb_backend_spec spec = {argv, NULL, NULL};
+    mb_backend_spec spec = {argv, NULL, NULL, NULL};
     assert_int_equal(mb_gateway_add(w.gw, "sb", "srv", &spec, &err), 0);
     assert_int_equal(mb_gateway_start(w.gw, "sb", "srv", 0, &err), 0);
     fake_handshake(&w.f);
@@ -944,7 +944,7 @@ static void test_http_routing(void **state)
     mb_err err;
     assert_int_equal(mb_gateway_create(&o, &h.gw, &err), 0);
     const char *argv[] = {"/usr/bin/python3", "tests/integration/servers/mock_server.py", NULL};
-    mb_backend_spec spec = {argv, NULL, NULL};
+    mb_backend_spec spec = {argv, NULL, NULL, NULL};
     assert_int_equal(mb_gateway_add(h.gw, "sb1", "alpha", &spec, &err), 0);
     assert_int_equal(mb_gateway_add(h.gw, "sb1", "beta", &spec, &err), 0);
     assert_int_equal(mb_gateway_add(h.gw, "sb2", "alpha", &spec, &err), 0);
