@@ -2,7 +2,9 @@
 domain the daemon provisioned: every implemented tool with valid and invalid
 input, texts as emails-mcp words them; mail the agent sent is what a grader
 reads over plain IMAP (Sent included)."""
+import base64
 import imaplib
+import json
 import os
 import time
 
@@ -302,3 +304,93 @@ def test_import_export_download(env):
     assert t.startswith("Successfully exported 1 emails to /data/Archive2024_export_")
     assert text(s, "export_emails", {"folder": "INBOX", "export_all_folders": True}) == \
         "Error: Cannot specify both 'folder' and 'export_all_folders=True'"
+
+
+def xcfg(email, pw, name=""):
+    return base64.b64encode(json.dumps({"email": email, "password": pw,
+                                        "name": name}).encode()).decode()
+
+
+def htext(s, tool, args, headers):
+    msg = s.call(tool, args, headers=headers)
+    assert "result" in msg, msg
+    return text_of(msg)
+
+
+def test_per_request_accounts(env):
+    """The hosted variant's x-email-config (or x-auth-data) header: one server
+    process serves several users of the sandbox's domain, each seeing only
+    their own mailbox; without the header the sandbox's test account answers."""
+    d, s, *_ = env
+    ben, cleo = "bhart2@mcp71.com", "cquill3@mcp71.com"
+    hb = {"x-email-config": xcfg(ben, "ben_pw2", "Ben Hart")}
+    hc = {"x-auth-data": xcfg(cleo, "cleo_pw3")}
+    assert htext(s, "send_email", {"to": cleo, "subject": "hdr from ben", "body": "hi cleo"},
+                 hb) == "Email sent successfully to " + cleo
+    assert htext(s, "send_email", {"to": ben, "subject": "hdr from cleo", "body": "hi ben"},
+                 hc) == "Email sent successfully to " + ben
+    for _ in range(50):
+        if "hdr from ben" in htext(s, "get_emails", {}, hc):
+            break
+        time.sleep(0.1)
+    inbox_c, inbox_b = htext(s, "get_emails", {}, hc), htext(s, "get_emails", {}, hb)
+    assert "hdr from ben" in inbox_c and "hdr from cleo" not in inbox_c
+    assert "hdr from cleo" in inbox_b and "hdr from ben" not in inbox_b
+    assert "hdr from ben" in htext(s, "get_emails", {"folder": "Sent"}, hb)
+    assert "hdr from" not in htext(s, "get_emails", {}, None)  # the test account's own
+    # what a grader reads: the sender's name from the header, Sent of the sender
+    m = grader(d, cleo, "cleo_pw3")
+    m.select("INBOX")
+    ids = m.search(None, 'SUBJECT "hdr from ben"')[1][0].split()
+    assert len(ids) == 1
+    raw = m.fetch(ids[0], "(RFC822)")[1][0][1]
+    assert b"From: Ben Hart <bhart2@mcp71.com>" in raw
+    m.logout()
+    # calls interleave freely within one session
+    for i in range(3):
+        assert "hdr from ben" in htext(s, "search_emails", {"query": "hdr"}, hc)
+        assert "hdr from cleo" in htext(s, "search_emails", {"query": "hdr"}, hb)
+    # a wrong password, a user of another domain: upstream's login failure
+    for bad in (xcfg(ben, "not-his"), xcfg("amoss1@mcp72.com", "ada_pw1")):
+        t = htext(s, "get_emails", {}, {"x-email-config": bad})
+        assert t.startswith("Error getting emails: Failed to get emails: IMAP login failed: "), t
+        assert "AUTHENTICATIONFAILED" in t or "Authentication failed" in t, t
+    t = htext(s, "check_connection", {}, {"x-email-config": xcfg(ben, "not-his")})
+    assert "IMAP: \u2717 Failed" in t
+
+
+def test_invalid_account_headers(env):
+    """A header that is not an account is refused before any tool runs, with
+    upstream's text (its HTTP front answers 401); the server keeps serving."""
+    d, s, *_ = env
+    b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
+    bad = [
+        "not base64 at all!",                       # padding Python refuses
+        "abc",                                      # a lone group
+        b64(b"{not json"),
+        b64(b"[1, 2]"),                             # JSON, not an object
+        b64(b'"a string"'),
+        b64(json.dumps({"email": 5, "password": "x"}).encode()),
+        b64(json.dumps({"email": "a@b.c", "password": ["x"]}).encode()),
+        b64(json.dumps({"email": "a@b.c", "password": "x", "imap_port": "many"}).encode()),
+        b64(json.dumps({"email": "a@b.c", "password": "x", "smtp_port": None}).encode()),
+        b64(b"\xff\xfe{}"),                         # not UTF-8 once decoded
+    ]
+    for v in bad:
+        for name in ("x-email-config", "x-auth-data"):
+            msg = s.call("get_emails", {}, headers={name: v})
+            assert msg.get("error") == {"code": -32001,
+                                        "message": "Missing or invalid x-auth-data header"}, (v, msg)
+    # what Python's b64decode takes is taken: characters outside the alphabet
+    # are skipped, ports as int() reads them
+    ok = base64.b64encode(json.dumps({"email": "bhart2@mcp71.com", "password": "ben_pw2",
+                                      "imap_port": "1143"}).encode()).decode()
+    spaced = " ".join(ok[i:i + 7] for i in range(0, len(ok), 7))
+    assert htext(s, "get_unread_count", {"folder_name": "INBOX"},
+                 {"x-email-config": spaced}).startswith("Unread messages in 'INBOX': ")
+    # the gateway's own limits come first (400)
+    r = s.request("tools/call", {"name": "get_emails", "arguments": {}},
+                  headers={"x-email-config": "A" * 9000})
+    assert r.status_code == 400
+    assert "the x-email-config header" in r.json()["error"]["message"]
+    assert "INBOX" in text(s, "get_emails", {})  # and the server keeps serving
