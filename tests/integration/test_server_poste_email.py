@@ -394,3 +394,82 @@ def test_invalid_account_headers(env):
     assert r.status_code == 400
     assert "the x-email-config header" in r.json()["error"]["message"]
     assert "INBOX" in text(s, "get_emails", {})  # and the server keeps serving
+
+
+def upstream_import_error(js):
+    """What emails-mcp's FileBackend.import_emails raises for json_string, by
+    the same steps in Python itself (json.loads, `'emails' in`, iteration,
+    .get, KeyError, the isdigit sort), so the texts are Python's own."""
+    try:
+        data = json.loads(js)
+    except json.JSONDecodeError as e:
+        return "Invalid JSON string: %s" % e
+    except RecursionError as e:
+        return str(e)
+    try:
+        if "emails" not in data:
+            return "Invalid JSON format: missing 'emails' key"
+        out = []
+        for ed in data["emails"]:
+            for a in ed.get("attachments", []):
+                a.get("content")
+                try:
+                    a["filename"], a["content_type"], a["size"]
+                except KeyError as k:
+                    return "Missing required field in JSON: %s" % k
+            try:
+                ed["email_id"], ed["subject"], ed["from_addr"], ed["to_addr"]
+            except KeyError as k:
+                return "Missing required field in JSON: %s" % k
+            if ed.get("attachments"):
+                for a in ed.get("attachments", []):
+                    if a.get("content"):
+                        a["content_type"].split("/")
+                        try:
+                            a["filename"].encode("ascii")
+                        except UnicodeEncodeError:
+                            pass
+            out.append(ed)
+        out.sort(key=lambda e: int(e["email_id"]) if e["email_id"].isdigit() else 0)
+        return None if out else "EMPTY"
+    except Exception as e:  # noqa: BLE001 - upstream catches every exception here
+        return "Import failed: %s" % e
+
+
+def test_import_malformed_json_string(env):
+    d, s, *_ = env
+    ok = {"email_id": "1", "subject": "s", "from_addr": "a@b.c", "to_addr": "amoss1@mcp71.com"}
+    syntax = ['', '   ', '{', '[', '{"emails": [', '{"emails": [1,]}', '{"emails":[],}',
+              '{"a" 1}', '{"a":1 "b":2}', '[1 2]', '{emails: []}', "{'emails': []}",
+              '"abc', '"ab\\', '"a\\x"', '"\\u12"', '"\\uZZZZ"', '"\\ud800\\uZZZZ"',
+              '"tab\there"', '{"emails": [01]}', '{"emails": [-]}', '1.', 'nul', 'tru',
+              '{"emails": []} x', '{"emails": []}\n\n  ]', '\ufeff{"emails": []}',
+              '{"caf\u00e9 \u2713": "x", "emails": [}', '{\n  "emails": [\n    {,\n  ]\n}',
+              '[' * 2000 + ']' * 2000, '{"a":' * 1500 + '1' + '}' * 1500]
+    types = ['5', 'null', 'true', '1.5', '[1, 2]', '["emails"]', '"some emails here"',
+             '"nothing"', '{"emails": 5}', '{"emails": null}', '{"emails": true}',
+             '{"emails": "x"}', '{"emails": ""}', '{"emails": {"a": 1}}', '{"emails": {}}',
+             '{"emails": [5]}', '{"emails": [null]}', '{"emails": [[1]]}', '{"emails": ["x"]}',
+             '{"emails": NaN}', '{"emails": [Infinity]}', '{"emails": [-Infinity]}',
+             json.dumps({"emails": [{"email_id": "1"}]}),
+             json.dumps({"emails": [ok, {"subject": "s"}]}),
+             json.dumps({"emails": [dict(ok, email_id=1)]}),
+             json.dumps({"emails": [dict(ok, email_id=None)]}),
+             json.dumps({"emails": [dict(ok, attachments=None)]}),
+             json.dumps({"emails": [dict(ok, attachments="x")]}),
+             json.dumps({"emails": [dict(ok, attachments={"k": 1})]}),
+             json.dumps({"emails": [dict(ok, attachments=[5])]}),
+             json.dumps({"emails": [dict(ok, attachments=[{"content_type": "a/b", "size": 1}])]}),
+             json.dumps({"emails": [dict(ok, attachments=[{"filename": "f", "size": 1}])]}),
+             json.dumps({"emails": [dict(ok, attachments=[
+                 {"filename": "f", "content_type": 5, "size": 1, "content": "QQ=="}])]}),
+             json.dumps({"emails": [dict(ok, attachments=[
+                 {"filename": 7, "content_type": "a/b", "size": 1, "content": "QQ=="}])]}),
+             json.dumps({"emails": [{"subject": "no id"}, dict(ok, email_id=3)]})]
+    for js in syntax + types:
+        want = upstream_import_error(js)
+        assert want is not None, js
+        want = ("No emails found in the provided JSON data" if want == "EMPTY"
+                else "Error importing emails: " + want)
+        got = text(s, "import_emails", {"json_string": js})
+        assert got == want, (js[:80], got)

@@ -1455,11 +1455,128 @@ static int id_key(const char *id)
     return (int)(v > 2000000000 ? 2000000000 : v);
 }
 
-/* json.loads' message for what jansson refused (position as Python counts). */
-static char *json_err(const json_error_t *je)
+/* Python's truth of a JSON value. */
+static int py_truthy(const json_t *v)
 {
-    return mb_asprintf("Expecting value: line %d column %d (char %d)", je->line > 0 ? je->line : 1,
-                       je->column > 0 ? je->column : 1, je->position > 0 ? je->position - 1 : 0);
+    if (!v) return 0;
+    switch (json_typeof(v)) {
+    case JSON_STRING: return json_string_length(v) > 0;
+    case JSON_INTEGER: return json_integer_value(v) != 0;
+    case JSON_REAL: return json_real_value(v) != 0;
+    case JSON_TRUE: return 1;
+    case JSON_ARRAY: return json_array_size(v) > 0;
+    case JSON_OBJECT: return json_object_size(v) > 0;
+    default: return 0;
+    }
+}
+
+/* What a `for x in v` over v yields first, as Python would iterate it:
+ * NULL with *why for what is not iterable or gives no dict ("'str' object
+ * has no attribute 'get'": a str's characters, a dict's keys); *n the number
+ * of elements when v is a list (0 when empty either way). */
+static char *py_iter_dicts(json_t *v, size_t *n)
+{
+    *n = 0;
+    if (json_is_array(v)) {
+        *n = json_array_size(v);
+        return NULL;
+    }
+    if ((json_is_string(v) && json_string_length(v)) || (json_is_object(v) && json_object_size(v)))
+        return mb_strdup("Import failed: 'str' object has no attribute 'get'");
+    if (json_is_string(v) || json_is_object(v)) return NULL;
+    return mb_asprintf("Import failed: '%s' object is not iterable", mb_py_type_name(v));
+}
+
+/* json_string as FileBackend.import_emails reads it (json.loads, then
+ * _parse_email_data with Python's own errors along the way): NULL with *doc
+ * set, or the text after "Error importing emails: ". */
+static char *import_doc(const char *js, size_t len, json_t **doc)
+{
+    char *msg = NULL, *std = NULL;
+    int nonstd = 0;
+    int rc = pe_py_json_check(js, len, &msg, &nonstd);
+    if (rc == -1) {
+        char *w = mb_asprintf("Invalid JSON string: %s", msg);
+        free(msg);
+        return w;
+    }
+    if (rc == -2) return msg;
+    json_error_t je;
+    if (nonstd) js = std = pe_py_json_std(js, len, &len);
+    json_t *d = json_loadb(js, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    if (!d) d = json_loadb(js, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je);
+    free(std);
+    if (!d) /* what Python takes and jansson does not (a lone surrogate) */
+        return mb_asprintf("Import failed: %s", je.text);
+    char *why = NULL;
+    /* 'emails' not in import_data; then import_data['emails'] */
+    if (json_is_object(d)) {
+        if (!json_object_get(d, "emails")) why = mb_strdup("Invalid JSON format: missing 'emails' key");
+    } else if (json_is_array(d) || json_is_string(d)) {
+        int has = 0;
+        size_t i;
+        json_t *x;
+        if (json_is_string(d)) has = memmem(json_string_value(d), json_string_length(d), "emails", 6) != NULL;
+        else json_array_foreach(d, i, x) has |= json_is_string(x) && !strcmp(json_string_value(x), "emails");
+        why = !has ? mb_strdup("Invalid JSON format: missing 'emails' key")
+              : json_is_array(d) ? mb_strdup("Import failed: list indices must be integers or slices, not str")
+              : mb_strdup("Import failed: string indices must be integers, not 'str'");
+    } else {
+        why = mb_asprintf("Import failed: argument of type '%s' is not iterable", mb_py_type_name(d));
+    }
+    json_t *emails = json_object_get(d, "emails");
+    size_t n = 0;
+    if (!why) why = py_iter_dicts(emails, &n);
+    static const char *const req[] = {"email_id", "subject", "from_addr", "to_addr"};
+    static const char *const areq[] = {"filename", "content_type", "size"};
+    for (size_t i = 0; !why && i < n; i++) {
+        json_t *e = json_array_get(emails, i), *atts;
+        if (!json_is_object(e)) {
+            why = mb_asprintf("Import failed: '%s' object has no attribute 'get'", mb_py_type_name(e));
+            break;
+        }
+        size_t na = 0;
+        atts = json_object_get(e, "attachments");
+        if (atts && (why = py_iter_dicts(atts, &na))) break;
+        for (size_t k = 0; !why && k < na; k++) {
+            json_t *a = json_array_get(atts, k);
+            if (!json_is_object(a)) {
+                why = mb_asprintf("Import failed: '%s' object has no attribute 'get'",
+                                  mb_py_type_name(a));
+                break;
+            }
+            for (size_t f = 0; !why && f < 3; f++)
+                if (!json_object_get(a, areq[f]))
+                    why = mb_asprintf("Missing required field in JSON: '%s'", areq[f]);
+        }
+        for (size_t f = 0; !why && f < 4; f++)
+            if (!json_object_get(e, req[f]))
+                why = mb_asprintf("Missing required field in JSON: '%s'", req[f]);
+        /* the message object built for attachments with content */
+        for (size_t k = 0; !why && py_truthy(atts) && k < na; k++) {
+            json_t *a = json_array_get(atts, k);
+            if (!py_truthy(json_object_get(a, "content"))) continue;
+            if (!json_is_string(json_object_get(a, "content_type")))
+                why = mb_asprintf("Import failed: '%s' object has no attribute 'split'",
+                                  mb_py_type_name(json_object_get(a, "content_type")));
+            else if (!json_is_string(json_object_get(a, "filename")))
+                why = mb_asprintf("Import failed: '%s' object has no attribute 'encode'",
+                                  mb_py_type_name(json_object_get(a, "filename")));
+        }
+    }
+    /* the sort by email_id.isdigit() */
+    for (size_t i = 0; !why && i < n; i++) {
+        json_t *id = json_object_get(json_array_get(emails, i), "email_id");
+        if (!json_is_string(id))
+            why = mb_asprintf("Import failed: '%s' object has no attribute 'isdigit'",
+                              mb_py_type_name(id));
+    }
+    if (why) {
+        json_decref(d);
+        return why;
+    }
+    *doc = d;
+    return NULL;
 }
 
 static const char *jget(json_t *o, const char *k)
@@ -1573,44 +1690,16 @@ static int t_import_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
              json_is_string(px) ? "bool_parsing" : "bool_type", px);
     if (a_done(&v, res)) return MB_OK;
     sess s = {0};
-    json_error_t je;
-    json_t *doc = json_loads(js, JSON_DECODE_ANY, &je);
-    if (!doc) {
-        char *m = json_err(&je);
-        mb_buf_printf(&s.o, "Error importing emails: Invalid JSON string: %s", m);
-        free(m);
+    json_t *doc = NULL;
+    char *why = import_doc(js, json_string_length(json_object_get(j, "json_string")), &doc);
+    if (why) {
+        mb_buf_printf(&s.o, "Error importing emails: %s", why);
+        free(why);
         return replyf_buf(res, &s.o);
     }
-    json_t *emails = json_is_object(doc) ? json_object_get(doc, "emails") : NULL;
-    if (!emails) {
-        json_decref(doc);
-        return reply(res, "Error importing emails: Invalid JSON format: missing 'emails' key");
-    }
-    /* required fields, as the KeyError of the parser reports them */
+    json_t *emails = json_object_get(doc, "emails");
     size_t n = json_array_size(emails), i;
     json_t *e;
-    static const char *const req[] = {"email_id", "subject", "from_addr", "to_addr"};
-    json_array_foreach(emails, i, e) {
-        for (size_t k = 0; k < 4; k++)
-            if (!json_object_get(e, req[k])) {
-                mb_buf_printf(&s.o, "Error importing emails: Missing required field in JSON: '%s'",
-                              req[k]);
-                json_decref(doc);
-                return replyf_buf(res, &s.o);
-            }
-        size_t ai;
-        json_t *a;
-        json_array_foreach(json_object_get(e, "attachments"), ai, a) {
-            static const char *const areq[] = {"filename", "content_type", "size"};
-            for (size_t k = 0; k < 3; k++)
-                if (!json_object_get(a, areq[k])) {
-                    mb_buf_printf(&s.o, "Error importing emails: Missing required field in JSON: "
-                                  "'%s'", areq[k]);
-                    json_decref(doc);
-                    return replyf_buf(res, &s.o);
-                }
-        }
-    }
     if (!n) {
         json_decref(doc);
         return reply(res, "No emails found in the provided JSON data");
