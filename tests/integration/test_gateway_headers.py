@@ -5,12 +5,13 @@ key itself, and refuses values that cannot travel (too long, not UTF-8, control
 characters, given twice) with 400. The server here is the mock's echo tool with
 show_meta, which answers the _meta it received."""
 import json
-import socket
+import types
 import urllib.parse
 
 import pytest
 
 import gwharness as h
+from test_hostile_http import raw_request
 
 KEY = "mcpbox/headers"
 
@@ -38,9 +39,9 @@ def seen(session, headers=None, meta=None, raw=None):
     return json.loads(h.text_of(msg))
 
 
-def raw_post(url, session, header_lines, body):
+def raw_post(bridge, session, header_lines, body):
     """A POST written byte for byte (httpx refuses what these tests send)."""
-    u = urllib.parse.urlsplit(url)
+    u = urllib.parse.urlsplit(bridge.url)
     data = json.dumps(body).encode()
     head = (b"POST " + u.path.encode() + b" HTTP/1.1\r\nHost: " + u.netloc.encode() +
             b"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream"
@@ -48,17 +49,8 @@ def raw_post(url, session, header_lines, body):
             b"\r\nContent-Length: " + str(len(data)).encode() + b"\r\nConnection: close\r\n")
     for line in header_lines:
         head += line + b"\r\n"
-    s = socket.create_connection((u.hostname, u.port), timeout=30)
-    s.sendall(head + b"\r\n" + data)
-    out = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        out += chunk
-    s.close()
-    status = int(out.split(b" ", 2)[1])
-    return status, out.split(b"\r\n\r\n", 1)[1]
+    status, _, rest = raw_request(types.SimpleNamespace(url=bridge.base), head + b"\r\n", data)
+    return status, rest
 
 
 CALL = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
@@ -128,14 +120,14 @@ def test_values_that_cannot_travel(bridge):
         [b"x-auth-data: " + b"b" * 9000],               # over the limit
     ]
     for lines in cases:
-        status, body = raw_post(bridge.url, s, lines, CALL)
+        status, body = raw_post(bridge, s, lines, CALL)
         assert status == 400, (lines, status, body[:200])
         if status == 400 and body.startswith(b"{"):
             err = json.loads(body)["error"]
             assert err["code"] == -32600 and ("x-email-config" in err["message"]
                                               or "x-auth-data" in err["message"]), err
     # a header trying to smuggle another line is not a header at all
-    status, body = raw_post(bridge.url, s, [b"x-email-config: a\rx-auth-data: b"], CALL)
+    status, body = raw_post(bridge, s, [b"x-email-config: a\rx-auth-data: b"], CALL)
     assert status == 400
     # and the session keeps working
     assert seen(s, headers={"x-email-config": "ok"}) == {KEY: {"x-email-config": "ok"}}
