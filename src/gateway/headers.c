@@ -109,7 +109,10 @@ static char *apply_tree(const json_t *j, const char *headers_json, size_t *out_l
     json_t *meta = json_object_get(params, "_meta");
     if (!json_is_object(meta)) json_object_set_new(params, "_meta", meta = json_object());
     json_error_t e;
-    json_object_set_new(meta, MB_GW_META_HEADERS, json_loads(headers_json, 0, &e));
+    json_t *h = json_loads(headers_json, JSON_ALLOW_NUL, &e);
+    /* never the client's value, even if the gateway's could not be read */
+    json_object_set_new(meta, MB_GW_META_HEADERS, json_is_object(h) ? h : json_object());
+    if (!json_is_object(h)) json_decref(h);
     char *t = mb_gw__json_text(c);
     json_decref(c);
     *out_len = strlen(t);
