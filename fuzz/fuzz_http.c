@@ -256,7 +256,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         .max_sessions = 2000,
     };
     const char *argv0[] = {"fake", NULL};
-    mb_backend_spec spec = {argv0, NULL, NULL, 0};
+    mb_backend_spec spec = {argv0, NULL, NULL, NULL, 0};
     if (mb_gateway_create(&go, &gw, &err) ||
         mb_gateway_add(gw, FUZZ_SANDBOX, "filesystem", &spec, &err) ||
         mb_gateway_add(gw, FUZZ_SANDBOX, "git", &spec, &err) ||

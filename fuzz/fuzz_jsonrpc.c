@@ -226,6 +226,45 @@ static void check_framer(const char *s, size_t n, unsigned sel)
     mb_buf_free(&f.got);
 }
 
+/* Forwarded headers (gateway/headers.c): on any JSON object, the rewritten
+ * request parses, carries exactly the gateway's headers under
+ * params._meta["mcpbox/headers"], and keeps every other member (as jansson
+ * reads them) - whatever the client wrote under that key. */
+static void check_headers(const char *s, size_t n, const json_t *v)
+{
+    if (!json_is_object(v)) return;
+    static const char hdrs[] = "{\"x-h\":\"v\\\"}\\u0000\"}";
+    json_t *want = parse(hdrs, strlen(hdrs));
+    json_t *params = json_object_get(v, "params");
+    size_t len = 0;
+    char *t = mb_gw__headers_apply(s, n, v, hdrs, &len);
+    if (params && !json_is_object(params)) {
+        FUZZ_CHECK(!t, "by-position params rewritten");
+        json_decref(want);
+        return;
+    }
+    FUZZ_CHECK(t, "no rewrite for an object with object params");
+    json_t *w = parse(t, len);
+    FUZZ_CHECK(json_is_object(w), "the rewrite is not a JSON object: %.*s", (int)len, t);
+    json_t *wp = json_object_get(w, "params"), *wm = json_object_get(wp, "_meta");
+    FUZZ_CHECK(json_equal(json_object_get(wm, MB_GW_META_HEADERS), want),
+               "the headers are not what the gateway set: %.*s", (int)len, t);
+    const char *k;
+    json_t *x;
+    json_object_foreach((json_t *)v, k, x)
+        if (strcmp(k, "params")) FUZZ_CHECK(json_equal(json_object_get(w, k), x), "member %s changed", k);
+    FUZZ_CHECK(json_object_size(w) == json_object_size(v) + (params ? 0 : 1), "members added");
+    json_t *om = json_object_get(params, "_meta");
+    json_object_foreach(params, k, x)
+        if (strcmp(k, "_meta")) FUZZ_CHECK(json_equal(json_object_get(wp, k), x), "params.%s changed", k);
+    json_object_foreach(json_is_object(om) ? om : NULL, k, x)
+        if (strcmp(k, MB_GW_META_HEADERS))
+            FUZZ_CHECK(json_equal(json_object_get(wm, k), x), "_meta.%s changed", k);
+    json_decref(w);
+    json_decref(want);
+    free(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_in in = {data, size};
@@ -240,6 +279,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_scan(s, n, v, escapes);
     check_array(s, n, v, memchr(s, '\0', n) != NULL);
     check_with_id(s, n);
+    check_headers(s, n, v);
     int64_t id;
     size_t half = n / 2;
     mb_gw__guess_id(s, n, s + half, n - half, &id);

@@ -16,14 +16,35 @@ static mb_mail *mail_of(mb_api *api, mb_err *err)
     return m;
 }
 
+/* initialize and dump run under the sandbox's lock (mb_core_with_lock),
+ * so that neither interleaves with a release or reset of the sandbox. */
+typedef struct mail_op {
+    mb_mail *m;
+    json_t *body;
+    json_t **detail, **data;
+} mail_op;
+
+static int initialize_locked(void *arg, const mb_sandbox_rec *rec, mb_err *err)
+{
+    mail_op *op = arg;
+    return mb_mail_initialize(op->m, rec->id, op->body, op->detail, err);
+}
+
+static int dump_locked(void *arg, const mb_sandbox_rec *rec, mb_err *err)
+{
+    mail_op *op = arg;
+    return mb_mail_dump(op->m, rec->id, op->data, err);
+}
+
 int mb_api__mail_initialize(mb_api *api, mb_call *call, const mb_svc_target *t, json_t *body,
                             int init_default, char **message, json_t **detail, mb_err *err)
 {
-    (void)call;
     (void)init_default; /* Klavis's default data is not public: nothing to add */
     mb_mail *m = mail_of(api, err);
     if (!m) return MB_EBUSY;
-    int rc = mb_mail_initialize(m, t->rec.id, body, detail, err);
+    mail_op op = {.m = m, .body = body, .detail = detail};
+    int rc = mb_core_with_lock(api->core, call->key.owner, t->rec.id, initialize_locked, &op,
+                               err);
     if (rc) return rc;
     size_t users = json_object_size(json_object_get(body, "users")), emails = 0;
     const char *k;
@@ -38,10 +59,10 @@ int mb_api__mail_initialize(mb_api *api, mb_call *call, const mb_svc_target *t, 
 int mb_api__mail_dump(mb_api *api, mb_call *call, const mb_svc_target *t, json_t **data,
                       mb_err *err)
 {
-    (void)call;
     mb_mail *m = mail_of(api, err);
     if (!m) return MB_EBUSY;
-    return mb_mail_dump(m, t->rec.id, data, err);
+    mail_op op = {.m = m, .data = data};
+    return mb_core_with_lock(api->core, call->key.owner, t->rec.id, dump_locked, &op, err);
 }
 
 json_t *mb_api__mail_auth_data(mb_api *api, const mb_svc_target *t)

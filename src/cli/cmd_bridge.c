@@ -47,6 +47,8 @@ static void usage(FILE *f)
             "  --init-timeout MS       time for the server to start and initialize (30000)\n"
             "  --keepalive MS          SSE keep-alive interval (15000)\n"
             "  --max-message SIZE      largest JSON-RPC message either way (default 16M)\n"
+            "  --forward-header NAME   pass this request header to CMD in each request's\n"
+            "                          params._meta[\"mcpbox/headers\"] (repeatable)\n"
             "  --cwd DIR               working directory of CMD\n"
             "  --lazy                  start CMD on the first request instead of now\n"
             "  -h, --help              this text\n"
@@ -197,13 +199,14 @@ int mb_cmd_bridge(int argc, char **argv)
         {"keepalive", required_argument, NULL, 'k'},
         {"max-message", required_argument, NULL, 'm'},
         {"cwd", required_argument, NULL, 'C'},
+        {"forward-header", required_argument, NULL, 'F'},
         {"lazy", no_argument, NULL, 'z'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *listen_spec = "127.0.0.1:8000", *cwd = NULL;
-    const char **hosts = NULL, **origins = NULL;
-    size_t nhosts = 0, norigins = 0;
+    const char **hosts = NULL, **origins = NULL, **fwd = NULL;
+    size_t nhosts = 0, norigins = 0, nfwd = 0;
     mb_gateway_opts opts = {0};
     int lazy = 0, rc = 1, opt;
     uint64_t size;
@@ -213,6 +216,7 @@ int mb_cmd_bridge(int argc, char **argv)
         case 'l': listen_spec = optarg; break;
         case 'H': mb_strv_push(&hosts, &nhosts, optarg); break;
         case 'O': mb_strv_push(&origins, &norigins, optarg); break;
+        case 'F': mb_strv_push(&fwd, &nfwd, optarg); break;
         case 'c':
         case 'i':
         case 'k': {
@@ -274,7 +278,7 @@ int mb_cmd_bridge(int argc, char **argv)
         close(lfd);
         goto out_lists;
     }
-    mb_backend_spec spec = {(const char *const *)(argv + optind), NULL, cwd, 0};
+    mb_backend_spec spec = {(const char *const *)(argv + optind), NULL, cwd, fwd, 0};
     if (mb_gateway_add(gw, BRIDGE_SANDBOX, BRIDGE_SERVER, &spec, &err)) {
         fprintf(stderr, "mcpbox bridge: %s\n", err.msg);
         close(lfd);
@@ -313,5 +317,6 @@ out_gw:
 out_lists:
     free(hosts);
     free(origins);
+    free(fwd);
     return rc;
 }

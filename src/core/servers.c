@@ -36,7 +36,8 @@ int mb_core__add_server(mb_core *core, const char *id, const mb_profile_server *
     const char **envp = server_envp(core, ps, egress);
     mb_backend_spec spec = {.argv = (const char *const *)ps->argv, .envp = envp, .cwd = ps->cwd,
                             .tools_static = json_is_true(json_object_get(ps->entry,
-                                                                         "tools_static"))};
+                                                                         "tools_static")),
+                            .forward_headers = (const char *const *)ps->headers};
     int rc = mb_gateway_add(core->gw, id, ps->name, &spec, err);
     free(envp);
     free(egress);

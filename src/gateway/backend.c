@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,7 @@ void mb_gw__backend_unref(mb_gw_backend *b)
     if (!b || atomic_fetch_sub(&b->refs, 1) != 1) return;
     mb_strv_free(b->argv);
     mb_strv_free(b->envp);
+    mb_strv_free(b->fwd_headers);
     free(b->cwd);
     mb_buf_free(&b->inq);
     mb_gw__table_dispose(&b->pending);
@@ -91,6 +93,15 @@ void mb_gw__backend_set_spec_locked(mb_gw_backend *b, const mb_backend_spec *spe
     b->envp = mb_strv_dup(spec ? spec->envp : NULL);
     b->cwd = spec && spec->cwd ? mb_strdup(spec->cwd) : NULL;
     b->tools_static = spec && spec->tools_static;
+    mb_strv_free(b->fwd_headers);
+    b->fwd_headers = NULL;
+    size_t n = 0;
+    for (size_t i = 0; spec && spec->forward_headers && spec->forward_headers[i] &&
+                       n < MB_GW_MAX_FORWARD_HEADERS; i++) {
+        char *h = mb_strdup(spec->forward_headers[i]);
+        for (char *p = h; *p; p++) *p = (char)tolower((unsigned char)*p);
+        mb_strv_push((const char ***)&b->fwd_headers, &n, h);
+    }
 }
 
 int64_t mb_gw__backend_next_id_locked(mb_gw_backend *b) { return ++b->next_id; }
@@ -284,7 +295,7 @@ static int start_locked(mb_gw_backend *b, mb_err *err)
     char *cwd = b->cwd ? mb_strdup(b->cwd) : NULL;
     pthread_mutex_unlock(&b->lock);
 
-    mb_backend_spec spec = {(const char *const *)argv, (const char *const *)envp, cwd, 0};
+    mb_backend_spec spec = {(const char *const *)argv, (const char *const *)envp, cwd, NULL, 0};
     mb_backend_proc proc = {-1, -1, -1, 0};
     mb_err e = {0};
     int rc = argv && argv[0] ? gw->opts.spawn(gw->opts.ctx, b->sandbox_id, b->server, &spec,

@@ -53,8 +53,22 @@ typedef struct mb_backend_spec {
     const char *const *argv;
     const char *const *envp;
     const char *cwd;
+    /* Request headers the server reads per request (NULL-terminated HTTP
+     * header names, e.g. "x-email-config"; NULL: none). The gateway copies
+     * their values from each client POST into every request it forwards,
+     * under params._meta[MB_GW_META_HEADERS] as {"name": "value"} (names
+     * lowercase; only the headers given), after dropping any value of that
+     * key the client sent. A value over MB_GW_MAX_HEADER_VALUE bytes, not
+     * UTF-8, holding control characters, or a header given twice gets 400.
+     * At most MB_GW_MAX_FORWARD_HEADERS names. */
+    const char *const *forward_headers;
     int tools_static;
 } mb_backend_spec;
+
+/* The _meta key of forwarded headers (docs/GATEWAY.md), and its limits. */
+#define MB_GW_META_HEADERS "mcpbox/headers"
+#define MB_GW_MAX_HEADER_VALUE 8192
+#define MB_GW_MAX_FORWARD_HEADERS 8
 
 /* A started process as the spawn callback hands it over: the host-side pipe
  * ends (the gateway owns them from then on and closes them) and an opaque

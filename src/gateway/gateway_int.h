@@ -213,6 +213,10 @@ char *mb_gw__splice(const char *s, size_t n, mb_gw_span at, const char *with, si
 /* Spans of the elements of the JSON array text s[0..n) (at most max).
  * Returns their number, or -1 if s is not an array or has more than max. */
 int mb_gw__array_items(const char *s, size_t n, mb_gw_span *items, size_t max);
+/* The members of the object text s[0..n): keys[i] the text between the
+ * quotes of the i-th key (escapes as sent), vals[i] its value. Returns the
+ * count, or -1 when s is not an object or has more than max members. */
+int mb_gw__object_members(const char *s, size_t n, mb_gw_span *keys, mb_gw_span *vals, size_t max);
 
 /* The text of top-level member `key` of raw[0..raw_len) exactly as the
  * client wrote it (ids come back byte for byte), or v printed by jansson when
@@ -383,6 +387,7 @@ struct mb_gw_backend {
     pthread_cond_t cond; /* state, readiness and tools changes */
     /* everything below is under lock */
     char **argv, **envp, *cwd;
+    char **fwd_headers;   /* spec's forward_headers, lowercased; NULL: none */
     int removed;
     int state;
     uint64_t gen;
@@ -516,6 +521,18 @@ void mb_gw__route_send_initialize_locked(mb_gw_backend *b);
 void mb_gw__route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text);
 
 /* One message of a client's POST, as parsed by http.c. */
+/* headers.c: forwarded request headers (mb_backend_spec.forward_headers).
+ * collect: the JSON object text {"name": "value"} of those of `names` the
+ * request carries, or NULL with *why (the 400's message) when one is refused
+ * (given twice, over MB_GW_MAX_HEADER_VALUE, control characters, not UTF-8).
+ * apply: the request text raw[0..n) (parsed: j) with
+ * params._meta[MB_GW_META_HEADERS] set to headers_json and the client's own
+ * value of it dropped, everything else as sent; NULL when params is not an
+ * object (nothing to carry it). Callers free. */
+char *mb_gw__headers_collect(struct MHD_Connection *conn, char *const *names, char **why);
+char *mb_gw__headers_apply(const char *raw, size_t n, const json_t *j, const char *headers_json,
+                           size_t *out_len);
+
 typedef struct mb_gw_cmsg {
     json_t *j;         /* the parsed message (borrowed) */
     const char *raw;   /* its text (borrowed; newlines already blanked) */

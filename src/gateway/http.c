@@ -512,6 +512,24 @@ static enum MHD_Result do_post(const ctx *c, mb_gw_backend *b)
         return send_json(c, MHD_HTTP_SERVICE_UNAVAILABLE, t);
     }
 
+    /* The request headers this server reads (forward_headers), checked
+     * before anything reaches it. */
+    char *hdrs = NULL;
+    pthread_mutex_lock(&b->lock);
+    char **names = mb_strv_dup((const char *const *)b->fwd_headers);
+    pthread_mutex_unlock(&b->lock);
+    if (names) {
+        char *why = NULL;
+        hdrs = mb_gw__headers_collect(c->conn, names, &why);
+        mb_strv_free(names);
+        if (why) {
+            json_decref(j);
+            mb_gw__session_unref(s);
+            ret = send_error(c, MHD_HTTP_BAD_REQUEST, MB_GW_EINVALID, "%s", why);
+            free(why);
+            return ret;
+        }
+    }
     mb_gw_stream *x = mb_gw__stream_new(MB_GW_STREAM_POST, s);
     mb_gw__session_unref(s);
     x->accepts_sse = acc_sse;
@@ -522,6 +540,7 @@ static enum MHD_Result do_post(const ctx *c, mb_gw_backend *b)
     if (s->ended) {
         pthread_mutex_unlock(&b->lock);
         json_decref(j);
+        free(hdrs);
         return send_error(c, MHD_HTTP_NOT_FOUND, MB_GW_ESERVER,
                           "Session not found: it ended; start a new one with initialize");
     }
@@ -541,14 +560,29 @@ static enum MHD_Result do_post(const ctx *c, mb_gw_backend *b)
             cm.raw = dump;
             cm.raw_len = strlen(dump);
         }
-        char *err = NULL;
-        if (mb_gw__route_from_client_locked(x, &cm, &err) < 0) {
+        char *err = NULL, *fwd = NULL;
+        json_t *fj = NULL;
+        if (hdrs && json_object_get(cm.j, "method") && json_object_get(cm.j, "id") &&
+            (fwd = mb_gw__headers_apply(cm.raw, cm.raw_len, cm.j, hdrs, &cm.raw_len))) {
+            json_error_t je3;
+            fj = json_loadb(fwd, cm.raw_len, JSON_ALLOW_NUL, &je3);
+            if (!fj) fj = json_loadb(fwd, cm.raw_len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je3);
+            cm.raw = fwd;
+            cm.j = fj;
+        }
+        if (fwd && !fj)
+            err = mb_gw__error_text(NULL, MB_GW_EINVALID, "the request could not carry its "
+                                    "forwarded headers");
+        if (err || mb_gw__route_from_client_locked(x, &cm, &err) < 0) {
             if (batch) mb_gw__stream_push_locked(x, err, strlen(err), 1);
             else refused = err, err = NULL;
         }
         free(err);
         free(dump);
+        free(fwd);
+        json_decref(fj);
     }
+    free(hdrs);
     json_decref(j);
     if (refused) {
         pthread_mutex_unlock(&b->lock);

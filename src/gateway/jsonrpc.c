@@ -69,9 +69,12 @@ static size_t skip_value(const char *s, size_t i, size_t n)
     return i > start ? i : n + 1;
 }
 
-int mb_gw__scan(const char *s, size_t n, const char *const *keys, size_t nkeys, mb_gw_span *spans)
+/* Calls fn for each member of the object text s[0..n): the key's text
+ * between its quotes (escapes as sent) and the value's span. Returns the
+ * number of members, or -1 when s is not one object. */
+static int each_member(const char *s, size_t n,
+                       void (*fn)(void *arg, mb_gw_span key, mb_gw_span val), void *arg)
 {
-    for (size_t k = 0; k < nkeys; k++) spans[k].off = spans[k].len = 0;
     size_t i = skip_ws(s, 0, n);
     if (i >= n || s[i] != '{') return -1;
     i = skip_ws(s, i + 1, n);
@@ -84,19 +87,14 @@ int mb_gw__scan(const char *s, size_t n, const char *const *keys, size_t nkeys, 
             size_t kstart = i + 1;
             i = skip_string(s, i, n);
             if (i > n) return -1;
-            size_t klen = i - 1 - kstart;
+            mb_gw_span key = {kstart, i - 1 - kstart};
             i = skip_ws(s, i, n);
             if (i >= n || s[i] != ':') return -1;
             i = skip_ws(s, i + 1, n);
             size_t vstart = i;
             i = skip_value(s, i, n);
             if (i > n) return -1;
-            for (size_t k = 0; k < nkeys; k++) {
-                if (strlen(keys[k]) == klen && !memcmp(keys[k], s + kstart, klen)) {
-                    spans[k].off = vstart;
-                    spans[k].len = i - vstart;
-                }
-            }
+            fn(arg, key, (mb_gw_span){vstart, i - vstart});
             count++;
             i = skip_ws(s, i, n);
             if (i < n && s[i] == ',') {
@@ -111,6 +109,47 @@ int mb_gw__scan(const char *s, size_t n, const char *const *keys, size_t nkeys, 
         }
     }
     return skip_ws(s, i, n) == n ? count : -1;
+}
+
+typedef struct scan_arg {
+    const char *s;
+    const char *const *keys;
+    size_t nkeys;
+    mb_gw_span *spans;
+} scan_arg;
+
+static void scan_one(void *arg, mb_gw_span key, mb_gw_span val)
+{
+    scan_arg *a = arg;
+    for (size_t k = 0; k < a->nkeys; k++)
+        if (strlen(a->keys[k]) == key.len && !memcmp(a->keys[k], a->s + key.off, key.len))
+            a->spans[k] = val;
+}
+
+int mb_gw__scan(const char *s, size_t n, const char *const *keys, size_t nkeys, mb_gw_span *spans)
+{
+    for (size_t k = 0; k < nkeys; k++) spans[k].off = spans[k].len = 0;
+    scan_arg a = {s, keys, nkeys, spans};
+    return each_member(s, n, scan_one, &a);
+}
+
+typedef struct members_arg {
+    mb_gw_span *keys, *vals;
+    size_t max, n;
+} members_arg;
+
+static void members_one(void *arg, mb_gw_span key, mb_gw_span val)
+{
+    members_arg *a = arg;
+    if (a->n < a->max) a->keys[a->n] = key, a->vals[a->n] = val;
+    a->n++;
+}
+
+int mb_gw__object_members(const char *s, size_t n, mb_gw_span *keys, mb_gw_span *vals, size_t max)
+{
+    members_arg a = {keys, vals, max, 0};
+    int count = each_member(s, n, members_one, &a);
+    return count >= 0 && (size_t)count <= max ? count : -1;
 }
 
 char *mb_gw__splice(const char *s, size_t n, mb_gw_span at, const char *with, size_t with_len,

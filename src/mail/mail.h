@@ -86,6 +86,9 @@ char *mb_mail_sandbox_dir(mb_mail *m, const char *sandbox_id);
 int mb_mail_domain(mb_mail *m, const char *sandbox_id, char *out, size_t cap, mb_err *err);
 
 /* ---- Klavis's PosteEmailData (maildir.c) */
+/* Each of these runs under the core's lock of the sandbox (reset: the
+ * core's reset holds it; initialize and dump: mb_core_with_lock), so that
+ * none interleaves with a release that removes the domain's mail. */
 
 /* Replaces the mail of each user the body lists ({users: {email: {emails:
  * [...]}}}; NULL = none) and keeps it as what reset returns to. A body

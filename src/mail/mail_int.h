@@ -69,7 +69,14 @@ struct mb_mail {
     pthread_cond_t sweep_cond;
     pthread_t sweeper;
     int sweeper_on;
+    /* Set by mb_mail_register: initialize, dump and reset of a sandbox's mail
+     * run under the core's lock of that sandbox (mb_mail__assert_locked). */
+    struct mb_core *core;
 };
+
+/* service.c: the lock contract of initialize, dump and reset (asserted in
+ * test builds; a mail layer without a core, in unit tests, has none). */
+void mb_mail__assert_locked(mb_mail *m, const char *sandbox_id);
 
 /* ---- users.c */
 int mb_mail__users_load(mb_mail *m, const char *path, mb_err *err);

@@ -357,6 +357,7 @@ static int apply(mb_mail *m, const char *domain, json_t *data, mb_err *err)
 int mb_mail_initialize(mb_mail *m, const char *sandbox_id, json_t *data, json_t **detail_out,
                        mb_err *err)
 {
+    mb_mail__assert_locked(m, sandbox_id);
     char domain[MB_MAIL_DOMAIN_MAX + 1];
     int rc = mb_mail_domain(m, sandbox_id, domain, sizeof domain, err);
     if (rc) return rc;
@@ -381,6 +382,7 @@ int mb_mail_initialize(mb_mail *m, const char *sandbox_id, json_t *data, json_t 
 
 int mb_mail_reset(mb_mail *m, const char *sandbox_id, mb_err *err)
 {
+    mb_mail__assert_locked(m, sandbox_id);
     char domain[MB_MAIL_DOMAIN_MAX + 1];
     int rc = mb_mail_domain(m, sandbox_id, domain, sizeof domain, err);
     if (rc) return rc == MB_ENOTFOUND ? MB_OK : rc;
@@ -474,6 +476,7 @@ static void dump_folder(const char *dir, const char *folder, json_t *out)
 
 int mb_mail_dump(mb_mail *m, const char *sandbox_id, json_t **out, mb_err *err)
 {
+    mb_mail__assert_locked(m, sandbox_id);
     char domain[MB_MAIL_DOMAIN_MAX + 1];
     int rc = mb_mail_domain(m, sandbox_id, domain, sizeof domain, err);
     if (rc) return rc;

@@ -23,8 +23,15 @@ static int svc_reset(void *ctx, const mb_sandbox_rec *rec, mb_err *err)
 
 static char *svc_bind_dir(void *ctx, const char *id) { return mb_mail_sandbox_dir(ctx, id); }
 
+void mb_mail__assert_locked(mb_mail *m, const char *sandbox_id)
+{
+    (void)sandbox_id;
+    mb_assert(!m->core || mb_core_lock_held(m->core, sandbox_id));
+}
+
 int mb_mail_register(mb_mail *m, struct mb_core *core, mb_err *err)
 {
+    m->core = core;
     mb_core_service s = {
         .server = MB_MAIL_SERVER,
         .ctx = m,

@@ -173,6 +173,11 @@ typedef struct mb_mcp_info {
      * as desktop-commander reports it. Runs on the reading thread; the
      * server's data is mb_mcp_server_data(srv). */
     void (*on_initialize)(mb_mcp_server *srv, const json_t *params);
+    /* Optional: runs before every tool handler (after the framework's own
+     * validation), e.g. to refuse requests whose forwarded headers
+     * (mb_mcp_call_header) are unusable; non-zero: `res` holds the answer
+     * (mb_mcp_fail / mb_mcp_rpc_error) and the handler does not run. */
+    int (*before_call)(mb_mcp_call *call, mb_mcp_result *res);
 } mb_mcp_info;
 
 /* Creates a server. `info` is borrowed for the server's lifetime. */
@@ -221,6 +226,13 @@ mb_mcp_server *mb_mcp_call_server(const mb_mcp_call *call);
 const char *mb_mcp_call_tool(const mb_mcp_call *call);  /* the tool name */
 /* The client's protocol version from initialize ("" before). */
 const char *mb_mcp_call_protocol(const mb_mcp_call *call);
+/* The request header `name` (lowercase) of this call's HTTP request, as
+ * mcpbox's gateway forwards the headers a server is declared to read
+ * (docs/GATEWAY.md#forwarded-headers: params._meta[MB_MCP_META_HEADERS]);
+ * NULL when the request did not carry it. *forwarded (may be NULL) is 1 when
+ * the request came through a gateway that forwards headers to this server. */
+#define MB_MCP_META_HEADERS "mcpbox/headers" /* = MB_GW_META_HEADERS */
+const char *mb_mcp_call_header(const mb_mcp_call *call, const char *name, int *forwarded);
 
 /*
  * True once the client cancelled this request (notifications/cancelled) or

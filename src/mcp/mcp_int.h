@@ -57,6 +57,7 @@ struct mb_mcp_call {
     const char *tool;
     json_t *id;             /* borrowed from the request */
     json_t *progress_token; /* borrowed, or NULL */
+    json_t *headers;        /* params._meta[MB_MCP_META_HEADERS], borrowed, or NULL */
     int cancelled;
     mb_mcp_job *job;        /* set when running on a worker thread */
 };

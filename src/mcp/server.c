@@ -311,10 +311,12 @@ static json_t *run_handler(mb_mcp_server *srv, mb_mcp_tool_entry *e, mb_mcp_tool
     mb_mcp_call call = {.srv = srv, .tool = name, .id = id, .job = job};
     json_t *meta = json_object_get(params, "_meta");
     call.progress_token = json_object_get(meta, "progressToken");
+    call.headers = json_object_get(meta, MB_MCP_META_HEADERS);
     mb_mcp_result res;
     mb_mcp__result_init(&res);
     if (!job) srv->current = &call;
-    int rc = fn(&call, args, &res);
+    int rc = srv->info->before_call ? srv->info->before_call(&call, &res) : 0;
+    if (!rc) rc = fn(&call, args, &res);
     if (!job) srv->current = NULL;
     else call.cancelled = atomic_load(&job->cancelled);
     json_t *resp = call.cancelled ? NULL : finish_call(srv, e, name, id, &res, rc);
@@ -452,6 +454,11 @@ void *mb_mcp_call_data(const mb_mcp_call *call) { return call->srv->data; }
 mb_mcp_server *mb_mcp_call_server(const mb_mcp_call *call) { return call->srv; }
 const char *mb_mcp_call_tool(const mb_mcp_call *call) { return call->tool; }
 const char *mb_mcp_call_protocol(const mb_mcp_call *call) { return call->srv->protocol; }
+const char *mb_mcp_call_header(const mb_mcp_call *call, const char *name, int *forwarded)
+{
+    if (forwarded) *forwarded = json_is_object(call->headers);
+    return json_string_value(json_object_get(call->headers, name));
+}
 int mb_mcp_call_input_fd(const mb_mcp_call *call)
 {
     if (call->job) return call->job->wake_fd; /* the reading thread owns stdin */

@@ -28,6 +28,7 @@ void mb_profile_free(mb_profile *p)
         free(s->name);
         free(s->upstream);
         mb_strv_free(s->argv);
+        mb_strv_free(s->headers);
         mb_strv_free(s->envp);
         free(s->cwd);
     }
@@ -177,6 +178,9 @@ static int parse_u32_field(json_t *obj, const char *key, const char *file, uint3
     return MB_OK;
 }
 
+/* as many as the gateway forwards (MB_GW_MAX_FORWARD_HEADERS) */
+#define MAX_HEADERS 8
+
 static int parse_server(const char *file, const char *name, json_t *js, json_t *base_env,
                         const mb_profile_vars *vars, mb_profile_server *s, mb_err *err)
 {
@@ -238,6 +242,22 @@ static int parse_server(const char *file, const char *name, json_t *js, json_t *
     if (ts && !json_is_boolean(ts))
         return mb_err_set(err, MB_EINVAL, "%s: servers.%s.tools_static must be true or false",
                           file, name);
+    /* "headers": request headers the gateway forwards to this server per
+     * request (docs/GATEWAY.md#forwarded-headers). */
+    json_t *hd = json_object_get(js, "headers");
+    size_t hi, nh = 0;
+    json_t *hv;
+    if (hd && (!json_is_array(hd) || json_array_size(hd) > MAX_HEADERS))
+        return mb_err_set(err, MB_EINVAL, "%s: servers.%s.headers must be an array of at most "
+                          "%d header names", file, name, MAX_HEADERS);
+    json_array_foreach(hd, hi, hv) {
+        const char *h = json_string_value(hv);
+        if (!h || !*h || strlen(h) > 64 ||
+            strspn(h, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(h))
+            return mb_err_set(err, MB_EINVAL, "%s: servers.%s.headers[%zu] must be a lowercase "
+                              "HTTP header name (a-z, 0-9, '-'; at most 64)", file, name, hi);
+        mb_strv_push((const char ***)&s->headers, &nh, mb_strdup(h));
+    }
 
     char *cwd = NULL;
     snprintf(where, sizeof where, "servers.%s", name);

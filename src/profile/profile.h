@@ -54,6 +54,8 @@ typedef struct mb_profile_server {
     char **argv;     /* NULL-terminated, placeholders expanded, argv[0] non-empty */
     char **envp;     /* NULL-terminated "KEY=VALUE": base_env overlaid by the server's env */
     char *cwd;       /* working directory inside the sandbox (default ${DATA}) */
+    char **headers;  /* "headers": request headers the gateway forwards to it per
+                      * request (lowercase HTTP names, NULL-terminated; NULL: none) */
     json_t *entry;   /* the server's object as written in the file, placeholders not
                       * expanded (borrowed; for metadata such as "upstream" or settings) */
 } mb_profile_server;

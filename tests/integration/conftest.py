@@ -140,7 +140,8 @@ class Daemon:
 # concurrent acquire/release, restarts) run a second time under ThreadSanitizer.
 TSAN_SUITES = {"test_gateway_hostile.py", "test_gateway_sdk.py", "test_gateway_transport.py",
                "test_daemon_sandboxes.py", "test_api_lifecycle.py", "test_hostile_http.py",
-               "test_metrics.py", "test_canvas.py"}
+               "test_metrics.py", "test_canvas.py", "test_gateway_headers.py",
+               "test_mail_system.py"}
 
 
 # The suites `tests/run --pg` (make test-pg) runs again with every daemon on

@@ -2,7 +2,9 @@
 domain the daemon provisioned: every implemented tool with valid and invalid
 input, texts as emails-mcp words them; mail the agent sent is what a grader
 reads over plain IMAP (Sent included)."""
+import base64
 import imaplib
+import json
 import os
 import time
 
@@ -302,3 +304,172 @@ def test_import_export_download(env):
     assert t.startswith("Successfully exported 1 emails to /data/Archive2024_export_")
     assert text(s, "export_emails", {"folder": "INBOX", "export_all_folders": True}) == \
         "Error: Cannot specify both 'folder' and 'export_all_folders=True'"
+
+
+def xcfg(email, pw, name=""):
+    return base64.b64encode(json.dumps({"email": email, "password": pw,
+                                        "name": name}).encode()).decode()
+
+
+def htext(s, tool, args, headers):
+    msg = s.call(tool, args, headers=headers)
+    assert "result" in msg, msg
+    return text_of(msg)
+
+
+def test_per_request_accounts(env):
+    """The hosted variant's x-email-config (or x-auth-data) header: one server
+    process serves several users of the sandbox's domain, each seeing only
+    their own mailbox; without the header the sandbox's test account answers."""
+    d, s, *_ = env
+    ben, cleo = "bhart2@mcp71.com", "cquill3@mcp71.com"
+    hb = {"x-email-config": xcfg(ben, "ben_pw2", "Ben Hart")}
+    hc = {"x-auth-data": xcfg(cleo, "cleo_pw3")}
+    assert htext(s, "send_email", {"to": cleo, "subject": "hdr from ben", "body": "hi cleo"},
+                 hb) == "Email sent successfully to " + cleo
+    assert htext(s, "send_email", {"to": ben, "subject": "hdr from cleo", "body": "hi ben"},
+                 hc) == "Email sent successfully to " + ben
+    for _ in range(50):
+        if "hdr from ben" in htext(s, "get_emails", {}, hc):
+            break
+        time.sleep(0.1)
+    inbox_c, inbox_b = htext(s, "get_emails", {}, hc), htext(s, "get_emails", {}, hb)
+    assert "hdr from ben" in inbox_c and "hdr from cleo" not in inbox_c
+    assert "hdr from cleo" in inbox_b and "hdr from ben" not in inbox_b
+    assert "hdr from ben" in htext(s, "get_emails", {"folder": "Sent"}, hb)
+    assert "hdr from" not in htext(s, "get_emails", {}, None)  # the test account's own
+    # what a grader reads: the sender's name from the header, Sent of the sender
+    m = grader(d, cleo, "cleo_pw3")
+    m.select("INBOX")
+    ids = m.search(None, 'SUBJECT "hdr from ben"')[1][0].split()
+    assert len(ids) == 1
+    raw = m.fetch(ids[0], "(RFC822)")[1][0][1]
+    assert b"From: Ben Hart <bhart2@mcp71.com>" in raw
+    m.logout()
+    # calls interleave freely within one session
+    for i in range(3):
+        assert "hdr from ben" in htext(s, "search_emails", {"query": "hdr"}, hc)
+        assert "hdr from cleo" in htext(s, "search_emails", {"query": "hdr"}, hb)
+    # a wrong password, a user of another domain: upstream's login failure
+    for bad in (xcfg(ben, "not-his"), xcfg("amoss1@mcp72.com", "ada_pw1")):
+        t = htext(s, "get_emails", {}, {"x-email-config": bad})
+        assert t.startswith("Error getting emails: Failed to get emails: IMAP login failed: "), t
+        assert "AUTHENTICATIONFAILED" in t or "Authentication failed" in t, t
+    t = htext(s, "check_connection", {}, {"x-email-config": xcfg(ben, "not-his")})
+    assert "IMAP: \u2717 Failed" in t
+
+
+def test_invalid_account_headers(env):
+    """A header that is not an account is refused before any tool runs, with
+    upstream's text (its HTTP front answers 401); the server keeps serving."""
+    d, s, *_ = env
+    b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
+    bad = [
+        "not base64 at all!",                       # padding Python refuses
+        "abc",                                      # a lone group
+        b64(b"{not json"),
+        b64(b"[1, 2]"),                             # JSON, not an object
+        b64(b'"a string"'),
+        b64(json.dumps({"email": 5, "password": "x"}).encode()),
+        b64(json.dumps({"email": "a@b.c", "password": ["x"]}).encode()),
+        b64(json.dumps({"email": "a@b.c", "password": "x", "imap_port": "many"}).encode()),
+        b64(json.dumps({"email": "a@b.c", "password": "x", "smtp_port": None}).encode()),
+        b64(b"\xff\xfe{}"),                         # not UTF-8 once decoded
+    ]
+    for v in bad:
+        for name in ("x-email-config", "x-auth-data"):
+            msg = s.call("get_emails", {}, headers={name: v})
+            assert msg.get("error") == {"code": -32001,
+                                        "message": "Missing or invalid x-auth-data header"}, (v, msg)
+    # what Python's b64decode takes is taken: characters outside the alphabet
+    # are skipped, ports as int() reads them
+    ok = base64.b64encode(json.dumps({"email": "bhart2@mcp71.com", "password": "ben_pw2",
+                                      "imap_port": "1143"}).encode()).decode()
+    spaced = " ".join(ok[i:i + 7] for i in range(0, len(ok), 7))
+    assert htext(s, "get_unread_count", {"folder_name": "INBOX"},
+                 {"x-email-config": spaced}).startswith("Unread messages in 'INBOX': ")
+    # the gateway's own limits come first (400)
+    r = s.request("tools/call", {"name": "get_emails", "arguments": {}},
+                  headers={"x-email-config": "A" * 9000})
+    assert r.status_code == 400
+    assert "the x-email-config header" in r.json()["error"]["message"]
+    assert "INBOX" in text(s, "get_emails", {})  # and the server keeps serving
+
+
+def upstream_import_error(js):
+    """What emails-mcp's FileBackend.import_emails raises for json_string, by
+    the same steps in Python itself (json.loads, `'emails' in`, iteration,
+    .get, KeyError, the isdigit sort), so the texts are Python's own."""
+    try:
+        data = json.loads(js)
+    except json.JSONDecodeError as e:
+        return "Invalid JSON string: %s" % e
+    except RecursionError as e:
+        return str(e)
+    try:
+        if "emails" not in data:
+            return "Invalid JSON format: missing 'emails' key"
+        out = []
+        for ed in data["emails"]:
+            for a in ed.get("attachments", []):
+                a.get("content")
+                try:
+                    a["filename"], a["content_type"], a["size"]
+                except KeyError as k:
+                    return "Missing required field in JSON: %s" % k
+            try:
+                ed["email_id"], ed["subject"], ed["from_addr"], ed["to_addr"]
+            except KeyError as k:
+                return "Missing required field in JSON: %s" % k
+            if ed.get("attachments"):
+                for a in ed.get("attachments", []):
+                    if a.get("content"):
+                        a["content_type"].split("/")
+                        try:
+                            a["filename"].encode("ascii")
+                        except UnicodeEncodeError:
+                            pass
+            out.append(ed)
+        out.sort(key=lambda e: int(e["email_id"]) if e["email_id"].isdigit() else 0)
+        return None if out else "EMPTY"
+    except Exception as e:  # noqa: BLE001 - upstream catches every exception here
+        return "Import failed: %s" % e
+
+
+def test_import_malformed_json_string(env):
+    d, s, *_ = env
+    ok = {"email_id": "1", "subject": "s", "from_addr": "a@b.c", "to_addr": "amoss1@mcp71.com"}
+    syntax = ['', '   ', '{', '[', '{"emails": [', '{"emails": [1,]}', '{"emails":[],}',
+              '{"a" 1}', '{"a":1 "b":2}', '[1 2]', '{emails: []}', "{'emails': []}",
+              '"abc', '"ab\\', '"a\\x"', '"\\u12"', '"\\uZZZZ"', '"\\ud800\\uZZZZ"',
+              '"tab\there"', '{"emails": [01]}', '{"emails": [-]}', '1.', 'nul', 'tru',
+              '{"emails": []} x', '{"emails": []}\n\n  ]', '\ufeff{"emails": []}',
+              '{"caf\u00e9 \u2713": "x", "emails": [}', '{\n  "emails": [\n    {,\n  ]\n}',
+              '[' * 2000 + ']' * 2000, '{"a":' * 1500 + '1' + '}' * 1500]
+    types = ['5', 'null', 'true', '1.5', '[1, 2]', '["emails"]', '"some emails here"',
+             '"nothing"', '{"emails": 5}', '{"emails": null}', '{"emails": true}',
+             '{"emails": "x"}', '{"emails": ""}', '{"emails": {"a": 1}}', '{"emails": {}}',
+             '{"emails": [5]}', '{"emails": [null]}', '{"emails": [[1]]}', '{"emails": ["x"]}',
+             '{"emails": NaN}', '{"emails": [Infinity]}', '{"emails": [-Infinity]}',
+             json.dumps({"emails": [{"email_id": "1"}]}),
+             json.dumps({"emails": [ok, {"subject": "s"}]}),
+             json.dumps({"emails": [dict(ok, email_id=1)]}),
+             json.dumps({"emails": [dict(ok, email_id=None)]}),
+             json.dumps({"emails": [dict(ok, attachments=None)]}),
+             json.dumps({"emails": [dict(ok, attachments="x")]}),
+             json.dumps({"emails": [dict(ok, attachments={"k": 1})]}),
+             json.dumps({"emails": [dict(ok, attachments=[5])]}),
+             json.dumps({"emails": [dict(ok, attachments=[{"content_type": "a/b", "size": 1}])]}),
+             json.dumps({"emails": [dict(ok, attachments=[{"filename": "f", "size": 1}])]}),
+             json.dumps({"emails": [dict(ok, attachments=[
+                 {"filename": "f", "content_type": 5, "size": 1, "content": "QQ=="}])]}),
+             json.dumps({"emails": [dict(ok, attachments=[
+                 {"filename": 7, "content_type": "a/b", "size": 1, "content": "QQ=="}])]}),
+             json.dumps({"emails": [{"subject": "no id"}, dict(ok, email_id=3)]})]
+    for js in syntax + types:
+        want = upstream_import_error(js)
+        assert want is not None, js
+        want = ("No emails found in the provided JSON data" if want == "EMPTY"
+                else "Error importing emails: " + want)
+        got = text(s, "import_emails", {"json_string": js})
+        assert got == want, (js[:80], got)

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "gateway/gateway_int.h"
+#include "mcp/mcp.h"
 
 /* ------------------------------------------------------------ the table */
 
@@ -174,6 +175,96 @@ static void test_scan_splice(void **state)
     assert_int_equal(mb_gw__scan("{\"a\":\"unterminated}", 19, keys, 3, sp), -1);
     assert_int_equal(mb_gw__scan("{}", 2, keys, 3, sp), 0);
     assert_int_equal(sp[0].len, 0);
+}
+
+/* Forwarded headers: params._meta["mcpbox/headers"] set, the client's own
+ * value gone, every other byte as sent where the scanner can place it. */
+static char *apply(const char *raw, const char *hdrs)
+{
+    json_error_t e;
+    json_t *j = json_loads(raw, 0, &e);
+    if (!j) j = json_loads(raw, JSON_DECODE_INT_AS_REAL, &e); /* as the gateway reads it */
+    assert_non_null(j);
+    size_t n = 0;
+    char *t = mb_gw__headers_apply(raw, strlen(raw), j, hdrs, &n);
+    json_decref(j);
+    if (t) assert_int_equal(n, strlen(t));
+    return t;
+}
+
+static void check_headers(const char *t, const char *want_value)
+{
+    json_error_t e;
+    json_t *j = json_loads(t, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &e);
+    assert_non_null(j); /* one params, one _meta, one key: no duplicate anywhere */
+    json_t *h = json_object_get(json_object_get(json_object_get(j, "params"), "_meta"),
+                                MB_GW_META_HEADERS);
+    assert_true(json_is_object(h));
+    const char *v = json_string_value(json_object_get(h, "x-email-config"));
+    if (want_value) assert_string_equal(v, want_value);
+    else assert_null(v);
+    json_decref(j);
+}
+
+static void test_forwarded_headers(void **state)
+{
+    (void)state;
+    assert_string_equal(MB_GW_META_HEADERS, MB_MCP_META_HEADERS);
+    const char *hdr = "{\"x-email-config\":\"real\"}";
+    /* kept byte for byte: numbers jansson would print otherwise, key order */
+    char *t = apply("{\"jsonrpc\":\"2.0\",\"id\":1, \"method\":\"tools/call\",\"params\":{\"name\":"
+                    "\"a\",\"arguments\":{\"x\":0.1,\"big\":123456789012345678901234567890},"
+                    "\"_meta\":{\"progressToken\":0.5,\"mcpbox/headers\":{\"x-email-config\":"
+                    "\"spoof\"},\"z\":1}}}", hdr);
+    assert_string_equal(t, "{\"jsonrpc\":\"2.0\",\"id\":1, \"method\":\"tools/call\",\"params\":"
+                           "{\"name\":\"a\",\"arguments\":{\"x\":0.1,\"big\":"
+                           "123456789012345678901234567890},\"_meta\":{\"progressToken\":0.5,"
+                           "\"z\":1,\"mcpbox/headers\":{\"x-email-config\":\"real\"}}}}");
+    free(t);
+    /* no params; empty params; params without _meta */
+    t = apply("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"} ", hdr);
+    assert_string_equal(t, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":"
+                           "{\"_meta\":{\"mcpbox/headers\":{\"x-email-config\":\"real\"}}}}");
+    free(t);
+    t = apply("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"params\":{ }}", "{}");
+    assert_string_equal(t, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"params\":"
+                           "{ \"_meta\":{\"mcpbox/headers\":{}}}}");
+    free(t);
+    t = apply("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"m\",\"params\":{\"a\":[1,{}]}}", hdr);
+    check_headers(t, "real");
+    assert_non_null(strstr(t, "\"a\":[1,{}]"));
+    free(t);
+    /* hostile spellings: escaped keys, duplicates, a _meta that is not an
+     * object, an empty header set - the client's value never survives */
+    static const char *const hostile[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"m\",\"params\":{\"_meta\":"
+        "{\"mcpbox\\/headers\":{\"x-email-config\":\"spoof\"}}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"m\",\"params\":{\"\\u005fmeta\":"
+        "{\"mcpbox/headers\":{\"x-email-config\":\"spoof\"}}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"m\",\"params\":{\"_meta\":{},\"_meta\":"
+        "{\"mcpbox/headers\":{\"x-email-config\":\"spoof\"}}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"m\",\"params\":{\"_meta\":{\"mcpbox/headers\":"
+        "1,\"mcpbox/headers\":{\"x-email-config\":\"spoof\"}}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"m\",\"p\\u0061rams\":{\"_meta\":"
+        "{\"mcpbox/headers\":{\"x-email-config\":\"spoof\"}}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"m\",\"params\":{},\"params\":{\"_meta\":"
+        "{\"mcpbox/headers\":{\"x-email-config\":\"spoof\"}}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"m\",\"params\":{\"_meta\":\"x\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"m\",\"params\":{\"_meta\":[1]}}",
+    };
+    for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
+        t = apply(hostile[i], hdr);
+        assert_non_null(t);
+        check_headers(t, "real");
+        assert_null(strstr(t, "spoof"));
+        free(t);
+        t = apply(hostile[i], "{}");
+        check_headers(t, NULL);
+        assert_null(strstr(t, "spoof"));
+        free(t);
+    }
+    /* by-position params carry nothing (and cannot hold the key) */
+    assert_null(apply("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"m\",\"params\":[1]}", hdr));
 }
 
 static void test_versions_and_errors(void **state)
@@ -345,7 +436,7 @@ static int world_up_spec(void **state, int call_timeout_ms, int tools_static)
     mb_err err;
     assert_int_equal(mb_gateway_create(&o, &w->gw, &err), 0);
     const char *argv[] = {"fake", NULL};
-    mb_backend_spec spec = {argv, NULL, NULL, tools_static};
+    mb_backend_spec spec = {argv, NULL, NULL, NULL, tools_static};
     assert_int_equal(mb_gateway_add(w->gw, "sb", "srv", &spec, &err), 0);
     /* Started without waiting: it spawned and sent initialize. */
     assert_int_equal(mb_gateway_start(w->gw, "sb", "srv", 0, &err), 0);
@@ -915,7 +1006,7 @@ static void test_shared_socket_and_stderr_tail(void **state)
     mb_err err;
     assert_int_equal(mb_gateway_create(&o, &w.gw, &err), 0);
     const char *argv[] = {"fake", NULL};
-    mb_backend_spec spec = {argv, NULL, NULL, 0};
+    mb_backend_spec spec = {argv, NULL, NULL, NULL, 0};
     assert_int_equal(mb_gateway_add(w.gw, "sb", "srv", &spec, &err), 0);
     assert_int_equal(mb_gateway_start(w.gw, "sb", "srv", 0, &err), 0);
     fake_handshake(&w.f);
@@ -1063,7 +1154,7 @@ static void test_http_routing(void **state)
     mb_err err;
     assert_int_equal(mb_gateway_create(&o, &h.gw, &err), 0);
     const char *argv[] = {"/usr/bin/python3", "tests/integration/servers/mock_server.py", NULL};
-    mb_backend_spec spec = {argv, NULL, NULL, 0};
+    mb_backend_spec spec = {argv, NULL, NULL, NULL, 0};
     assert_int_equal(mb_gateway_add(h.gw, "sb1", "alpha", &spec, &err), 0);
     assert_int_equal(mb_gateway_add(h.gw, "sb1", "beta", &spec, &err), 0);
     assert_int_equal(mb_gateway_add(h.gw, "sb2", "alpha", &spec, &err), 0);
@@ -1160,6 +1251,7 @@ int main(void)
         cmocka_unit_test(test_framing),
         cmocka_unit_test(test_guess_id),
         cmocka_unit_test(test_scan_splice),
+        cmocka_unit_test(test_forwarded_headers),
         cmocka_unit_test(test_versions_and_errors),
         cmocka_unit_test(test_tools_hash),
         cmocka_unit_test_setup_teardown(test_id_rewriting, world_up_default, world_down),

@@ -142,6 +142,11 @@ static void test_atlas_settings(void **state)
     t = mb_profile_server_find(p, "terminal");
     assert_string_equal(env_get(t->envp, "MAX_STDOUT_LENGTH"), "8192");
     assert_string_equal(env_get(t->envp, "ALLOWED_FLAGS"), "all");
+    /* the hosted variant's account headers reach poste_email_toolathlon */
+    t = mb_profile_server_find(p, "poste_email_toolathlon");
+    assert_string_equal(t->headers[0], "x-email-config");
+    assert_string_equal(t->headers[1], "x-auth-data");
+    assert_null(t->headers[2]);
     /* pdf-tools as Toolathlon starts pdf-tools-mcp */
     t = mb_profile_server_find(p, "pdf-tools");
     assert_non_null(t);
@@ -213,6 +218,7 @@ static void test_env_merge_and_placeholders(void **state)
     assert_string_equal(env_get(s->envp, "B"), "3");
     assert_string_equal(env_get(s->envp, "C"), "/work");
     assert_null(mb_profile_server_find(p, "t"));
+    assert_null(s->headers);
     mb_profile_free(p);
     rm_dir(dir);
 }
@@ -248,6 +254,20 @@ static void test_malformed_files(void **state)
     expect_invalid("{\"servers\":{\"../s\":{\"argv\":[\"x\"]}}}", "server name");
     expect_invalid("{\"servers\":{\"s\":{\"argv\":[\"x\"],\"tools_static\":\"yes\"}}}",
                    "servers.s.tools_static must be true or false");
+    /* forwarded headers: lowercase names, at most 8 */
+    expect_invalid("{\"servers\":{\"s\":{\"argv\":[\"x\"],\"headers\":\"x-a\"}}}",
+                   "servers.s.headers");
+    expect_invalid("{\"servers\":{\"s\":{\"argv\":[\"x\"],\"headers\":[\"X-A\"]}}}",
+                   "headers[0]");
+    expect_invalid("{\"servers\":{\"s\":{\"argv\":[\"x\"],\"headers\":[\"x-a\",\"a: b\"]}}}",
+                   "headers[1]");
+    expect_invalid("{\"servers\":{\"s\":{\"argv\":[\"x\"],\"headers\":[\"x\\r\\ny\"]}}}",
+                   "headers[0]");
+    expect_invalid("{\"servers\":{\"s\":{\"argv\":[\"x\"],\"headers\":[\"\"]}}}",
+                   "headers[0]");
+    expect_invalid("{\"servers\":{\"s\":{\"argv\":[\"x\"],\"headers\":[\"a\",\"b\",\"c\","
+                   "\"d\",\"e\",\"f\",\"g\",\"h\",\"i\"]}}}",
+                   "at most 8");
 }
 
 static void test_names_listing(void **state)

@@ -75,4 +75,15 @@ void pe_header_word(mb_buf *out, const char *s, int force);
 /* Base64 in 76-character lines, as email.encoders writes it. */
 void pe_b64_lines(mb_buf *out, const unsigned char *s, size_t n);
 
+/* ---- pyjson.c */
+/* Whether Python's json.loads takes s[0..n) (UTF-8): 0 (*nonstd set when it
+ * holds NaN or Infinity, which jansson refuses), -1 with *msg the
+ * JSONDecodeError's text ("Expecting value: line 1 column 1 (char 0)"), or
+ * -2 with *msg a RecursionError's text (nesting too deep). */
+int pe_py_json_check(const char *s, size_t n, char **msg, int *nonstd);
+/* Text Python reads as s (checked by pe_py_json_check), with NaN and
+ * Infinity outside strings written as 1.0 (a float that is true, as they
+ * are), for jansson. */
+char *pe_py_json_std(const char *s, size_t n, size_t *out_n);
+
 #endif /* MB_SRV_POSTE_H */

@@ -57,20 +57,108 @@ static const char *jstr(json_t *o, const char *k, const char *d)
     return v ? v : d;
 }
 
-static int acct_load(pe_acct *a, char **why)
+/* Python's base64.b64decode(s) (not validating): characters outside the
+ * alphabet are skipped, the padding must complete the last group. -1 on
+ * what Python refuses ("Incorrect padding", a lone last character). */
+static int b64_decode_py(const char *s, size_t n, mb_buf *out)
+{
+    static const char ab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    unsigned acc = 0;
+    size_t got = 0, pads = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *p = s[i] ? strchr(ab, s[i]) : NULL;
+        if (s[i] == '=') {
+            if (got % 4 >= 2) pads++;
+            if (got % 4 >= 2 && got % 4 + pads >= 4) break; /* the group is complete */
+            continue;
+        }
+        if (!p) continue;
+        acc = acc << 6 | (unsigned)(p - ab);
+        if (++got % 4 == 0) {
+            mb_buf_putc(out, (char)(acc >> 16));
+            mb_buf_putc(out, (char)(acc >> 8 & 0xff));
+            mb_buf_putc(out, (char)(acc & 0xff));
+            acc = 0;
+        }
+    }
+    size_t r = got % 4;
+    if (r == 1 || (r && r + pads < 4)) return -1;
+    if (r == 2) mb_buf_putc(out, (char)(acc >> 4));
+    if (r == 3) {
+        mb_buf_putc(out, (char)(acc >> 10));
+        mb_buf_putc(out, (char)(acc >> 2 & 0xff));
+    }
+    return 0;
+}
+
+/* The headers the hosted variant takes the account from: Klavis's local
+ * sandbox clients send x-email-config, the server code reads x-auth-data. */
+static const char *const ACCT_HEADERS[] = {"x-email-config", "x-auth-data"};
+#define BAD_HEADER "Missing or invalid x-auth-data header"
+
+/* The account a request header names, read as upstream's
+ * extract_access_token reads it (base64, UTF-8, a JSON object, ports that
+ * int() takes): 1 with *out set, 0 when the request has no such header, -1
+ * when it has one that is not an account. */
+static int header_account(mb_mcp_call *call, json_t **out)
+{
+    *out = NULL;
+    const char *v = NULL;
+    for (size_t i = 0; call && !v && i < 2; i++) v = mb_mcp_call_header(call, ACCT_HEADERS[i], NULL);
+    if (!v || !*v) return 0;
+    mb_buf d = {0};
+    json_t *j = NULL;
+    if (b64_decode_py(v, strlen(v), &d) == 0 && mb_utf8_valid(d.data ? d.data : "", d.len))
+        j = json_loadb(d.data ? d.data : "", d.len, JSON_DECODE_ANY, NULL);
+    mb_buf_free(&d);
+    int ok = json_is_object(j);
+    static const char *const strs[] = {"email", "password", "name", "imap_server", "smtp_server"};
+    for (size_t i = 0; ok && i < 5; i++) {
+        json_t *f = json_object_get(j, strs[i]);
+        if (f && !json_is_string(f)) ok = 0;
+    }
+    static const char *const ports[] = {"imap_port", "smtp_port"};
+    for (size_t i = 0; ok && i < 2; i++) {
+        json_t *f = json_object_get(j, ports[i]);
+        long long n;
+        if (json_is_string(f) && mb_py_int_str(json_string_value(f), &n))
+            json_object_set_new(j, ports[i], json_integer(n));
+        else if (json_is_real(f))
+            json_object_set_new(j, ports[i], json_integer((json_int_t)json_real_value(f)));
+        else if (f && !json_is_integer(f) && !json_is_boolean(f))
+            ok = 0;
+    }
+    if (!ok) {
+        json_decref(j);
+        return -1;
+    }
+    *out = j;
+    return 1;
+}
+
+/* The account of a call: the request's x-email-config / x-auth-data header
+ * (the hosted variant: one process serves every user of the domain), else
+ * $EMAIL_CONFIG (base64 or plain), else the sandbox's test account
+ * (MB_MAIL_DIR_INSIDE/account.json, written by the daemon). */
+static int acct_load(pe_acct *a, mb_mcp_call *call, char **why)
 {
     memset(a, 0, sizeof *a);
     const char *env = getenv("EMAIL_CONFIG");
     json_t *j = NULL;
-    if (env && *env) {
+    int h = header_account(call, &j);
+    if (h < 0) {
+        *why = mb_strdup(BAD_HEADER);
+        return -1;
+    }
+    if (h > 0) {
+        /* from the header */
+    } else if (env && *env) {
         j = json_loads(env, 0, NULL);
         if (!j) {
-            unsigned char *d;
-            size_t k;
-            if (mb_base64_decode(env, strlen(env), &d, &k) == 0) {
-                j = json_loadb((const char *)d, k, 0, NULL);
-                free(d);
-            }
+            mb_buf d = {0};
+            if (b64_decode_py(env, strlen(env), &d) == 0)
+                j = json_loadb(d.data ? d.data : "", d.len, 0, NULL);
+            mb_buf_free(&d);
         }
     } else {
         j = json_load_file(MB_MAIL_DIR_INSIDE "/account.json", 0, NULL);
@@ -98,6 +186,16 @@ static int acct_load(pe_acct *a, char **why)
         a->smtp.path = a->smtp_path;
     }
     return 0;
+}
+
+/* Every tool call: a header that is not an account is refused before any
+ * tool runs, as upstream's HTTP front answers 401 before the MCP layer. */
+static int before_call(mb_mcp_call *call, mb_mcp_result *res)
+{
+    json_t *j;
+    int h = header_account(call, &j);
+    json_decref(j);
+    return h < 0 ? mb_mcp_rpc_error(res, -32001, BAD_HEADER) : 0;
 }
 
 /* ---------------------------------------------------------------- args */
@@ -158,6 +256,17 @@ static long long a_int(pe_args *v, const char *k, long long dflt)
              "int_parsing", x);
     else verr(v, k, "Input should be a valid integer", "int_type", x);
     return dflt;
+}
+
+static int a_done(pe_args *v, mb_mcp_result *res);
+
+/* email_id (required) and folder (default INBOX): the one-message tools.
+ * Non-zero when validation answered. */
+static int a_id_folder(pe_args *v, mb_mcp_result *res, const char **id, const char **folder)
+{
+    *id = a_str(v, "email_id", 1, "");
+    *folder = a_str(v, "folder", 0, "INBOX");
+    return a_done(v, res);
 }
 
 /* List[str]; *n = -1 when None */
@@ -224,17 +333,20 @@ static int replyf_buf(mb_mcp_result *res, mb_buf *b)
 
 /* ------------------------------------------------------- IMAP helpers */
 
+/* One tool call's mailbox: the call's account, its IMAP connection and
+ * the answer being written. */
 typedef struct sess {
     pe_acct a;
     pe_imap *c;
     char *why;
     char *cur; /* the folder selected in this connection, or NULL */
+    mb_buf o;  /* the answer */
 } sess;
 
-static int sess_open(sess *s)
+/* s starts zeroed (sess s = {0}); the answer may be begun before. */
+static int sess_open(sess *s, mb_mcp_call *call)
 {
-    memset(s, 0, sizeof *s);
-    if (acct_load(&s->a, &s->why)) return -1;
+    if (acct_load(&s->a, call, &s->why)) return -1;
     return pe_imap_open(&s->a.imap, s->a.email, s->a.password, &s->c, &s->why);
 }
 
@@ -244,6 +356,13 @@ static void sess_close(sess *s)
     acct_free(&s->a);
     free(s->why);
     free(s->cur);
+}
+
+/* Ends the call: the connection closes and the answer goes out. */
+static int sess_reply(sess *s, mb_mcp_result *res)
+{
+    sess_close(s);
+    return replyf_buf(res, &s->o);
 }
 
 /* A command whose BAD answer imaplib raises; *why then set. */
@@ -393,6 +512,14 @@ static int fetch_email(sess *s, const char *id, const char *folder, mb_mail_msg 
     return 0;
 }
 
+/* Opens the call's mailbox and reads one message of it. */
+static int sess_fetch(sess *s, mb_mcp_call *call, const char *id, const char *folder,
+                      mb_mail_msg *m)
+{
+    int seen, fl;
+    return sess_open(s, call) || fetch_email(s, id, folder, m, &seen, &fl) ? -1 : 0;
+}
+
 static int store(sess *s, const char *id, const char *op)
 {
     char *a = mb_asprintf("%s %s", id, op);
@@ -444,96 +571,84 @@ static void list_lines(mb_buf *o, sess *s, char **ids, size_t from, size_t cnt,
 
 static int t_get_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 {
-    (void)call;
     pe_args v = {.tool = "get_emails", .a = j};
     const char *folder = a_str(&v, "folder", 0, "INBOX");
     long long page = a_int(&v, "page", 1), psize = a_int(&v, "page_size", 20);
     if (a_done(&v, res)) return MB_OK;
     page_fix(&page, &psize);
-    sess s;
-    mb_buf o = {0};
+    sess s = {0};
     long total = 0, unread;
-    if (sess_open(&s) || select_folder(&s, folder, &total, &unread)) {
-        mb_buf_printf(&o, "Error getting emails: Failed to get emails: %s", s.why);
+    if (sess_open(&s, call) || select_folder(&s, folder, &total, &unread)) {
+        mb_buf_printf(&s.o, "Error getting emails: Failed to get emails: %s", s.why);
     } else if (!total) {
-        mb_buf_printf(&o, "Folder '%s' is empty or page %lld is out of range", folder, page);
+        mb_buf_printf(&s.o, "Folder '%s' is empty or page %lld is out of range", folder, page);
     } else {
         long long pages = (total + psize - 1) / psize;
         if (page > pages) page = pages;
         int failed;
         char **ids = search_ids(&s, "ALL", 3, &failed);
         if (!ids) {
-            mb_buf_printf(&o, "Error getting emails: Failed to get emails: Error getting email "
+            mb_buf_printf(&s.o, "Error getting emails: Failed to get emails: Error getting email "
                           "IDs: %s", s.why);
         } else {
-            mb_buf_printf(&o, "Folder: %s\nPage: %lld/%lld\nTotal emails: %ld\n\n", folder, page,
+            mb_buf_printf(&s.o, "Folder: %s\nPage: %lld/%lld\nTotal emails: %ld\n\n", folder, page,
                           pages, total);
             size_t n = mb_strv_len((const char *const *)ids), from = (size_t)((page - 1) * psize);
-            if (from < n) list_lines(&o, &s, ids, from, (size_t)psize, folder, page, psize, 1);
+            if (from < n) list_lines(&s.o, &s, ids, from, (size_t)psize, folder, page, psize, 1);
             mb_strv_free(ids);
         }
     }
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 static int t_read_email(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 {
-    (void)call;
     pe_args v = {.tool = "read_email", .a = j};
-    const char *id = a_str(&v, "email_id", 1, "");
-    const char *folder = a_str(&v, "folder", 0, "INBOX");
-    if (a_done(&v, res)) return MB_OK;
-    sess s;
-    mb_buf o = {0};
+    const char *id, *folder;
+    if (a_id_folder(&v, res, &id, &folder)) return MB_OK;
+    sess s = {0};
     mb_mail_msg m;
-    int seen, fl;
-    if (sess_open(&s) || fetch_email(&s, id, folder, &m, &seen, &fl)) {
-        mb_buf_printf(&o, "Error reading email: Failed to read email %s: %s", id, s.why);
+    if (sess_fetch(&s, call, id, folder, &m)) {
+        mb_buf_printf(&s.o, "Error reading email: Failed to read email %s: %s", id, s.why);
     } else {
         long t, u;
         if (select_folder(&s, folder, &t, &u) == 0) store(&s, id, "+FLAGS \\Seen");
-        mb_buf_printf(&o, "Email ID: %s\nSubject: %s\nFrom: %s\nTo: %s\n", id, m.subject,
+        mb_buf_printf(&s.o, "Email ID: %s\nSubject: %s\nFrom: %s\nTo: %s\n", id, m.subject,
                       m.from_addr, m.to_addr);
-        if (m.cc_addr) mb_buf_printf(&o, "CC: %s\n", m.cc_addr);
-        mb_buf_printf(&o, "Date: %s\nMessage-ID: %s\n\n", m.date, m.message_id);
-        if (*m.body_text) mb_buf_printf(&o, "Text Content:\n%s\n\n", m.body_text);
-        if (*m.body_html) mb_buf_printf(&o, "HTML Content:\n%s\n\n", m.body_html);
+        if (m.cc_addr) mb_buf_printf(&s.o, "CC: %s\n", m.cc_addr);
+        mb_buf_printf(&s.o, "Date: %s\nMessage-ID: %s\n\n", m.date, m.message_id);
+        if (*m.body_text) mb_buf_printf(&s.o, "Text Content:\n%s\n\n", m.body_text);
+        if (*m.body_html) mb_buf_printf(&s.o, "HTML Content:\n%s\n\n", m.body_html);
         if (m.n_atts) {
-            mb_buf_puts(&o, "Attachments:\n");
+            mb_buf_puts(&s.o, "Attachments:\n");
             for (size_t i = 0; i < m.n_atts; i++)
-                mb_buf_printf(&o, "%zu. %s (%s, %zu bytes)\n", i + 1, m.atts[i].filename,
+                mb_buf_printf(&s.o, "%zu. %s (%s, %zu bytes)\n", i + 1, m.atts[i].filename,
                               m.atts[i].content_type, m.atts[i].size);
         }
         mb_mail_msg_free(&m);
     }
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 static int t_search_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 {
-    (void)call;
     pe_args v = {.tool = "search_emails", .a = j};
     const char *q = a_str(&v, "query", 1, "");
     const char *folder = a_str(&v, "folder", 0, "INBOX");
     long long page = a_int(&v, "page", 1), psize = a_int(&v, "page_size", 20);
     if (a_done(&v, res)) return MB_OK;
     page_fix(&page, &psize);
-    mb_buf o = {0};
     size_t ql = strlen(q);
     while (ql && (q[ql - 1] == ' ' || q[ql - 1] == '\t' || q[ql - 1] == '\n')) ql--;
     const char *qs = q;
     while (*qs == ' ' || *qs == '\t' || *qs == '\n') qs++, ql = ql ? ql - 1 : 0;
-    if (!*qs) {
-        mb_buf_puts(&o, "Error searching emails: Failed to search emails: Search query cannot "
-                        "be empty");
-        return replyf_buf(res, &o);
-    }
-    sess s;
+    if (!*qs)
+        return reply(res, "Error searching emails: Failed to search emails: Search query cannot "
+                          "be empty");
+    sess s = {0};
     long t, u;
-    if (sess_open(&s) || select_folder(&s, folder, &t, &u)) {
-        mb_buf_printf(&o, "Error searching emails: Failed to search emails: %s", s.why);
+    if (sess_open(&s, call) || select_folder(&s, folder, &t, &u)) {
+        mb_buf_printf(&s.o, "Error searching emails: Failed to search emails: %s", s.why);
     } else {
         /* imaplib puts the bytes in a quoted string as they are */
         mb_buf c = {0};
@@ -564,24 +679,23 @@ static int t_search_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
             mb_buf_free(&aq);
         }
         if (!ids) {
-            mb_buf_printf(&o, "Error searching emails: Failed to search emails: Error searching "
+            mb_buf_printf(&s.o, "Error searching emails: Failed to search emails: Error searching "
                           "emails: %s", s.why);
         } else if (!ids[0]) {
-            mb_buf_printf(&o, "No emails found matching query: %s", q);
+            mb_buf_printf(&s.o, "No emails found matching query: %s", q);
         } else {
             size_t n = mb_strv_len((const char *const *)ids);
             long long pages = ((long long)n + psize - 1) / psize;
             if (page > pages) page = pages;
-            mb_buf_printf(&o, "Search query: %s\nFolder: %s\nPage: %lld/%lld\nTotal results: "
+            mb_buf_printf(&s.o, "Search query: %s\nFolder: %s\nPage: %lld/%lld\nTotal results: "
                           "%zu\n\n", q, *folder ? folder : "current", page, pages, n);
             /* upstream fetches the hits from INBOX whatever the folder */
-            list_lines(&o, &s, ids, (size_t)((page - 1) * psize), (size_t)psize, "INBOX", page,
+            list_lines(&s.o, &s, ids, (size_t)((page - 1) * psize), (size_t)psize, "INBOX", page,
                        psize, 0);
         }
         mb_strv_free(ids);
     }
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 /* validate_email_address of emails-mcp's validators.py */
@@ -762,7 +876,7 @@ static int t_send_email(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
     mb_buf o = {0};
     pe_acct a;
     char *why = NULL;
-    if (acct_load(&a, &why) == 0) {
+    if (acct_load(&a, call, &why) == 0) {
         why = send_common(sv, &a, to, subject, body, html, cc, bcc, att,
                           n_att > 0 ? (size_t)n_att : 0);
         acct_free(&a);
@@ -796,16 +910,13 @@ static int t_reply_forward(mb_mcp_call *call, json_t *j, mb_mcp_result *res, int
     }
     const char *folder = a_str(&v, "folder", 0, "INBOX");
     if (a_done(&v, res)) return MB_OK;
-    sess s;
+    sess s = {0};
     mb_mail_msg m;
-    int seen, fl;
-    mb_buf o = {0};
     const char *what = fwd ? "forwarding" : "replying to";
     const char *fail = fwd ? "Failed to forward email" : "Failed to reply to email";
-    if (sess_open(&s) || fetch_email(&s, id, folder, &m, &seen, &fl)) {
-        mb_buf_printf(&o, "Error %s email: %s: %s", what, fail, s.why);
-        sess_close(&s);
-        return replyf_buf(res, &o);
+    if (sess_fetch(&s, call, id, folder, &m)) {
+        mb_buf_printf(&s.o, "Error %s email: %s: %s", what, fail, s.why);
+        return sess_reply(&s, res);
     }
     mb_buf b = {0}, h = {0}, subj = {0}, ccb = {0};
     char *why = NULL;
@@ -876,18 +987,17 @@ static int t_reply_forward(mb_mcp_call *call, json_t *j, mb_mcp_result *res, int
         free(paths);
     }
     if (why)
-        mb_buf_printf(&o, "Error %s email: %s: %sFailed to send email: %s", what, fail,
+        mb_buf_printf(&s.o, "Error %s email: %s: %sFailed to send email: %s", what, fail,
                       fwd ? "Failed to send email with original attachments: " : "", why);
-    else if (fwd) mb_buf_printf(&o, "Email forwarded successfully to %s", to);
-    else mb_buf_printf(&o, "Reply sent successfully to %s", all ? "all recipients" : "sender");
+    else if (fwd) mb_buf_printf(&s.o, "Email forwarded successfully to %s", to);
+    else mb_buf_printf(&s.o, "Reply sent successfully to %s", all ? "all recipients" : "sender");
     free(why);
     mb_buf_free(&b);
     mb_buf_free(&h);
     mb_buf_free(&subj);
     mb_buf_free(&ccb);
     mb_mail_msg_free(&m);
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 static int t_reply_email(mb_mcp_call *c, json_t *j, mb_mcp_result *r) { return t_reply_forward(c, j, r, 0); }
@@ -945,27 +1055,23 @@ static int t_delete_draft(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 
 static int t_delete_email(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 {
-    (void)call;
     pe_args v = {.tool = "delete_email", .a = j};
-    const char *id = a_str(&v, "email_id", 1, "");
-    const char *folder = a_str(&v, "folder", 0, "INBOX");
-    if (a_done(&v, res)) return MB_OK;
-    sess s;
-    mb_buf o = {0};
+    const char *id, *folder;
+    if (a_id_folder(&v, res, &id, &folder)) return MB_OK;
+    sess s = {0};
     long t, u;
     pe_result r;
     char *a = mb_asprintf("%s +FLAGS \\Deleted", id);
-    if (sess_open(&s) || select_folder(&s, folder, &t, &u) || run(&s, "STORE", a, &r)) {
-        mb_buf_printf(&o, "Error deleting email: Failed to delete email %s: Failed to delete "
+    if (sess_open(&s, call) || select_folder(&s, folder, &t, &u) || run(&s, "STORE", a, &r)) {
+        mb_buf_printf(&s.o, "Error deleting email: Failed to delete email %s: Failed to delete "
                       "email: %s", id, s.why);
     } else {
         pe_result_free(&r);
         if (run(&s, "EXPUNGE", NULL, &r) == 0) pe_result_free(&r);
-        mb_buf_printf(&o, "Email %s deleted successfully", id);
+        mb_buf_printf(&s.o, "Email %s deleted successfully", id);
     }
     free(a);
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 /* move_email of the backend: FETCH FLAGS, COPY, STORE \Deleted, EXPUNGE. */
@@ -1003,25 +1109,21 @@ static int move_one(sess *s, const char *id, const char *target, const char *sou
 
 static int t_move_email(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 {
-    (void)call;
     pe_args v = {.tool = "move_email", .a = j};
     const char *id = a_str(&v, "email_id", 1, "");
     const char *target = a_str(&v, "target_folder", 1, "");
     const char *source = a_str(&v, "source_folder", 0, "INBOX");
     if (a_done(&v, res)) return MB_OK;
-    sess s;
-    mb_buf o = {0};
-    if (sess_open(&s) || move_one(&s, id, target, source))
-        mb_buf_printf(&o, "Error moving email: Failed to move email %s: Failed to move email: %s",
+    sess s = {0};
+    if (sess_open(&s, call) || move_one(&s, id, target, source))
+        mb_buf_printf(&s.o, "Error moving email: Failed to move email %s: Failed to move email: %s",
                       id, s.why);
-    else mb_buf_printf(&o, "Email %s moved to %s successfully", id, target);
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    else mb_buf_printf(&s.o, "Email %s moved to %s successfully", id, target);
+    return sess_reply(&s, res);
 }
 
 static int t_mark_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 {
-    (void)call;
     pe_args v = {.tool = "mark_emails", .a = j};
     long n;
     const char **ids = a_list(&v, "email_ids", 1, &n);
@@ -1037,32 +1139,29 @@ static int t_mark_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
     int k = -1;
     for (int i = 0; i < 4; i++)
         if (!strcmp(status, st[i])) k = i;
-    mb_buf o = {0};
     if (k < 0) {
         free(ids);
         return reply(res, "Error: Status must be 'read', 'unread', 'important', or "
                           "'not_important'");
     }
-    sess s;
+    sess s = {0};
     long ok = 0;
-    if (sess_open(&s)) {
-        mb_buf_printf(&o, "Error marking emails: Failed to mark emails: %s", s.why);
+    if (sess_open(&s, call)) {
+        mb_buf_printf(&s.o, "Error marking emails: Failed to mark emails: %s", s.why);
     } else {
         for (long i = 0; i < n; i++) {
             long t, u;
             if (select_folder(&s, folder, &t, &u) == 0 && store(&s, ids[i], op[k]) == 0) ok++;
         }
-        mb_buf_printf(&o, "Successfully marked %ld/%ld emails as %s", ok, n, status);
+        mb_buf_printf(&s.o, "Successfully marked %ld/%ld emails as %s", ok, n, status);
     }
     free(ids);
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 /* move_emails / delete_emails: highest ids first, each checked first. */
 static int bulk(mb_mcp_call *call, json_t *j, mb_mcp_result *res, int move)
 {
-    (void)call;
     pe_args v = {.tool = move ? "move_emails" : "delete_emails", .a = j};
     long n;
     const char **ids = a_list(&v, "email_ids", 1, &n);
@@ -1086,11 +1185,11 @@ static int bulk(mb_mcp_call *call, json_t *j, mb_mcp_result *res, int move)
                 sorted[k - 1] = t;
             } else break;
         }
-    sess s;
-    mb_buf o = {0}, failed = {0};
+    sess s = {0};
+    mb_buf failed = {0};
     long ok = 0, nf = 0;
-    if (sess_open(&s)) {
-        mb_buf_printf(&o, "Error %s emails: %s", move ? "moving" : "deleting", s.why);
+    if (sess_open(&s, call)) {
+        mb_buf_printf(&s.o, "Error %s emails: %s", move ? "moving" : "deleting", s.why);
     } else {
         for (long i = 0; i < n; i++) {
             int done = 0;
@@ -1122,19 +1221,18 @@ static int bulk(mb_mcp_call *call, json_t *j, mb_mcp_result *res, int move)
                 nf++;
             }
         }
-        if (move) mb_buf_printf(&o, "Successfully moved %ld/%ld emails to %s", ok, n, target);
-        else mb_buf_printf(&o, "Successfully deleted %ld/%ld emails", ok, n);
+        if (move) mb_buf_printf(&s.o, "Successfully moved %ld/%ld emails to %s", ok, n, target);
+        else mb_buf_printf(&s.o, "Successfully deleted %ld/%ld emails", ok, n);
         if (nf) {
-            mb_buf_printf(&o, " (%ld failed: %s", nf, failed.data);
-            if (nf > 5) mb_buf_printf(&o, " and %ld more", nf - 5);
-            mb_buf_putc(&o, ')');
+            mb_buf_printf(&s.o, " (%ld failed: %s", nf, failed.data);
+            if (nf > 5) mb_buf_printf(&s.o, " and %ld more", nf - 5);
+            mb_buf_putc(&s.o, ')');
         }
     }
     mb_buf_free(&failed);
     free(sorted);
     free(ids);
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 static int t_move_emails(mb_mcp_call *c, json_t *j, mb_mcp_result *r) { return bulk(c, j, r, 1); }
@@ -1201,51 +1299,45 @@ static void folders_free(folder_info *f, size_t n)
 
 static int t_get_folders(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 {
-    (void)call;
     (void)j;
-    sess s;
-    mb_buf o = {0};
+    sess s = {0};
     folder_info *f = NULL;
     size_t n = 0;
-    if (sess_open(&s) || list_folders(&s, &f, &n)) {
-        mb_buf_printf(&o, "Error getting folders: Error listing folders: %s", s.why);
+    if (sess_open(&s, call) || list_folders(&s, &f, &n)) {
+        mb_buf_printf(&s.o, "Error getting folders: Error listing folders: %s", s.why);
     } else if (!n) {
-        mb_buf_puts(&o, "No folders found");
+        mb_buf_puts(&s.o, "No folders found");
     } else {
-        mb_buf_puts(&o, "Available folders:\n");
+        mb_buf_puts(&s.o, "Available folders:\n");
         for (size_t i = 0; i < n; i++) {
-            mb_buf_printf(&o, "%zu. %s", i + 1, f[i].name);
-            if (f[i].selectable) mb_buf_printf(&o, " (%ld total, %ld unread)", f[i].total, f[i].unread);
-            else mb_buf_puts(&o, " (cannot select)");
-            mb_buf_putc(&o, '\n');
+            mb_buf_printf(&s.o, "%zu. %s", i + 1, f[i].name);
+            if (f[i].selectable) mb_buf_printf(&s.o, " (%ld total, %ld unread)", f[i].total, f[i].unread);
+            else mb_buf_puts(&s.o, " (cannot select)");
+            mb_buf_putc(&s.o, '\n');
         }
     }
     folders_free(f, n);
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 static int folder_op(mb_mcp_call *call, json_t *j, mb_mcp_result *res, int create)
 {
-    (void)call;
     pe_args v = {.tool = create ? "create_folder" : "delete_folder", .a = j};
     const char *name = a_str(&v, "folder_name", 1, "");
     if (a_done(&v, res)) return MB_OK;
-    sess s;
-    mb_buf o = {0};
+    sess s = {0};
     int rc = -1;
-    if (!sess_open(&s)) {
+    if (!sess_open(&s, call)) {
         char *mb = pe_imap_mailbox_arg(name);
         rc = simple(&s, create ? "CREATE" : "DELETE", mb);
         free(mb);
     }
     if (rc < 0)
-        mb_buf_printf(&o, "Error %s folder: %s", create ? "creating" : "deleting", s.why);
+        mb_buf_printf(&s.o, "Error %s folder: %s", create ? "creating" : "deleting", s.why);
     else if (rc > 0)
-        mb_buf_printf(&o, "Failed to %s folder '%s'", create ? "create" : "delete", name);
-    else mb_buf_printf(&o, "Folder '%s' %s successfully", name, create ? "created" : "deleted");
-    sess_close(&s);
-    return replyf_buf(res, &o);
+        mb_buf_printf(&s.o, "Failed to %s folder '%s'", create ? "create" : "delete", name);
+    else mb_buf_printf(&s.o, "Folder '%s' %s successfully", name, create ? "created" : "deleted");
+    return sess_reply(&s, res);
 }
 
 static int t_create_folder(mb_mcp_call *c, json_t *j, mb_mcp_result *r) { return folder_op(c, j, r, 1); }
@@ -1253,57 +1345,52 @@ static int t_delete_folder(mb_mcp_call *c, json_t *j, mb_mcp_result *r) { return
 
 static int t_mailbox_stats(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 {
-    (void)call;
     pe_args v = {.tool = "get_mailbox_stats", .a = j};
     const char *name = a_str(&v, "folder_name", 0, NULL);
     if (a_done(&v, res)) return MB_OK;
-    sess s;
-    mb_buf o = {0};
-    if (sess_open(&s)) {
-        mb_buf_printf(&o, "Error getting mailbox stats: %s", s.why);
+    sess s = {0};
+    if (sess_open(&s, call)) {
+        mb_buf_printf(&s.o, "Error getting mailbox stats: %s", s.why);
     } else if (name && *name) {
         long t, u;
         if (select_folder(&s, name, &t, &u))
-            mb_buf_printf(&o, "Error getting mailbox stats: %s", s.why);
-        else mb_buf_printf(&o, "Folder Statistics for '%s':\nTotal messages: %ld\nUnread "
+            mb_buf_printf(&s.o, "Error getting mailbox stats: %s", s.why);
+        else mb_buf_printf(&s.o, "Folder Statistics for '%s':\nTotal messages: %ld\nUnread "
                            "messages: %ld\n", name, t, u);
     } else {
         folder_info *f = NULL;
         size_t n = 0;
         if (list_folders(&s, &f, &n)) {
-            mb_buf_printf(&o, "Error getting mailbox stats: Error listing folders: %s", s.why);
+            mb_buf_printf(&s.o, "Error getting mailbox stats: Error listing folders: %s", s.why);
         } else {
             long tt = 0, tu = 0;
-            mb_buf_puts(&o, "Mailbox Statistics:\n");
+            mb_buf_puts(&s.o, "Mailbox Statistics:\n");
             for (size_t i = 0; i < n; i++)
                 if (f[i].selectable) {
-                    mb_buf_printf(&o, "  %s: %ld total, %ld unread\n", f[i].name, f[i].total,
+                    mb_buf_printf(&s.o, "  %s: %ld total, %ld unread\n", f[i].name, f[i].total,
                                   f[i].unread);
                     tt += f[i].total;
                     tu += f[i].unread;
                 }
-            mb_buf_printf(&o, "\nOverall Total: %ld messages, %ld unread\n", tt, tu);
+            mb_buf_printf(&s.o, "\nOverall Total: %ld messages, %ld unread\n", tt, tu);
         }
         folders_free(f, n);
     }
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 static int t_unread_count(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 {
-    (void)call;
     pe_args v = {.tool = "get_unread_count", .a = j};
     const char *name = a_str(&v, "folder_name", 0, NULL);
     if (a_done(&v, res)) return MB_OK;
-    sess s;
-    mb_buf o = {0};
-    if (sess_open(&s)) {
-        mb_buf_printf(&o, "Error getting unread count: %s", s.why);
+    sess s = {0};
+    if (sess_open(&s, call)) {
+        mb_buf_printf(&s.o, "Error getting unread count: %s", s.why);
     } else if (name && *name) {
         long t, u;
-        if (select_folder(&s, name, &t, &u)) mb_buf_printf(&o, "Error getting unread count: %s", s.why);
-        else mb_buf_printf(&o, "Unread messages in '%s': %ld", name, u);
+        if (select_folder(&s, name, &t, &u)) mb_buf_printf(&s.o, "Error getting unread count: %s", s.why);
+        else mb_buf_printf(&s.o, "Unread messages in '%s': %ld", name, u);
     } else {
         folder_info *f = NULL;
         size_t n = 0;
@@ -1311,18 +1398,16 @@ static int t_unread_count(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
         if (list_folders(&s, &f, &n) == 0)
             for (size_t i = 0; i < n; i++) tu += f[i].selectable ? f[i].unread : 0;
         folders_free(f, n);
-        mb_buf_printf(&o, "Total unread messages: %ld", tu);
+        mb_buf_printf(&s.o, "Total unread messages: %ld", tu);
     }
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 static int t_check_connection(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 {
-    (void)call;
     (void)j;
-    sess s;
-    int imap_ok = sess_open(&s) == 0, smtp_ok = 0;
+    sess s = {0};
+    int imap_ok = sess_open(&s, call) == 0, smtp_ok = 0;
     if (s.a.email) {
         int fd = pe_endpoint_connect(&s.a.smtp);
         if (fd >= 0) {
@@ -1331,40 +1416,33 @@ static int t_check_connection(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
             close(fd);
         }
     }
-    mb_buf o = {0};
-    mb_buf_printf(&o, "Connection Status:\nIMAP: %s\nSMTP: %s\n",
+    mb_buf_printf(&s.o, "Connection Status:\nIMAP: %s\nSMTP: %s\n",
                   imap_ok ? "\u2713 Connected" : "\u2717 Failed",
                   smtp_ok ? "\u2713 Connected" : "\u2717 Failed");
-    if (imap_ok && smtp_ok) mb_buf_puts(&o, "\nAll connections are working properly");
-    else if (imap_ok) mb_buf_puts(&o, "\nWarning: SMTP connection failed - cannot send emails");
-    else if (smtp_ok) mb_buf_puts(&o, "\nWarning: IMAP connection failed - cannot receive emails");
-    else mb_buf_puts(&o, "\nError: Both connections failed - check configuration");
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    if (imap_ok && smtp_ok) mb_buf_puts(&s.o, "\nAll connections are working properly");
+    else if (imap_ok) mb_buf_puts(&s.o, "\nWarning: SMTP connection failed - cannot send emails");
+    else if (smtp_ok) mb_buf_puts(&s.o, "\nWarning: IMAP connection failed - cannot receive emails");
+    else mb_buf_puts(&s.o, "\nError: Both connections failed - check configuration");
+    return sess_reply(&s, res);
 }
 
 static int t_email_headers(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 {
-    (void)call;
     pe_args v = {.tool = "get_email_headers", .a = j};
-    const char *id = a_str(&v, "email_id", 1, "");
-    const char *folder = a_str(&v, "folder", 0, "INBOX");
-    if (a_done(&v, res)) return MB_OK;
-    sess s;
-    mb_buf o = {0};
+    const char *id, *folder;
+    if (a_id_folder(&v, res, &id, &folder)) return MB_OK;
+    sess s = {0};
     mb_mail_msg m;
-    int seen, fl;
-    if (sess_open(&s) || fetch_email(&s, id, folder, &m, &seen, &fl)) {
-        mb_buf_printf(&o, "Error getting email headers: %s", s.why);
+    if (sess_fetch(&s, call, id, folder, &m)) {
+        mb_buf_printf(&s.o, "Error getting email headers: %s", s.why);
     } else {
-        mb_buf_printf(&o, "Email Headers for ID: %s\n", id);
-        mb_buf_puts(&o, "==================================================\n");
+        mb_buf_printf(&s.o, "Email Headers for ID: %s\n", id);
+        mb_buf_puts(&s.o, "==================================================\n");
         for (size_t i = 0; i < m.n_headers; i++)
-            mb_buf_printf(&o, "%s: %s\n", m.hnames[i], m.hvalues[i]);
+            mb_buf_printf(&s.o, "%s: %s\n", m.hnames[i], m.hvalues[i]);
         mb_mail_msg_free(&m);
     }
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 /* ------------------------------------------------------ import/export */
@@ -1376,11 +1454,128 @@ static int id_key(const char *id)
     return (int)(v > 2000000000 ? 2000000000 : v);
 }
 
-/* json.loads' message for what jansson refused (position as Python counts). */
-static char *json_err(const json_error_t *je)
+/* Python's truth of a JSON value. */
+static int py_truthy(const json_t *v)
 {
-    return mb_asprintf("Expecting value: line %d column %d (char %d)", je->line > 0 ? je->line : 1,
-                       je->column > 0 ? je->column : 1, je->position > 0 ? je->position - 1 : 0);
+    if (!v) return 0;
+    switch (json_typeof(v)) {
+    case JSON_STRING: return json_string_length(v) > 0;
+    case JSON_INTEGER: return json_integer_value(v) != 0;
+    case JSON_REAL: return json_real_value(v) != 0;
+    case JSON_TRUE: return 1;
+    case JSON_ARRAY: return json_array_size(v) > 0;
+    case JSON_OBJECT: return json_object_size(v) > 0;
+    default: return 0;
+    }
+}
+
+/* What a `for x in v` over v yields first, as Python would iterate it:
+ * NULL with *why for what is not iterable or gives no dict ("'str' object
+ * has no attribute 'get'": a str's characters, a dict's keys); *n the number
+ * of elements when v is a list (0 when empty either way). */
+static char *py_iter_dicts(json_t *v, size_t *n)
+{
+    *n = 0;
+    if (json_is_array(v)) {
+        *n = json_array_size(v);
+        return NULL;
+    }
+    if ((json_is_string(v) && json_string_length(v)) || (json_is_object(v) && json_object_size(v)))
+        return mb_strdup("Import failed: 'str' object has no attribute 'get'");
+    if (json_is_string(v) || json_is_object(v)) return NULL;
+    return mb_asprintf("Import failed: '%s' object is not iterable", mb_py_type_name(v));
+}
+
+/* json_string as FileBackend.import_emails reads it (json.loads, then
+ * _parse_email_data with Python's own errors along the way): NULL with *doc
+ * set, or the text after "Error importing emails: ". */
+static char *import_doc(const char *js, size_t len, json_t **doc)
+{
+    char *msg = NULL, *std = NULL;
+    int nonstd = 0;
+    int rc = pe_py_json_check(js, len, &msg, &nonstd);
+    if (rc == -1) {
+        char *w = mb_asprintf("Invalid JSON string: %s", msg);
+        free(msg);
+        return w;
+    }
+    if (rc == -2) return msg;
+    json_error_t je;
+    if (nonstd) js = std = pe_py_json_std(js, len, &len);
+    json_t *d = json_loadb(js, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    if (!d) d = json_loadb(js, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je);
+    free(std);
+    if (!d) /* what Python takes and jansson does not (a lone surrogate) */
+        return mb_asprintf("Import failed: %s", je.text);
+    char *why = NULL;
+    /* 'emails' not in import_data; then import_data['emails'] */
+    if (json_is_object(d)) {
+        if (!json_object_get(d, "emails")) why = mb_strdup("Invalid JSON format: missing 'emails' key");
+    } else if (json_is_array(d) || json_is_string(d)) {
+        int has = 0;
+        size_t i;
+        json_t *x;
+        if (json_is_string(d)) has = memmem(json_string_value(d), json_string_length(d), "emails", 6) != NULL;
+        else json_array_foreach(d, i, x) has |= json_is_string(x) && !strcmp(json_string_value(x), "emails");
+        why = !has ? mb_strdup("Invalid JSON format: missing 'emails' key")
+              : json_is_array(d) ? mb_strdup("Import failed: list indices must be integers or slices, not str")
+              : mb_strdup("Import failed: string indices must be integers, not 'str'");
+    } else {
+        why = mb_asprintf("Import failed: argument of type '%s' is not iterable", mb_py_type_name(d));
+    }
+    json_t *emails = json_object_get(d, "emails");
+    size_t n = 0;
+    if (!why) why = py_iter_dicts(emails, &n);
+    static const char *const req[] = {"email_id", "subject", "from_addr", "to_addr"};
+    static const char *const areq[] = {"filename", "content_type", "size"};
+    for (size_t i = 0; !why && i < n; i++) {
+        json_t *e = json_array_get(emails, i), *atts;
+        if (!json_is_object(e)) {
+            why = mb_asprintf("Import failed: '%s' object has no attribute 'get'", mb_py_type_name(e));
+            break;
+        }
+        size_t na = 0;
+        atts = json_object_get(e, "attachments");
+        if (atts && (why = py_iter_dicts(atts, &na))) break;
+        for (size_t k = 0; !why && k < na; k++) {
+            json_t *a = json_array_get(atts, k);
+            if (!json_is_object(a)) {
+                why = mb_asprintf("Import failed: '%s' object has no attribute 'get'",
+                                  mb_py_type_name(a));
+                break;
+            }
+            for (size_t f = 0; !why && f < 3; f++)
+                if (!json_object_get(a, areq[f]))
+                    why = mb_asprintf("Missing required field in JSON: '%s'", areq[f]);
+        }
+        for (size_t f = 0; !why && f < 4; f++)
+            if (!json_object_get(e, req[f]))
+                why = mb_asprintf("Missing required field in JSON: '%s'", req[f]);
+        /* the message object built for attachments with content */
+        for (size_t k = 0; !why && py_truthy(atts) && k < na; k++) {
+            json_t *a = json_array_get(atts, k);
+            if (!py_truthy(json_object_get(a, "content"))) continue;
+            if (!json_is_string(json_object_get(a, "content_type")))
+                why = mb_asprintf("Import failed: '%s' object has no attribute 'split'",
+                                  mb_py_type_name(json_object_get(a, "content_type")));
+            else if (!json_is_string(json_object_get(a, "filename")))
+                why = mb_asprintf("Import failed: '%s' object has no attribute 'encode'",
+                                  mb_py_type_name(json_object_get(a, "filename")));
+        }
+    }
+    /* the sort by email_id.isdigit() */
+    for (size_t i = 0; !why && i < n; i++) {
+        json_t *id = json_object_get(json_array_get(emails, i), "email_id");
+        if (!json_is_string(id))
+            why = mb_asprintf("Import failed: '%s' object has no attribute 'isdigit'",
+                              mb_py_type_name(id));
+    }
+    if (why) {
+        json_decref(d);
+        return why;
+    }
+    *doc = d;
+    return NULL;
 }
 
 static const char *jget(json_t *o, const char *k)
@@ -1483,7 +1678,6 @@ static void import_message(json_t *e, mb_buf *m)
 
 static int t_import_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
 {
-    (void)call;
     pe_args v = {.tool = "import_emails", .a = j};
     const char *js = a_str(&v, "json_string", 1, "");
     const char *target = a_str(&v, "target_folder", 0, NULL);
@@ -1494,45 +1688,17 @@ static int t_import_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
              "unable to interpret input" : "Input should be a valid boolean",
              json_is_string(px) ? "bool_parsing" : "bool_type", px);
     if (a_done(&v, res)) return MB_OK;
-    mb_buf o = {0};
-    json_error_t je;
-    json_t *doc = json_loads(js, JSON_DECODE_ANY, &je);
-    if (!doc) {
-        char *m = json_err(&je);
-        mb_buf_printf(&o, "Error importing emails: Invalid JSON string: %s", m);
-        free(m);
-        return replyf_buf(res, &o);
+    sess s = {0};
+    json_t *doc = NULL;
+    char *why = import_doc(js, json_string_length(json_object_get(j, "json_string")), &doc);
+    if (why) {
+        mb_buf_printf(&s.o, "Error importing emails: %s", why);
+        free(why);
+        return replyf_buf(res, &s.o);
     }
-    json_t *emails = json_is_object(doc) ? json_object_get(doc, "emails") : NULL;
-    if (!emails) {
-        json_decref(doc);
-        return reply(res, "Error importing emails: Invalid JSON format: missing 'emails' key");
-    }
-    /* required fields, as the KeyError of the parser reports them */
+    json_t *emails = json_object_get(doc, "emails");
     size_t n = json_array_size(emails), i;
     json_t *e;
-    static const char *const req[] = {"email_id", "subject", "from_addr", "to_addr"};
-    json_array_foreach(emails, i, e) {
-        for (size_t k = 0; k < 4; k++)
-            if (!json_object_get(e, req[k])) {
-                mb_buf_printf(&o, "Error importing emails: Missing required field in JSON: '%s'",
-                              req[k]);
-                json_decref(doc);
-                return replyf_buf(res, &o);
-            }
-        size_t ai;
-        json_t *a;
-        json_array_foreach(json_object_get(e, "attachments"), ai, a) {
-            static const char *const areq[] = {"filename", "content_type", "size"};
-            for (size_t k = 0; k < 3; k++)
-                if (!json_object_get(a, areq[k])) {
-                    mb_buf_printf(&o, "Error importing emails: Missing required field in JSON: "
-                                  "'%s'", areq[k]);
-                    json_decref(doc);
-                    return replyf_buf(res, &o);
-                }
-        }
-    }
     if (!n) {
         json_decref(doc);
         return reply(res, "No emails found in the provided JSON data");
@@ -1549,13 +1715,12 @@ static int t_import_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
                 v2[b - 1] = t;
             } else break;
         }
-    sess s;
-    if (sess_open(&s)) {
-        mb_buf_printf(&o, "Error importing emails: %s", s.why);
+    if (sess_open(&s, call)) {
+        mb_buf_printf(&s.o, "Error importing emails: %s", s.why);
         sess_close(&s);
         free(v2);
         json_decref(doc);
-        return replyf_buf(res, &o);
+        return replyf_buf(res, &s.o);
     }
     long ok = 0, nf = 0;
     mb_buf reasons = {0};
@@ -1622,18 +1787,18 @@ static int t_import_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
         free(folder);
         free(id);
     }
-    mb_buf_printf(&o, "Successfully imported %ld/%zu emails", ok, n);
+    mb_buf_printf(&s.o, "Successfully imported %ld/%zu emails", ok, n);
     if (preserve && nfold > 1) {
-        mb_buf_puts(&o, "\n\nImport breakdown by folder:");
+        mb_buf_puts(&s.o, "\n\nImport breakdown by folder:");
         for (size_t k = 0; k < nfold; k++)
-            mb_buf_printf(&o, "\n  - %s: %ld emails", fnames[k], fcounts[k]);
+            mb_buf_printf(&s.o, "\n  - %s: %ld emails", fnames[k], fcounts[k]);
     } else if (nfold) {
-        mb_buf_printf(&o, " to %s", fnames[0]);
+        mb_buf_printf(&s.o, " to %s", fnames[0]);
     }
     if (nf) {
-        mb_buf_printf(&o, "\n\n%ld emails failed to import:", nf);
-        if (reasons.len) mb_buf_append(&o, reasons.data, reasons.len);
-        if (nf > 5) mb_buf_printf(&o, "\n  ... and %ld more", nf - 5);
+        mb_buf_printf(&s.o, "\n\n%ld emails failed to import:", nf);
+        if (reasons.len) mb_buf_append(&s.o, reasons.data, reasons.len);
+        if (nf > 5) mb_buf_printf(&s.o, "\n  ... and %ld more", nf - 5);
     }
     mb_buf_free(&reasons);
     for (size_t k = 0; k < nfold; k++) free(fnames[k]);
@@ -1641,8 +1806,7 @@ static int t_import_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
     free(fcounts);
     free(v2);
     json_decref(doc);
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 static int t_download_attachment(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
@@ -1652,22 +1816,19 @@ static int t_download_attachment(mb_mcp_call *call, json_t *j, mb_mcp_result *re
     const char *id = a_str(&v, "email_id", 1, "");
     const char *fn = a_str(&v, "attachment_filename", 1, "");
     if (a_done(&v, res)) return MB_OK;
-    sess s;
+    sess s = {0};
     mb_mail_msg m;
-    int seen, fl;
-    mb_buf o = {0};
-    if (sess_open(&s) || fetch_email(&s, id, "INBOX", &m, &seen, &fl)) {
-        mb_buf_printf(&o, "Error downloading attachment: %s", s.why);
-        sess_close(&s);
-        return replyf_buf(res, &o);
+    if (sess_fetch(&s, call, id, "INBOX", &m)) {
+        mb_buf_printf(&s.o, "Error downloading attachment: %s", s.why);
+        return sess_reply(&s, res);
     }
     const mb_mail_att *att = NULL;
     for (size_t i = 0; i < m.n_atts && !att; i++)
         if (!strcmp(m.atts[i].filename, fn)) att = &m.atts[i];
     if (!att) {
-        mb_buf_printf(&o, "Attachment '%s' not found in email %s", fn, id);
+        mb_buf_printf(&s.o, "Attachment '%s' not found in email %s", fn, id);
     } else if (!att->size) {
-        mb_buf_printf(&o, "Could not extract attachment data for '%s'", fn);
+        mb_buf_printf(&s.o, "Could not extract attachment data for '%s'", fn);
     } else {
         /* the file name comes from the mail: never a path */
         const char *base = strrchr(fn, '/');
@@ -1688,13 +1849,12 @@ static int t_download_attachment(mb_mcp_call *call, json_t *j, mb_mcp_result *re
                 path = NULL;
             }
         }
-        if (path) mb_buf_printf(&o, "Attachment '%s' saved to: %s", fn, path);
-        else mb_buf_printf(&o, "Error downloading attachment: Failed to save attachment: %s", err.msg);
+        if (path) mb_buf_printf(&s.o, "Attachment '%s' saved to: %s", fn, path);
+        else mb_buf_printf(&s.o, "Error downloading attachment: Failed to save attachment: %s", err.msg);
         free(path);
     }
     mb_mail_msg_free(&m);
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 static void export_one(json_t *arr, const char *id, const char *folder, const mb_mail_msg *m, int seen,
@@ -1750,12 +1910,10 @@ static int t_export_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
     if (a_done(&v, res)) return MB_OK;
     if (all && folder && *folder)
         return reply(res, "Error: Cannot specify both 'folder' and 'export_all_folders=True'");
-    sess s;
-    mb_buf o = {0};
-    if (sess_open(&s)) {
-        mb_buf_printf(&o, "Error exporting emails: %s", s.why);
-        sess_close(&s);
-        return replyf_buf(res, &o);
+    sess s = {0};
+    if (sess_open(&s, call)) {
+        mb_buf_printf(&s.o, "Error exporting emails: %s", s.why);
+        return sess_reply(&s, res);
     }
     folder_info *f = NULL;
     size_t nf = 0;
@@ -1788,7 +1946,7 @@ static int t_export_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
         if (max && (long long)json_array_size(arr) >= max) break;
     }
     if (!json_array_size(arr)) {
-        mb_buf_printf(&o, "No emails found to export from %s", all ? "all folders" : names[0]);
+        mb_buf_printf(&s.o, "No emails found to export from %s", all ? "all folders" : names[0]);
     } else {
         char ts[32], iso[40];
         time_t now = time(NULL);
@@ -1807,13 +1965,13 @@ static int t_export_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
         mb_err err = {0};
         if (mb_mkdir_p(dir, 0755, &err) || !text ||
             mb_write_file_atomic(path, text, strlen(text), 0644, &err)) {
-            mb_buf_printf(&o, "Error exporting emails: Export failed: %s", err.msg);
+            mb_buf_printf(&s.o, "Error exporting emails: Export failed: %s", err.msg);
         } else {
-            mb_buf_printf(&o, "Successfully exported %zu emails to %s", json_array_size(arr), path);
+            mb_buf_printf(&s.o, "Successfully exported %zu emails to %s", json_array_size(arr), path);
             if (all) {
-                mb_buf_puts(&o, "\nExport breakdown by folder:");
+                mb_buf_puts(&s.o, "\nExport breakdown by folder:");
                 for (size_t k = 0; k < nn; k++)
-                    mb_buf_printf(&o, "\n  - %s: %ld emails", names[k], counts[k]);
+                    mb_buf_printf(&s.o, "\n  - %s: %ld emails", names[k], counts[k]);
             }
         }
         free(text);
@@ -1824,8 +1982,7 @@ static int t_export_emails(mb_mcp_call *call, json_t *j, mb_mcp_result *res)
     free(counts);
     mb_strv_free((char **)names);
     folders_free(f, nf);
-    sess_close(&s);
-    return replyf_buf(res, &o);
+    return sess_reply(&s, res);
 }
 
 /* ------------------------------------------------------------- table */
@@ -2012,6 +2169,7 @@ static const mb_mcp_info INFO = {
     .name = "emails-mcp",
     .version = "1.23.2", /* FastMCP reports the mcp package's version */
     .flavor = MB_MCP_PY_FASTMCP,
+    .before_call = before_call,
 };
 
 static void srv_free(void *p)

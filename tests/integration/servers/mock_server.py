@@ -104,7 +104,9 @@ def call_tool(rid, params):
             n = counter
         text(rid, "count=%d pid=%d token=%s" % (n, os.getpid(), TOKEN))
     elif name == "echo":
-        text(rid, args.get("text", ""))
+        # show_meta: the request's _meta as this server read it (forwarded headers)
+        text(rid, json.dumps(meta, sort_keys=True) if args.get("show_meta")
+             else args.get("text", ""))
     elif name == "sleep":
         time.sleep(float(args.get("ms", 100)) / 1000)
         text(rid, "slept")
