@@ -82,7 +82,9 @@ static int place(mb_api *api, mb_http_req *req)
 
 int mb_api__cluster_route(mb_api *api, mb_http_req *req)
 {
-    if (mb_http_header(req, MB_CLUSTER_HDR_FORWARDED)) return 0;
+    /* Forwarded by another node (the marker checks out): served here. A
+     * marker that does not check out is ignored: the request is routed. */
+    if (mb_cluster_trusted(api->cluster, req)) return 0;
     char id[37];
     request_id(req, id);
     if (id[0]) {

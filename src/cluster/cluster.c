@@ -83,7 +83,8 @@ int mb_cluster_start(const mb_cluster_opts *opts, mb_cluster **out, mb_err *err)
     while (n && cl->url[n - 1] == '/') cl->url[--n] = '\0';
     pthread_mutex_init(&cl->lock, NULL);
     pthread_cond_init(&cl->wake, NULL);
-    int rc = beat(cl, err);
+    int rc = mb_cluster__init_secret(cl, err);
+    if (!rc) rc = beat(cl, err);
     if (!rc) {
         refresh(cl);
         if (pthread_create(&cl->thread, NULL, beat_main, cl) != 0)

@@ -25,9 +25,12 @@
 #define MB_CLUSTER_SWEEP_S 5.0  /* orphan sweep period */
 #define MB_CLUSTER_K 3          /* placement samples this many live nodes */
 
-/* Header a forwarding node adds (its ordinal): the receiver never forwards
- * such a request again. */
+/* Header a forwarding node adds (its ordinal, the time and a MAC keyed with
+ * the nodes' shared secret, trust.c): the receiver never forwards such a
+ * request again. A value that does not check out is ignored. */
 #define MB_CLUSTER_HDR_FORWARDED "X-Mcpbox-Forwarded"
+/* How far a marker's time may be from the receiver's clock, seconds. */
+#define MB_CLUSTER_SKEW_S 60
 /* Header on an acquire that was placed: the receiver creates it itself. */
 #define MB_CLUSTER_HDR_PLACED "X-Mcpbox-Placed"
 
@@ -60,6 +63,9 @@ int mb_cluster_place(mb_cluster *cl, int avoid, int *ordinal, mb_err *err);
  * there. MB_OK when forwarding started; MB_EBUSY, with nothing answered,
  * when that node is down or cannot be reached. */
 int mb_cluster_forward(mb_cluster *cl, mb_http_req *req, int ordinal, int placed);
+/* Whether req carries a forwarded marker from another node that checks out
+ * (trust.c): only then does this node serve another node's id itself. */
+int mb_cluster_trusted(mb_cluster *cl, mb_http_req *req);
 /* 503 {"detail":"node N unavailable"}. */
 void mb_cluster_respond_down(mb_http_req *req, int ordinal);
 /* Copies node `ordinal`'s URL; MB_ENOTFOUND if unknown, MB_EBUSY if down. */

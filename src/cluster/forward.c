@@ -347,7 +347,9 @@ int mb_cluster_forward(mb_cluster *cl, mb_http_req *req, int ordinal, int placed
     f->fd = fd;
     if (cl_len) mb_buf_printf(&head, "Content-Length: %s\r\n", cl_len);
     else if (te) f->chunked_up = 1, mb_buf_printf(&head, "Transfer-Encoding: chunked\r\n");
-    mb_buf_printf(&head, "%s: %d\r\n", MB_CLUSTER_HDR_FORWARDED, cl->ordinal);
+    char marker[160];
+    mb_cluster__marker(cl, req->method, req->path, marker, sizeof marker);
+    mb_buf_printf(&head, "%s: %s\r\n", MB_CLUSTER_HDR_FORWARDED, marker);
     if (placed) mb_buf_printf(&head, "%s: %d\r\n", MB_CLUSTER_HDR_PLACED, ordinal);
     mb_buf_printf(&head, "Connection: close\r\n\r\n");
     int bad = send_all(fd, head.data, head.len);

@@ -88,3 +88,22 @@ out:
     STORE_UNLOCK(st);
     return rc;
 }
+
+int mb_store__pg_cluster_secret(mb_store *st, const char *proposal, char out[65], mb_err *err)
+{
+    out[0] = '\0';
+    mb_pg_params p = {0};
+    mb_store__pg_str(&p, proposal);
+    STORE_LOCK(st);
+    int rc = mb_store__pg_do(st, "INSERT INTO cluster_secret(id, secret) VALUES(1, $1)"
+                                 " ON CONFLICT(id) DO NOTHING", &p, "cluster secret", err);
+    PGresult *r = rc ? NULL : mb_store__pg_run(st, "SELECT secret FROM cluster_secret WHERE id = 1",
+                                               NULL, "cluster secret", err);
+    if (!rc && !r) rc = MB_EIO;
+    if (r && PQntuples(r) == 1) mb_store__pg_text(r, 0, 0, out, 65);
+    else if (r) rc = mb_err_set(err, MB_EIO, "the cluster secret is missing");
+    PQclear(r);
+    STORE_UNLOCK(st);
+    if (!rc && strlen(out) != 64) rc = mb_err_set(err, MB_EIO, "the cluster secret is malformed");
+    return rc;
+}

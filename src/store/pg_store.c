@@ -53,7 +53,11 @@ static const char *const schema_v1 =
 static const char *const schema_v2 =
     "ALTER TABLE sandboxes ADD COLUMN egress TEXT NOT NULL DEFAULT '';";
 
-static const char *const migrations[] = {schema_v1, schema_v2};
+/* v3: the nodes' shared secret (one row). */
+static const char *const schema_v3 =
+    "CREATE TABLE cluster_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret TEXT NOT NULL);";
+
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
 #define N_MIGRATIONS (sizeof migrations / sizeof *migrations)
 
 void mb_store__pg_str(mb_pg_params *p, const char *s)

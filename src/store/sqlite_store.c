@@ -133,6 +133,12 @@ static int no_nodes(mb_err *err)
 
 int mb_store__sq_node_beat(mb_store *st, const mb_node_rec *rec, mb_err *err) { return no_nodes(err); }
 
+int mb_store__sq_cluster_secret(mb_store *st, const char *proposal, char out[65], mb_err *err)
+{
+    out[0] = '\0';
+    return no_nodes(err);
+}
+
 int mb_store__sq_node_list(mb_store *st, double fresh_s, mb_node_rec **out, size_t *n, mb_err *err)
 {
     *out = NULL;

@@ -178,6 +178,12 @@ typedef struct mb_node_rec {
 
 /* Records (or refreshes) the node's URL and capacity and its heartbeat. */
 int mb_store_node_beat(mb_store *st, const mb_node_rec *rec, mb_err *err);
+/* The nodes' shared secret (64 hex digits): the first node to ask stores
+ * `proposal` (64 hex digits of its own randomness), every node gets that
+ * first one. It authenticates what nodes say to each other (forwarded
+ * requests, src/cluster/forward.c); it never leaves the database and the
+ * nodes' memory. PostgreSQL only. */
+int mb_store_cluster_secret(mb_store *st, const char *proposal, char out[65], mb_err *err);
 /* Every node known, by ordinal, with its load and whether it is up (a
  * heartbeat within fresh_s seconds). */
 int mb_store_node_list(mb_store *st, double fresh_s, mb_node_rec **out, size_t *n, mb_err *err);

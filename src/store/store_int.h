@@ -64,7 +64,9 @@
     X(int, node_list, (mb_store *st, double fresh_s, mb_node_rec **out, size_t *n, mb_err *err), \
       (st, fresh_s, out, n, err))                                                               \
     X(int, sweep_orphans, (mb_store *st, double fresh_s, size_t *n, mb_err *err),              \
-      (st, fresh_s, n, err))
+      (st, fresh_s, n, err))                                                                    \
+    X(int, cluster_secret, (mb_store *st, const char *proposal, char out[65], mb_err *err),    \
+      (st, proposal, out, err))
 
 typedef struct mb_store_ops {
 #define MB_STORE_OP_FIELD(r, name, params, args) r (*name) params;

@@ -382,6 +382,21 @@ def test_node_failure_and_return(cluster):
         with cluster.client(cluster.nodes[2].url) as c2:
             r = c2.get("/local-sandbox/" + sid)
             assert r.status_code == 503 and r.json() == {"detail": "node 1 unavailable"}
+            # a client that reaches a node directly cannot pass for a node: a
+            # forwarding mark that does not carry the nodes' MAC is ignored,
+            # so node 2 still routes the request to node 1 (down), for reads
+            # and for a release alike (which would otherwise mark node 1's
+            # sandbox released while its processes run on)
+            now = int(time.time())
+            forged = ["0", "1", "0 %d %s" % (now, "0" * 64), "1 %d %s" % (now, "ab" * 32),
+                      "0 %d %s" % (now - 3600, "0" * 64), "0 %d %s extra" % (now, "0" * 64),
+                      "0 99999999999999999999 " + "0" * 64, "x" * 200]
+            for mark in forged:
+                r = c2.get("/local-sandbox/" + sid, headers={"X-Mcpbox-Forwarded": mark})
+                assert r.status_code == 503 and r.json() == {"detail": "node 1 unavailable"}, \
+                    (mark, r.text)
+            r = c2.delete("/local-sandbox/" + sid, headers={"X-Mcpbox-Forwarded": "0"})
+            assert r.status_code == 503 and r.json() == {"detail": "node 1 unavailable"}, r.text
         # the router drops a client's own forwarding mark: the node that gets
         # the request still knows it is node 1's
         r = c.get("/local-sandbox/" + sid, headers={"X-Mcpbox-Forwarded": "0"})

@@ -7,14 +7,18 @@ database holds one claim naming the winner, and the loser's node provisioned
 nothing. A released claim is taken by the other node in the next round.
 
 Each racing acquire is pinned to its node with the header a forwarding node
-sets (X-Mcpbox-Forwarded: the receiver serves it itself), so the two claims
+sets (X-Mcpbox-Forwarded, signed with the nodes' shared secret read from the
+database as a node would: the receiver serves it itself), so the two claims
 always come from two processes; one more set of rounds goes through normal
 placement (both acquires sent to node 0, which places them)."""
+import hashlib
+import hmac
 import os
 import shutil
 import subprocess
 import tempfile
 import threading
+import time
 
 import httpx
 import pytest
@@ -106,7 +110,15 @@ def race(requests):
     return out
 
 
-PIN = {"X-Mcpbox-Forwarded": "test"}
+def pin(db, node, path, method="POST"):
+    """The forwarding mark another node would put on a request to `node`
+    (src/cluster/trust.c): its ordinal, the time, and the HMAC-SHA256 keyed
+    with the nodes' shared secret."""
+    secret = psql(db, "SELECT secret FROM cluster_secret")[0][0]
+    sender, now = 1 - node, int(time.time())
+    mac = hmac.new(secret.encode(), ("%d %d %s %s" % (sender, now, method, path)).encode(),
+                   hashlib.sha256).hexdigest()
+    return {"X-Mcpbox-Forwarded": "%d %d %s" % (sender, now, mac)}
 
 
 def one_winner(rs, conflict_detail):
@@ -121,12 +133,14 @@ def one_winner(rs, conflict_detail):
 def retake(ds, db, owner, body, domain):
     """The node that lost takes the released domain; the other is refused it."""
     other = ds[1 - owner]
-    r = httpx.post(other.url + "/local-sandbox", json=body, headers={**AUTH, **PIN}, timeout=120)
+    r = httpx.post(other.url + "/local-sandbox", json=body,
+                   headers={**AUTH, **pin(db, 1 - owner, "/local-sandbox")}, timeout=120)
     assert r.status_code == 201, r.text
     sid = r.json()["local_sandbox_id"]
     assert int(sid[:2], 16) == 1 - owner
     assert psql(db, "SELECT sandbox_id FROM claims WHERE value = '%s'" % domain) == [(sid,)]
-    r = httpx.post(ds[owner].url + "/local-sandbox", json=body, headers={**AUTH, **PIN},
+    r = httpx.post(ds[owner].url + "/local-sandbox", json=body,
+                   headers={**AUTH, **pin(db, owner, "/local-sandbox")},
                    timeout=120)
     assert r.status_code == 409 and r.json()["detail"] == mail_conflict(domain), r.text
     r = httpx.delete(other.url + "/local-sandbox/" + sid, headers=AUTH, timeout=60)
@@ -142,7 +156,8 @@ def test_mail_domain_race(nodes):
                 "test_account_email": "amoss1@" + domain}
         # the node listed first changes every round
         order = [k % 2, 1 - k % 2]
-        rs = race([(ds[i].url, "/local-sandbox", body, PIN) for i in order])
+        rs = race([(ds[i].url, "/local-sandbox", body, pin(db, i, "/local-sandbox"))
+                   for i in order])
         win = one_winner(rs, lambda w: mail_conflict(domain))
         sid = win["local_sandbox_id"]
         owner = int(sid[:2], 16)
@@ -189,7 +204,8 @@ def test_canvas_token_set_race(nodes):
 
     for k in range(CANVAS_ROUNDS):
         order = [k % 2, 1 - k % 2]
-        rs = race([(ds[i].url, "/sandbox/canvas", body, PIN) for i in order])
+        rs = race([(ds[i].url, "/sandbox/canvas", body, pin(db, i, "/sandbox/canvas"))
+                   for i in order])
         win = one_winner(rs, conflict)
         sid = win["sandbox_id"]
         owner = int(sid[:2], 16)
