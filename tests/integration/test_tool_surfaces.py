@@ -118,6 +118,7 @@ PINS = {
         "test_diff_desktop_commander.py::test_same_results_as_npm_0_2_10"),
     ("MCP_Atlas", "arxiv"): elsewhere("test_server_arxiv.py::test_tools_list_and_server_info"),
     ("Toolathlon", "arxiv"): elsewhere("test_server_arxiv.py::test_tools_list_and_server_info"),
+    ("none", "arxiv"): elsewhere("test_server_arxiv.py::test_tools_list_and_server_info"),
     ("none", "playwright"): elsewhere("test_server_playwright.py::test_mcpmark_tools_equal_npm_0_0_68"),
     ("MCP_Mark", "playwright"): elsewhere(
         "test_server_playwright.py::test_mcpmark_tools_equal_npm_0_0_68"),
