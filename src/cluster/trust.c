@@ -7,7 +7,7 @@
  *     X-Mcpbox-Forwarded: ORDINAL UNIXTIME HEX(HMAC(secret, "ORDINAL UNIXTIME METHOD PATH"))
  *
  * A node serves a request for another node's sandbox itself only when the
- * marker checks out (a known node, within MB_CLUSTER_SKEW_S of this node's
+ * marker checks out (another node's ordinal, within MB_CLUSTER_SKEW_S of this node's
  * clock, the right MAC); any other value is ignored and the request is routed
  * as if it had none. So a client that reaches a node directly cannot make it
  * act on a sandbox another node runs (e.g. mark it released in the shared
