@@ -9,23 +9,24 @@
 #include <string.h>
 #include <time.h>
 
-/* Refreshes the copy of the nodes table; pending placements start over,
- * since the loads read now count them. */
-static void refresh(mb_cluster *cl)
+/* Reads the nodes table into the copy. Returns whether it did. */
+static int refresh(mb_cluster *cl)
 {
     mb_node_rec *nodes = NULL;
     size_t n = 0;
     mb_err err = {0};
+    int64_t started = mb_mono_ms();
     if (mb_store_node_list(cl->store, MB_CLUSTER_FRESH_S, &nodes, &n, &err) != MB_OK) {
         mb_warn("cluster: cannot read the nodes: %s", err.msg);
-        return;
+        return 0;
     }
     pthread_mutex_lock(&cl->lock);
     free(cl->nodes);
     cl->nodes = nodes;
     cl->n_nodes = n;
-    memset(cl->pending, 0, sizeof cl->pending);
+    cl->read_ms = started;
     pthread_mutex_unlock(&cl->lock);
+    return 1;
 }
 
 static int beat(mb_cluster *cl, mb_err *err)
@@ -81,6 +82,7 @@ int mb_cluster_start(const mb_cluster_opts *opts, mb_cluster **out, mb_err *err)
     snprintf(cl->url, sizeof cl->url, "%s", opts->url);
     size_t n = strlen(cl->url);
     while (n && cl->url[n - 1] == '/') cl->url[--n] = '\0';
+    pthread_mutex_init(&cl->place_lock, NULL);
     pthread_mutex_init(&cl->lock, NULL);
     pthread_cond_init(&cl->wake, NULL);
     int rc = mb_cluster__init_secret(cl, err);
@@ -93,6 +95,8 @@ int mb_cluster_start(const mb_cluster_opts *opts, mb_cluster **out, mb_err *err)
     if (rc) {
         pthread_cond_destroy(&cl->wake);
         pthread_mutex_destroy(&cl->lock);
+        pthread_mutex_destroy(&cl->place_lock);
+        free(cl->nodes);
         free(cl);
         return rc;
     }
@@ -111,6 +115,7 @@ void mb_cluster_stop(mb_cluster *cl)
     pthread_join(cl->thread, NULL);
     pthread_cond_destroy(&cl->wake);
     pthread_mutex_destroy(&cl->lock);
+    pthread_mutex_destroy(&cl->place_lock);
     free(cl->nodes);
     free(cl);
 }
@@ -146,8 +151,26 @@ int mb_cluster_node_url(mb_cluster *cl, int ordinal, char *url, size_t cap)
     return rc;
 }
 
+/* This node's placements on `ordinal` that the copy's loads may not count
+ * yet: those made since MB_CLUSTER_SETTLE_MS before the copy's read began. */
+static int64_t pending_locked(mb_cluster *cl, int ordinal)
+{
+    mb_assert_held(&cl->lock);
+    size_t n = cl->n_placed < MB_CLUSTER_RECENT ? cl->n_placed : MB_CLUSTER_RECENT;
+    int64_t since = cl->read_ms - MB_CLUSTER_SETTLE_MS, count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (cl->placed[i].ordinal == ordinal && cl->placed[i].at_ms >= since) count++;
+    return count;
+}
+
 int mb_cluster_place(mb_cluster *cl, int avoid, int *ordinal, mb_err *err)
 {
+    /* One placement at a time on this node, each on loads read now: the
+     * heartbeat's copy lags the other nodes' placements by up to a second,
+     * in which every node would send its acquires to the node that looked
+     * emptiest. (A failed read leaves the last copy, still good for this.) */
+    pthread_mutex_lock(&cl->place_lock);
+    refresh(cl);
     pthread_mutex_lock(&cl->lock);
     /* Live candidates, then K of them at random (a partial shuffle). */
     size_t idx[256], n = 0;
@@ -168,7 +191,7 @@ int mb_cluster_place(mb_cluster *cl, int avoid, int *ordinal, mb_err *err)
     double best_score = 0;
     for (size_t i = 0; i < k; i++) {
         const mb_node_rec *nd = &cl->nodes[idx[i]];
-        double used = (double)(nd->load + cl->pending[nd->ordinal]);
+        double used = (double)(nd->load + pending_locked(cl, nd->ordinal));
         double score = used / (double)(nd->capacity > 0 ? nd->capacity : 1);
         if (used >= (double)nd->capacity) continue;
         if (best < 0 || score < best_score) {
@@ -176,8 +199,13 @@ int mb_cluster_place(mb_cluster *cl, int avoid, int *ordinal, mb_err *err)
             best_score = score;
         }
     }
-    if (best >= 0) cl->pending[best]++;
+    if (best >= 0) {
+        size_t slot = cl->n_placed++ % MB_CLUSTER_RECENT;
+        cl->placed[slot].ordinal = best;
+        cl->placed[slot].at_ms = mb_mono_ms();
+    }
     pthread_mutex_unlock(&cl->lock);
+    pthread_mutex_unlock(&cl->place_lock);
     if (best < 0)
         return mb_err_set(err, MB_EBUSY, "no node has room for another sandbox (every live "
                           "node is at its --capacity)");

@@ -10,7 +10,9 @@
  * node's sandbox is forwarded to it (forward.c), streamed both ways, and a
  * request for a node that is down is answered 503 {"detail":"node N
  * unavailable"} at once. An acquire is placed on the best of K live nodes by
- * load (least (load + pending) / capacity). Every few seconds one node (an
+ * load (least (load + pending) / capacity: the loads read from the database
+ * for each placement, pending this node's placements the read may miss).
+ * Every few seconds one node (an
  * advisory lock) sweeps orphans (mb_store_sweep_orphans).
  */
 #ifndef MB_CLUSTER_H

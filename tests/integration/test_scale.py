@@ -261,11 +261,15 @@ def test_spread_and_list(cluster):
         counts = [sum(1 for i in ids if owner(i) == n) for n in range(NODES)]
         print("spread of %d acquires in %.1f s: %s" % (ACQUIRES, took, counts))
         share = ACQUIRES / NODES
-        # +-10% of the share (the bound, at 300 acquires +-10); never
-        # below +-3: each node places by its own copy of the loads, which
-        # lags the 6 acquires in flight on the others by up to a heartbeat,
-        # so at the default 60 (share 20) a node may take 3 more than its share
-        slack = max(0.10 * share, 3)
+        # +-10% of the share (the bound: +-10 at 300), never below
+        # +-2. Every placement reads the loads from the database and adds
+        # the placing node's own acquires the read may miss (cluster.c), so
+        # what can skew it is only another node's acquire placed in the
+        # milliseconds before its row is written; measured: at most 1 off in
+        # 22 runs of 60 (some with the CPU loaded 2x over) and 100/100/100
+        # at 300. (With the loads copied once a second, every node sent its
+        # next acquires to whichever node looked emptiest: 3 off at 60.)
+        slack = max(0.10 * share, 2)
         for n in range(NODES):
             assert abs(counts[n] - share) <= slack, counts
         # every id is a UUIDv4

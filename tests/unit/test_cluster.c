@@ -16,7 +16,7 @@
 
 #include <libpq-fe.h>
 
-#include "cluster/cluster.h"
+#include "cluster/cluster_int.h"
 #include "core/core.h"
 #include "store/store.h"
 
@@ -43,8 +43,9 @@ static void test_place_and_owners(void **state)
     assert_int_equal(mb_cluster_ordinal(cl), 0);
 
     /* 40 placements fill the nodes in proportion: 8, 24, 8 (each at 0.8).
-     * (A refresh of the copy in between starts the pending counts over from
-     * the same empty loads, which keeps the proportions.) */
+     * (No rows come for them: placements MB_CLUSTER_SETTLE_MS older than a
+     * read stop counting, and the counts start over from the same empty
+     * loads, which keeps the proportions.) */
     int count[3] = {0};
     for (int i = 0; i < 40; i++) {
         int node = -1;
@@ -96,10 +97,61 @@ static void test_place_and_owners(void **state)
         assert_int_equal(mb_store_sandbox_insert(b, &r, NULL), MB_OK);
     }
     beat(b, 1, 30);
-    usleep(1500 * 1000); /* the next copy of the nodes table */
     mb_err err = {0};
     assert_int_equal(mb_cluster_place(cl, -1, &node, &err), MB_EBUSY);
     assert_non_null(strstr(err.msg, "no node has room"));
+    mb_cluster_stop(cl);
+    mb_store_close(a);
+    mb_store_close(b);
+}
+
+/* An empty schema (the store makes its tables again when opened). */
+static void empty_schema(void)
+{
+    PGconn *c = PQconnectdb(pg_url);
+    PQclear(PQexec(c, "SET client_min_messages=warning; DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
+    PQfinish(c);
+}
+
+/* Each placement reads the loads afresh: sandboxes another node recorded a
+ * moment ago count at once, not at the next heartbeat's copy, and this
+ * node's own placements that no row shows yet count on top. */
+static void test_place_reads_loads(void **state)
+{
+    empty_schema();
+    mb_store *a = NULL, *b = NULL;
+    assert_int_equal(mb_store_open(pg_url, &a, NULL), MB_OK);
+    assert_int_equal(mb_store_open(pg_url, &b, NULL), MB_OK);
+    mb_store_set_node(a, 0);
+    beat(b, 1, 20);
+    beat(b, 2, 20);
+    mb_cluster *cl = NULL;
+    mb_cluster_opts o = {a, 0, "http://127.0.0.1:1/", 20};
+    assert_int_equal(mb_cluster_start(&o, &cl, NULL), MB_OK);
+    /* the copy says 0 / 0 / 0; then nodes 1 and 2 record 6 sandboxes each */
+    for (int i = 0; i < 12; i++) {
+        mb_store_set_node(b, 1 + i % 2);
+        mb_sandbox_rec r = {0};
+        mb_uuid4_tagged(r.id, 1 + i % 2);
+        snprintf(r.status, sizeof r.status, "occupied");
+        r.created_at = r.updated_at = mb_now();
+        assert_int_equal(mb_store_sandbox_insert(b, &r, NULL), MB_OK);
+    }
+    /* three placements, no rows for them yet: all three on node 0 (3 / 6 / 6;
+     * a copy read before the rows went in would have spread them 1 / 1 / 1) */
+    for (int i = 0; i < 3; i++) {
+        int node = -1;
+        assert_int_equal(mb_cluster_place(cl, -1, &node, NULL), MB_OK);
+        assert_int_equal(node, 0);
+    }
+    /* placements whose rows never came (failed acquires) stop counting once
+     * they are MB_CLUSTER_SETTLE_MS older than a read: node 0 looks empty again */
+    usleep(2 * MB_CLUSTER_SETTLE_MS * 1000);
+    for (int i = 0; i < 3; i++) {
+        int node = -1;
+        assert_int_equal(mb_cluster_place(cl, -1, &node, NULL), MB_OK);
+        assert_int_equal(node, 0);
+    }
     mb_cluster_stop(cl);
     mb_store_close(a);
     mb_store_close(b);
@@ -151,13 +203,11 @@ int main(void)
         pg_dir = mb_strdup(line);
         pg_url = mb_strdup(line + strlen(line) + 1);
     }
-    /* an empty schema */
-    PGconn *c = PQconnectdb(pg_url);
-    PQclear(PQexec(c, "SET client_min_messages=warning; DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
-    PQfinish(c);
+    empty_schema();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_place_and_owners),
+        cmocka_unit_test(test_place_reads_loads),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (pg_dir) {
