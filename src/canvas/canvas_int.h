@@ -42,6 +42,11 @@ int64_t cv_last_id(cv *c);
 /* fn(c, id, arg) of each integer of ids (stolen), the NULLs left out. */
 json_t *cv_map(cv *c, json_t *ids, json_t *(*fn)(cv *c, int64_t id, int arg), int arg);
 int cv_sql_exec(sqlite3 *s, const char *sql, mb_err *err);
+/* Each of the n members cols of body[obj] that the body has, written to the
+ * column of that name of table's row id: a non-empty string as it is,
+ * anything else (null, "", a number) as NULL. */
+void cv_set_texts(cv *c, const char *obj, const char *table, int64_t id, const char *const *cols,
+                  size_t n);
 
 /* handle.c: answers. */
 void cv_json(cv *c, int status, json_t *body);        /* body stolen */
@@ -71,6 +76,10 @@ int cv_can_manage(cv *c, int64_t course_id);  /* teacher, TA or admin; answers 4
  * 404/401 itself and returns 0 when either is missing. */
 int cv_course_obj(cv *c, int i, const char *table, const char *where, int manage, int64_t *cid,
                   int64_t *id);
+/* A create in segment 1's course, which the caller manages: the course and
+ * body[obj][key], which must be a non-empty string; NULL when answered
+ * already (404, 401, or 400 naming key as blank). */
+const char *cv_create_in(cv *c, const char *obj, const char *key, int64_t *cid);
 json_t *cv_course_json(cv *c, int64_t id);
 json_t *cv_user_json(cv *c, int64_t id);
 

@@ -167,14 +167,7 @@ static void assignment_fields(cv *c, int64_t id)
 {
     static const char *const text[] = {"name", "description", "due_at", "lock_at", "unlock_at",
                                        "grading_type"};
-    for (size_t i = 0; i < sizeof text / sizeof *text; i++) {
-        json_t *v = cv_body(c, "assignment", text[i]);
-        if (!v) continue;
-        char *sql = mb_asprintf("UPDATE assignments SET %s=? WHERE id=?", text[i]);
-        cv_exec(c, "ti", sql, json_is_string(v) && *json_string_value(v) ? json_string_value(v)
-                                                                         : NULL, id);
-        free(sql);
-    }
+    cv_set_texts(c, "assignment", "assignments", id, text, sizeof text / sizeof *text);
     if (cv_body_has(c, "assignment", "points_possible"))
         cv_exec(c, "di", "UPDATE assignments SET points_possible=? WHERE id=?",
                 cv_body_num(c, "assignment", "points_possible", 0), id);
@@ -208,15 +201,9 @@ static void assignment_fields(cv *c, int64_t id)
 
 void r_assignment_create(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1);
-    if (!cid) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    const char *name = cv_body_str(c, "assignment", "name");
-    if (!name || !*name) {
-        cv_json(c, 400, json_pack("{s:{s:[{s:s,s:s,s:s}]}}", "errors", "name", "attribute", "name",
-                                  "type", "blank", "message", "blank"));
-        return;
-    }
+    int64_t cid;
+    const char *name = cv_create_in(c, "assignment", "name", &cid);
+    if (!name) return;
     int64_t g = default_group(c, cid);
     cv_exec(c, "iii",
             "INSERT INTO assignments(course_id, group_id, position, created_at, updated_at,"

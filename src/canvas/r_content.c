@@ -248,15 +248,9 @@ void r_module_get(cv *c)
 
 void r_module_create(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1);
-    if (!cid) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    const char *name = cv_body_str(c, "module", "name");
-    if (!name || !*name) {
-        cv_json(c, 400, json_pack("{s:{s:[{s:s,s:s,s:s}]}}", "errors", "name", "attribute", "name",
-                                  "type", "blank", "message", "blank"));
-        return;
-    }
+    int64_t cid;
+    const char *name = cv_create_in(c, "module", "name", &cid);
+    if (!name) return;
     cv_exec(c, "itii", "INSERT INTO modules(course_id, name, position, published,"
                        " require_sequential_progress) VALUES(?1,?2,IFNULL(NULLIF(?3,0),(SELECT"
                        " IFNULL(max(position),0)+1 FROM modules WHERE course_id=?1)),1,?4)",
@@ -382,15 +376,9 @@ void r_page_get(cv *c)
 
 void r_page_create(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1);
-    if (!cid) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    const char *title = cv_body_str(c, "wiki_page", "title");
-    if (!title || !*title) {
-        cv_json(c, 400, json_pack("{s:{s:[{s:s,s:s,s:s}]}}", "errors", "title", "attribute",
-                                  "title", "type", "blank", "message", "blank"));
-        return;
-    }
+    int64_t cid;
+    const char *title = cv_create_in(c, "wiki_page", "title", &cid);
+    if (!title) return;
     /* The url: the title in lower case, runs of other characters as '-'. */
     mb_buf u = {0};
     for (const char *p = title; *p; p++) {

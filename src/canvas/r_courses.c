@@ -83,6 +83,23 @@ int cv_course_obj(cv *c, int i, const char *table, const char *where, int manage
     return found;
 }
 
+const char *cv_create_in(cv *c, const char *obj, const char *key, int64_t *cid)
+{
+    *cid = cv_seg_id(c, 1);
+    if (!*cid) {
+        cv_not_found(c);
+        return NULL;
+    }
+    if (!cv_can_manage(c, *cid)) return NULL;
+    const char *v = cv_body_str(c, obj, key);
+    if (!v || !*v) {
+        cv_json(c, 400, json_pack("{s:{s:[{s:s,s:s,s:s}]}}", "errors", key, "attribute", key,
+                                  "type", "blank", "message", "blank"));
+        return NULL;
+    }
+    return v;
+}
+
 /* ------------------------------------------------------------ users */
 
 #define USER_OBJ(u)                                                                          \
@@ -334,17 +351,10 @@ static json_t *course_full(cv *c, int64_t id)
     return o;
 }
 
-static json_t *courses_of(cv *c, json_t *ids)
+/* cv_map's shape of course_full and cv_course_json (arg: full). */
+static json_t *course_of(cv *c, int64_t id, int full)
 {
-    json_t *out = json_array();
-    size_t i;
-    json_t *v;
-    json_array_foreach(ids, i, v) {
-        json_t *o = course_full(c, json_integer_value(v));
-        if (o) json_array_append_new(out, o);
-    }
-    json_decref(ids);
-    return out;
+    return full ? course_full(c, id) : cv_course_json(c, id);
 }
 
 void r_courses_list(cv *c)
@@ -374,7 +384,7 @@ void r_courses_list(cv *c)
         json_decref(ids);
         ids = keep;
     }
-    cv_list(c, courses_of(c, ids));
+    cv_list(c, cv_map(c, ids, course_of, 1));
 }
 
 void r_course_get(cv *c)
@@ -482,15 +492,7 @@ void r_account_courses(cv *c)
         col, order && !strcmp(order, "desc") ? "DESC" : "ASC");
     json_t *ids = cv_rows(c, "ittt", sql, acc, term, we, pub, done);
     free(sql);
-    json_t *out = json_array();
-    size_t i;
-    json_t *v;
-    json_array_foreach(ids, i, v) {
-        json_t *o = cv_course_json(c, json_integer_value(v));
-        if (o) json_array_append_new(out, o);
-    }
-    json_decref(ids);
-    cv_list(c, out);
+    cv_list(c, cv_map(c, ids, course_of, 0));
 }
 
 void r_account_course_create(cv *c)

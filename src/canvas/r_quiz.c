@@ -180,14 +180,7 @@ static void quiz_fields(cv *c, int64_t qid)
 {
     static const char *const text[] = {"title", "description", "quiz_type", "due_at", "lock_at",
                                        "unlock_at", "scoring_policy", "access_code", "hide_results"};
-    for (size_t i = 0; i < sizeof text / sizeof *text; i++) {
-        json_t *v = cv_body(c, "quiz", text[i]);
-        if (!v) continue;
-        char *sql = mb_asprintf("UPDATE quizzes SET %s=? WHERE id=?", text[i]);
-        cv_exec(c, "ti", sql, json_is_string(v) && *json_string_value(v) ? json_string_value(v)
-                                                                         : NULL, qid);
-        free(sql);
-    }
+    cv_set_texts(c, "quiz", "quizzes", qid, text, sizeof text / sizeof *text);
     static const char *const nums[] = {"time_limit", "allowed_attempts"};
     for (size_t i = 0; i < 2; i++) {
         json_t *v = cv_body(c, "quiz", nums[i]);
@@ -440,12 +433,29 @@ static int question_in(cv *c, int64_t id, int64_t qid)
                   qid) > 0;
 }
 
+/* Segment 5's question of segment 3's quiz of segment 1's course, which the
+ * caller manages: 1 with its quiz and id; 0 when answered already. */
+static int managed_question(cv *c, int64_t *qid, int64_t *id)
+{
+    int64_t cid = cv_seg_id(c, 1);
+    *qid = cv_seg_id(c, 3);
+    *id = cv_seg_id(c, 5);
+    if (!cid || !*qid || !*id) {
+        cv_not_found(c);
+        return 0;
+    }
+    if (!cv_can_manage(c, cid)) return 0;
+    if (!quiz_in(c, *qid, cid) || !question_in(c, *id, *qid)) {
+        cv_not_found(c);
+        return 0;
+    }
+    return 1;
+}
+
 void r_question_get(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), qid = cv_seg_id(c, 3), id = cv_seg_id(c, 5);
-    if (!cid || !qid || !id) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    if (!quiz_in(c, qid, cid) || !question_in(c, id, qid)) return cv_not_found(c);
+    int64_t qid, id;
+    if (!managed_question(c, &qid, &id)) return;
     cv_json(c, 200, question_json(c, id, 0));
 }
 
@@ -465,10 +475,8 @@ void r_question_create(cv *c)
 
 void r_question_update(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), qid = cv_seg_id(c, 3), id = cv_seg_id(c, 5);
-    if (!cid || !qid || !id) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    if (!quiz_in(c, qid, cid) || !question_in(c, id, qid)) return cv_not_found(c);
+    int64_t qid, id;
+    if (!managed_question(c, &qid, &id)) return;
     question_fields(c, id);
     cv_quiz_refresh_points(c, qid);
     cv_json(c, 200, question_json(c, id, 0));
@@ -476,10 +484,8 @@ void r_question_update(cv *c)
 
 void r_question_delete(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1), qid = cv_seg_id(c, 3), id = cv_seg_id(c, 5);
-    if (!cid || !qid || !id) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    if (!quiz_in(c, qid, cid) || !question_in(c, id, qid)) return cv_not_found(c);
+    int64_t qid, id;
+    if (!managed_question(c, &qid, &id)) return;
     cv_exec(c, "i", "DELETE FROM quiz_questions WHERE id=?", id);
     cv_quiz_refresh_points(c, qid);
     c->out->status = 204;

@@ -307,15 +307,9 @@ static void answer_with_association(cv *c, int64_t rid, int64_t assoc)
 
 void r_rubric_create(cv *c)
 {
-    int64_t cid = cv_seg_id(c, 1);
-    if (!cid) return cv_not_found(c);
-    if (!cv_can_manage(c, cid)) return;
-    const char *title = cv_body_str(c, "rubric", "title");
-    if (!title || !*title) {
-        cv_json(c, 400, json_pack("{s:{s:[{s:s,s:s,s:s}]}}", "errors", "title", "attribute", "title",
-                                  "type", "blank", "message", "blank"));
-        return;
-    }
+    int64_t cid;
+    const char *title = cv_create_in(c, "rubric", "title", &cid);
+    if (!title) return;
     cv_exec(c, "it", "INSERT INTO rubrics(course_id, title, points_possible, data) VALUES(?,?,0,'[]')",
             cid, title);
     int64_t rid = cv_last_id(c);

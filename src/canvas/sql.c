@@ -63,14 +63,25 @@ json_t *cv_rows(cv *c, const char *types, const char *sql, ...)
     return arr;
 }
 
+/* The statement stepped to its first row; NULL when it could not be made
+ * or has no row. */
+static sqlite3_stmt *first_row(cv *c, const char *types, const char *sql, va_list ap)
+{
+    sqlite3_stmt *st = prep(c, types, sql, ap);
+    if (st && sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    return st;
+}
+
 json_t *cv_row(cv *c, const char *types, const char *sql, ...)
 {
     va_list ap;
     va_start(ap, sql);
-    sqlite3_stmt *st = prep(c, types, sql, ap);
+    sqlite3_stmt *st = first_row(c, types, sql, ap);
     va_end(ap);
-    if (!st) return NULL;
-    json_t *v = sqlite3_step(st) == SQLITE_ROW ? col_json(st) : NULL;
+    json_t *v = st ? col_json(st) : NULL;
     sqlite3_finalize(st);
     return v;
 }
@@ -79,12 +90,9 @@ int64_t cv_int(cv *c, int64_t dflt, const char *types, const char *sql, ...)
 {
     va_list ap;
     va_start(ap, sql);
-    sqlite3_stmt *st = prep(c, types, sql, ap);
+    sqlite3_stmt *st = first_row(c, types, sql, ap);
     va_end(ap);
-    if (!st) return dflt;
-    int64_t v = dflt;
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = sqlite3_column_int64(st, 0);
+    int64_t v = st && sqlite3_column_type(st, 0) != SQLITE_NULL ? sqlite3_column_int64(st, 0) : dflt;
     sqlite3_finalize(st);
     return v;
 }
@@ -93,12 +101,10 @@ char *cv_text(cv *c, const char *types, const char *sql, ...)
 {
     va_list ap;
     va_start(ap, sql);
-    sqlite3_stmt *st = prep(c, types, sql, ap);
+    sqlite3_stmt *st = first_row(c, types, sql, ap);
     va_end(ap);
-    if (!st) return NULL;
-    char *v = NULL;
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = mb_strdup((const char *)sqlite3_column_text(st, 0));
+    char *v = st && sqlite3_column_type(st, 0) != SQLITE_NULL
+                  ? mb_strdup((const char *)sqlite3_column_text(st, 0)) : NULL;
     sqlite3_finalize(st);
     return v;
 }
@@ -132,4 +138,17 @@ json_t *cv_map(cv *c, json_t *ids, json_t *(*fn)(cv *c, int64_t id, int arg), in
     }
     json_decref(ids);
     return out;
+}
+
+void cv_set_texts(cv *c, const char *obj, const char *table, int64_t id, const char *const *cols,
+                  size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = cv_body(c, obj, cols[i]);
+        if (!v) continue;
+        char *sql = mb_asprintf("UPDATE %s SET %s=? WHERE id=?", table, cols[i]);
+        cv_exec(c, "ti", sql, json_is_string(v) && *json_string_value(v) ? json_string_value(v)
+                                                                         : NULL, id);
+        free(sql);
+    }
 }
