@@ -3,6 +3,11 @@
 # file under src/ is built without touching this file.
 
 CC      ?= cc
+# ccache, when installed, for every compiler unless CC / FUZZ_CC are given
+CCACHE  := $(shell command -v ccache 2>/dev/null)
+ifeq ($(origin CC),default)
+CC      := $(if $(CCACHE),ccache cc,cc)
+endif
 PKGS    := libmicrohttpd jansson sqlite3 libpq libarchive libcrypto libseccomp libcap uuid libpcre2-8 libzip libxml-2.0 libcurl zlib harfbuzz-subset libpng libjpeg expat
 CSTD    := -std=gnu17
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
@@ -44,7 +49,7 @@ TSAN_BINS := $(patsubst %,$(TSAN_DIR)/tests/%,$(TSAN_UNITS))
 # libFuzzer targets (fuzz/fuzz_*.c), built with clang into build/fuzz with
 # ASan+UBSan: `make fuzz` runs each for FUZZ_SECONDS (fuzz/run), `make
 # fuzz-replay` replays the committed corpora once (tests/run does it too).
-FUZZ_CC  ?= clang
+FUZZ_CC  ?= $(if $(CCACHE),ccache clang,clang)
 FUZZ_DIR := build/fuzz
 FUZZ_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -DMB_ASSERTS \
                -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined -Isrc
@@ -123,10 +128,10 @@ $(TSAN_DIR)/%.o: src/%.c $(HDRS)
 	@echo "  CC tsan $<"
 	@$(CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-$(TSAN_DIR)/tests/%: tests/unit/%.c $(TSAN_LIB_OBJS) $(HDRS)
+$(TSAN_DIR)/tests/%: tests/unit/%.c $(TSAN_DIR)/libmcpbox.a $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
-	@$(CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(TSAN_LIB_OBJS) $(TSAN_LDFLAGS) $(PKG_LIBS) -lcmocka
+	@$(CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(TSAN_DIR)/libmcpbox.a $(TSAN_LDFLAGS) $(PKG_LIBS) -lcmocka
 
 tsan: $(TSAN_DIR)/mcpbox $(TSAN_BINS)
 
@@ -152,10 +157,12 @@ fuzz-replay:
 	@$(MAKE) --no-print-directory fuzz-bins
 	@tests/run --fuzz-replay
 
-$(ASAN_DIR)/tests/%: tests/unit/%.c $(ASAN_LIB_OBJS) $(HDRS)
+# Unit tests link the archive of every object but main.o: only the objects a
+# test reaches are linked (a few MB, not 24 MB a binary; links 2-3x faster).
+$(ASAN_DIR)/tests/%: tests/unit/%.c $(ASAN_DIR)/libmcpbox.a $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
-	@$(CC) $(ASAN_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(ASAN_LIB_OBJS) $(ASAN_LDFLAGS) $(PKG_LIBS) -lcmocka
+	@$(CC) $(ASAN_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(ASAN_DIR)/libmcpbox.a $(ASAN_LDFLAGS) $(PKG_LIBS) -lcmocka
 
 # Dependencies are installed before anything is compiled, so that a parallel
 # make never races the installer.
