@@ -140,10 +140,14 @@ $(FUZZ_DIR)/%.o: src/%.c $(HDRS)
 	@echo "  CC fuzz $<"
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-$(FUZZ_DIR)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_LIB_OBJS) $(HDRS)
+$(FUZZ_DIR)/libmcpbox.a: $(FUZZ_LIB_OBJS)
+	@rm -f $@
+	@ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_DIR)/libmcpbox.a $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
-	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< $(FUZZ_LIB_OBJS) $(PKG_LIBS)
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< $(FUZZ_DIR)/libmcpbox.a $(PKG_LIBS)
 
 fuzz-bins: $(FUZZ_BINS)
 
