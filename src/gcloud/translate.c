@@ -674,6 +674,7 @@ typedef enum fk {
     F_FMT,      /* bq_format(a, b, extra) */
     F_PARSE,    /* bq_parse(a, b, extra) */
     F_UNIX,     /* name(x, extra) */
+    F_JSON,     /* name(extra, json [, path]) */
     F_REGEXP,   /* bq_regexp(a, b, extra [, c]) */
     F_LOG,
     F_NOW,      /* no arguments needed */
@@ -799,6 +800,14 @@ static const struct fn {
     {"ARRAY_CONCAT", F_PASS, "bq_array_concat", NULL, NULL},
     {"ARRAY_REVERSE", F_PASS, "bq_array_reverse", NULL, NULL},
     {"GENERATE_ARRAY", F_PASS, "bq_generate_array", NULL, NULL},
+    {"JSON_EXTRACT_SCALAR", F_JSON, "bq_json", "0", "STRING"},
+    {"JSON_VALUE", F_JSON, "bq_json", "0", "STRING"},
+    {"JSON_EXTRACT", F_JSON, "bq_json", "1", "STRING"},
+    {"JSON_QUERY", F_JSON, "bq_json", "1", "STRING"},
+    {"JSON_EXTRACT_ARRAY", F_JSON, "bq_json", "2", "ARRAY<STRING>"},
+    {"JSON_QUERY_ARRAY", F_JSON, "bq_json", "2", "ARRAY<STRING>"},
+    {"JSON_EXTRACT_STRING_ARRAY", F_JSON, "bq_json", "3", "ARRAY<STRING>"},
+    {"JSON_VALUE_ARRAY", F_JSON, "bq_json", "3", "ARRAY<STRING>"},
 };
 
 static const struct fn *fn_of(const char *name)
@@ -957,6 +966,34 @@ static size_t array_agg(xl *x, size_t open, size_t close, int string_agg)
     return close + 1;
 }
 
+static const char *col_type(xl *x, const char *name);
+
+/* The BigQuery type of the argument [a, b) when it is a plain column (col or
+ * alias.col, not a RECORD's field), else NULL. */
+static const char *arg_column_type(xl *x, size_t a, size_t b)
+{
+    const char *name = T(x, b - 1)->text;
+    for (size_t k = 1; k < x->l.n; k++) /* a name the query gives to something else too: unknown */
+        if (is_kw(x, k - 1, "AS") && (T(x, k)->type == T_IDENT || T(x, k)->type == T_QIDENT) &&
+            !strcasecmp(T(x, k)->text, name))
+            return NULL;
+    if (b == a + 1 && T(x, a)->type == T_IDENT && !is_keyword(T(x, a)->text)) return col_type(x, T(x, a)->text);
+    if (b == a + 3 && (T(x, a)->type == T_IDENT || T(x, a)->type == T_QIDENT) && is_op(x, a + 1, ".") &&
+        (T(x, a + 2)->type == T_IDENT || T(x, a + 2)->type == T_QIDENT) && !col_type(x, T(x, a)->text))
+        return col_type(x, T(x, a + 2)->text);
+    return NULL;
+}
+
+/* A type as GoogleSQL's messages name it (INT64, not INTEGER). */
+static const char *sql_type_name(const char *t)
+{
+    static const char *const MAP[][2] = {{"INTEGER", "INT64"}, {"FLOAT", "FLOAT64"}, {"BOOLEAN", "BOOL"},
+                                         {"RECORD", "STRUCT"}};
+    for (size_t k = 0; k < sizeof MAP / sizeof *MAP; k++)
+        if (!strcmp(t, MAP[k][0])) return MAP[k][1];
+    return t;
+}
+
 /* Translates the function call at i (name) .. close; returns the index after. */
 static size_t function(xl *x, size_t i)
 {
@@ -1098,11 +1135,35 @@ static size_t function(xl *x, size_t i)
                 return close + 1;
             }
         }
+        if (f->kind == F_PARSE) { /* PARSE_*(STRING, STRING): a column of another type is refused */
+            const char *ty = arg_column_type(x, as[1], ae[1]);
+            if (ty && strcmp(ty, "STRING")) {
+                fail(x, MB_EINVAL,
+                     "No matching signature for function %s for argument types: STRING, %s. "
+                     "Supported signature: %s(STRING, STRING)",
+                     f->bq, sql_type_name(ty), f->bq);
+                return close + 1;
+            }
+        }
         mb_buf_printf(b, "%s(", f->sq);
         xrange(x, as[0], ae[0], 0);
         mb_buf_puts(b, ", ");
         xrange(x, as[1], ae[1], 0);
         mb_buf_printf(b, ", %s)", f->extra);
+        break;
+    case F_JSON:
+        if (n < 1 || n > 2 || (n == 1 && (!strcmp(f->bq, "JSON_EXTRACT") || !strcmp(f->bq, "JSON_QUERY")))) {
+            fail(x, MB_EINVAL, "No matching signature for function %s", f->bq);
+            return close + 1;
+        }
+        x->uses_arrays |= f->extra[0] >= '2';
+        mb_buf_printf(b, "%s(%s, ", f->sq, f->extra);
+        xrange(x, as[0], ae[0], 0);
+        if (n == 2) {
+            mb_buf_puts(b, ", ");
+            xrange(x, as[1], ae[1], 0);
+        }
+        mb_buf_puts(b, ")");
         break;
     case F_UNIX:
         if (n != 1) {
@@ -1151,13 +1212,21 @@ static void column_path(xl *x, json_t *parts)
     json_t *un = json_object_get(x->unnest, low0);
     free(low0);
     if (un) { /* an UNNEST's element (or offset) and fields of it */
+        const char *field = json_string_value(json_object_get(un, "field")); /* a STRUCT element's field */
         put_sep(x);
-        if (n > 1) mb_buf_puts(&x->out, "json_extract(");
+        if (n > 1 || field) mb_buf_puts(&x->out, "json_extract(");
         put_quoted_id(&x->out, json_string_value(json_object_get(un, "t")));
         mb_buf_putc(&x->out, '.');
         put_quoted_id(&x->out, json_string_value(json_object_get(un, "c")));
-        if (n > 1) {
+        if (n > 1 || field) {
             mb_buf_puts(&x->out, ", '$");
+            if (field) {
+                mb_buf_putc(&x->out, '.');
+                for (const char *c = field; *c; c++) {
+                    if (*c == '\'') mb_buf_putc(&x->out, '\'');
+                    mb_buf_putc(&x->out, *c);
+                }
+            }
             for (size_t k = 1; k < n; k++) {
                 mb_buf_putc(&x->out, '.');
                 for (const char *c = part(parts, k); *c; c++) {
@@ -1381,17 +1450,60 @@ static size_t match_angle(xl *x, size_t k)
     return x->l.n - 1;
 }
 
-/* [a, b, c] at open: json_array(a, b, c). */
-static size_t array_literal(xl *x, size_t open)
+/* The fields of a STRUCT<...>(...) constructor at k (a new array), or NULL. */
+static json_t *typed_struct_at(xl *x, size_t k)
+{
+    if (!is_kw(x, k, "STRUCT") || !is_op(x, k + 1, "<")) return NULL;
+    size_t m = k + 2;
+    json_t *typed = json_array();
+    if (parse_struct_fields(x, &m, typed, ">") || !is_op(x, m, "(")) {
+        json_decref(typed);
+        return NULL;
+    }
+    return typed;
+}
+
+/* [a, b, c] at open: json_array(a, b, c). Elements that are tuples (x, y)
+ * are STRUCTs whose fields are named by the array's STRUCT element type
+ * (typed, from ARRAY<STRUCT<...>>) or by a first STRUCT<...>(...) element. */
+static size_t array_literal_typed(xl *x, size_t open, json_t *typed)
 {
     size_t close = closing(x, open);
     if (x->failed) return close + 1;
     x->uses_arrays = 1;
     put_sep(x);
     mb_buf_puts(&x->out, "json_array(");
-    xrange(x, open + 1, close, 0);
+    size_t as[1024], ae[1024];
+    size_t n = args_of(x, open, close, as, ae, 1024);
+    json_t *own = NULL;
+    if (!typed && n > 0) typed = own = typed_struct_at(x, as[0]);
+    if (n == 1024 || !typed) {
+        xrange(x, open + 1, close, 0);
+    } else {
+        for (size_t e = 0; e < n && !x->failed; e++) {
+            if (e) mb_buf_puts(&x->out, ", ");
+            size_t c = is_op(x, as[e], "(") ? match_paren(x, as[e]) : 0;
+            size_t ts[256], te[256], tn = c + 1 == ae[e] ? args_of(x, as[e], c, ts, te, 256) : 0;
+            if (tn >= 2) {
+                if (tn != json_array_size(typed)) {
+                    fail(x, MB_EINVAL, "Array element type STRUCT has %zu fields but the element has %zu",
+                         json_array_size(typed), tn);
+                    break;
+                }
+                struct_items(x, ts, te, tn, typed);
+            } else {
+                xrange(x, as[e], ae[e], 0);
+            }
+        }
+    }
+    json_decref(own);
     mb_buf_puts(&x->out, ")");
     return close + 1;
+}
+
+static size_t array_literal(xl *x, size_t open)
+{
+    return array_literal_typed(x, open, NULL);
 }
 
 static json_t *item_hint(xl *x, size_t a, size_t b);
@@ -1586,6 +1698,7 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
 {
     int expect_table = table_ctx_start;
     int in_from[256] = {0};
+    int in_select[256] = {0}; /* inside a select list at this level */
     opener stack[256];
     int depth = 0;
     size_t i = a;
@@ -1604,6 +1717,7 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
         if (after_op) term = x->out.len;                                                           \
         stack[depth] = (opener){term, x->out.len};                                                 \
         in_from[++depth] = 0;                                                                      \
+        in_select[depth] = 0;                                                                      \
         after_op = 1;                                                                              \
     } while (0)
 #define CLOSE()                                                                                    \
@@ -1796,7 +1910,19 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
                         fail(x, MB_EINVAL, "Syntax error: Expected \"[\" after ARRAY<...>");
                         return;
                     }
-                    if (!x->failed) i = array_literal(x, gt + 1);
+                    if (!x->failed) {
+                        json_t *typed = NULL; /* ARRAY<STRUCT<...>>: the fields name tuple elements */
+                        if (is_kw(x, i + 2, "STRUCT") && is_op(x, i + 3, "<")) {
+                            size_t k = i + 4;
+                            typed = json_array();
+                            if (parse_struct_fields(x, &k, typed, ">") || k != gt) {
+                                json_decref(typed);
+                                typed = NULL;
+                            }
+                        }
+                        i = array_literal_typed(x, gt + 1, typed);
+                        json_decref(typed);
+                    }
                 } else if (is_op(x, i + 1, "(")) {
                     i = array_subquery(x, i);
                 } else if (is_op(x, i + 1, "[")) {
@@ -1879,6 +2005,11 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
             if (is_keyword(t->text) && !expect_table) {
                 char *up = mb_strdup(t->text);
                 for (char *c = up; *c; c++) *c = (char)toupper((unsigned char)*c);
+                static const char *const ENDS_SELECT[] = {"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT",
+                                                          "QUALIFY", "WINDOW", "UNION", "INTERSECT", "EXCEPT", NULL};
+                for (const char *const *e = ENDS_SELECT; *e; e++)
+                    if (!strcmp(up, *e)) in_select[depth] = 0;
+                if (!strcmp(up, "SELECT")) in_select[depth] = 1;
                 if (!strcmp(up, "FROM") || !strcmp(up, "JOIN")) {
                     expect_table = 1;
                     in_from[depth] = 1;
@@ -1935,8 +2066,17 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
             continue;
         }
         PRIMARY();
+        size_t p0 = i;
         json_t *parts = take_path(x, &i, 0);
         column_path(x, parts);
+        /* a select item that is just t.col or rec.field is named col / field
+         * (as BigQuery names it), so ORDER BY col finds it as SQLite would not */
+        if (in_select[depth] && json_array_size(parts) >= 2 && p0 > a &&
+            (is_op(x, p0 - 1, ",") || is_kw(x, p0 - 1, "SELECT") || is_kw(x, p0 - 1, "DISTINCT")) &&
+            (is_op(x, i, ",") || is_kw(x, i, "FROM") || i >= b || T(x, i)->type == T_EOF) && !x->failed) {
+            mb_buf_puts(&x->out, " AS ");
+            put_quoted_id(&x->out, part(parts, json_array_size(parts) - 1));
+        }
         json_decref(parts);
     }
 #undef PRIMARY
@@ -2022,6 +2162,18 @@ static json_t *array_struct_hint(xl *x, size_t a, size_t end)
     }
     if (is_kw(x, a, "ARRAY") && is_op(x, a + 1, "<")) {
         size_t gt = match_angle(x, a + 1);
+        if (gt + 1 < end && is_op(x, gt + 1, "[") && is_kw(x, a + 2, "STRUCT") && is_op(x, a + 3, "<")) {
+            size_t k = a + 4;
+            json_t *typed = json_array();
+            mb_err e = {0};
+            mb_err *keep = x->err;
+            int was = x->failed;
+            x->err = &e;
+            parse_struct_fields(x, &k, typed, ">");
+            x->err = keep;
+            x->failed = was;
+            return repeated(json_pack("{s:s,s:o}", "type", "RECORD", "fields", typed));
+        }
         if (gt + 1 < end && is_op(x, gt + 1, "[")) {
             const char *c = gt == a + 3 ? mb_gc__type_canon(T(x, a + 2)->text) : NULL;
             json_t *lit = array_struct_hint(x, gt + 1, end);
@@ -2257,6 +2409,7 @@ static json_t *item_hint_in(xl *x, size_t a, size_t b)
         }
     }
     if (!f->hint) return json_null();
+    if (!strcmp(f->hint, "ARRAY<STRING>")) return repeated(json_string("STRING"));
     if (!strcmp(f->hint, "=arg")) {
         /* the argument's type when it is a plain column */
         size_t k = a + 2;
@@ -2392,7 +2545,22 @@ static void load_catalog(xl *x)
             char *low = lower(alias);
             json_object_set_new(x->unnest, low, json_pack("{s:s,s:s,s:o}", "t", table, "c", "__v", "h", h));
             free(low);
-        } else json_decref(h);
+        } else {
+            /* UNNEST of STRUCTs without an alias: the fields are columns
+             * (unless a table has a column of that name too) */
+            json_t *sf;
+            size_t q;
+            json_array_foreach(json_is_object(h) ? json_object_get(h, "fields") : NULL, q, sf) {
+                const char *fname = json_string_value(json_object_get(sf, "name"));
+                if (!fname) continue;
+                char *low = lower(fname);
+                if (!json_object_get(x->coltypes, low) && !json_object_get(x->unnest, low))
+                    json_object_set_new(x->unnest, low, json_pack("{s:s,s:s,s:O,s:s}", "t", table, "c", "__v", "h",
+                                                                  sf, "field", fname));
+                free(low);
+            }
+            json_decref(h);
+        }
         if (off) {
             char *low = lower(off);
             json_object_set_new(x->unnest, low, json_pack("{s:s,s:s,s:s}", "t", table, "c", "__o", "h", "INTEGER"));

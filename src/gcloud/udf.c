@@ -1017,5 +1017,6 @@ int mb_gc__udf_register(sqlite3 *db)
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(db, "bq_any_value", 1, F, NULL, NULL, any_step, any_final);
     if (rc == SQLITE_OK) rc = mb_gc__arrays_register(db);
+    if (rc == SQLITE_OK) rc = mb_gc__jsonfn_register(db);
     return rc;
 }
