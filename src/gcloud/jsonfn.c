@@ -8,7 +8,12 @@
  *     kind 2: JSON_EXTRACT_ARRAY / JSON_QUERY_ARRAY: ARRAY<STRING> of the
  *             array's elements as JSON text;
  *     kind 3: JSON_EXTRACT_STRING_ARRAY / JSON_VALUE_ARRAY: ARRAY<STRING> of
- *             the array's scalars (NULL when an element is not a scalar).
+ *             the array's scalars (NULL when an element is not a scalar);
+ *   bq_to_json(value, field)
+ *     TO_JSON_STRING: value written as JSON by its BigQuery type (field, from
+ *     the translator): BOOL true/false, INT64 and FLOAT64 numbers (NaN and
+ *     infinities as strings), TIMESTAMP as RFC 3339 with Z, STRUCTs as objects
+ *     of their fields in order, ARRAYs as arrays.
  * Text that is not JSON gives NULL, as BigQuery's functions over STRING do; a
  * malformed path is an error ("Invalid JSONPath"). Paths: $, .name, ."name",
  * ['name'], ["name"], [index].
@@ -24,6 +29,8 @@
 
 #define JSON_SUBTYPE 74
 #define PATH_MAX_DEPTH 64
+
+static int tojson_register(sqlite3 *db);
 
 /* Walks path over root; *bad on a malformed path. Borrowed result or NULL. */
 static json_t *walk(json_t *root, const char *p, int *bad)
@@ -181,5 +188,141 @@ int mb_gc__jsonfn_register(sqlite3 *db)
     const int F = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
     int rc = sqlite3_create_function(db, "bq_json", 2, F, NULL, f_json, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "bq_json", 3, F, NULL, f_json, NULL, NULL);
+    if (rc == SQLITE_OK) rc = tojson_register(db);
     return rc;
+}
+
+/* ------------------------------------------------------ TO_JSON_STRING */
+
+static void put_json_string(mb_buf *b, const char *s)
+{
+    json_t *j = json_string(s);
+    if (!j) { /* not UTF-8: repaired as the rest of the layer does */
+        size_t m;
+        char *r = mb_utf8_repair(s, strlen(s), &m);
+        j = json_stringn(r, m);
+        free(r);
+    }
+    char *t = json_dumps(j, JSON_ENCODE_ANY);
+    mb_buf_puts(b, t ? t : "\"\"");
+    free(t);
+    json_decref(j);
+}
+
+static void put_double(mb_buf *b, double d)
+{
+    if (isnan(d)) mb_buf_puts(b, "\"NaN\"");
+    else if (isinf(d)) mb_buf_puts(b, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+    else {
+        char buf[40];
+        for (int prec = 15; prec <= 17; prec++) {
+            snprintf(buf, sizeof buf, "%.*g", prec, d);
+            if (strtod(buf, NULL) == d) break;
+        }
+        mb_buf_puts(b, buf);
+    }
+}
+
+/* "YYYY-MM-DD HH:MM:SS[.f]" as RFC 3339 (with Z for a TIMESTAMP). */
+static void put_time(mb_buf *b, const char *s, int zone)
+{
+    mb_buf_putc(b, '"');
+    for (const char *c = s; *c; c++) mb_buf_putc(b, *c == ' ' ? 'T' : *c);
+    if (zone) mb_buf_putc(b, 'Z');
+    mb_buf_putc(b, '"');
+}
+
+/* v (a JSON value as the layer stores it) as TO_JSON_STRING writes a value of
+ * the field's type; elem: an element of a REPEATED field. */
+static void encode(mb_buf *b, json_t *v, json_t *field, int elem, int depth)
+{
+    const char *type = json_string_value(json_object_get(field, "type"));
+    const char *mode = json_string_value(json_object_get(field, "mode"));
+    if (!v || json_is_null(v) || depth > 64) {
+        mb_buf_puts(b, mode && !strcmp(mode, "REPEATED") && !elem ? "[]" : "null");
+        return;
+    }
+    if (mode && !strcmp(mode, "REPEATED") && !elem) {
+        json_t *e;
+        size_t i;
+        mb_buf_putc(b, '[');
+        json_array_foreach(json_is_array(v) ? v : NULL, i, e) {
+            if (i) mb_buf_putc(b, ',');
+            encode(b, e, field, 1, depth + 1);
+        }
+        mb_buf_putc(b, ']');
+        return;
+    }
+    if (!type) type = "STRING";
+    if (!strcmp(type, "RECORD") || !strcmp(type, "STRUCT")) {
+        json_t *f;
+        size_t i;
+        mb_buf_putc(b, '{');
+        json_array_foreach(json_object_get(field, "fields"), i, f) {
+            const char *name = json_string_value(json_object_get(f, "name"));
+            if (i) mb_buf_putc(b, ',');
+            put_json_string(b, name ? name : "");
+            mb_buf_putc(b, ':');
+            encode(b, json_is_object(v) ? json_object_get(v, name ? name : "") : NULL, f, 0, depth + 1);
+        }
+        mb_buf_putc(b, '}');
+        return;
+    }
+    if (!strcmp(type, "BOOLEAN") || !strcmp(type, "BOOL")) {
+        mb_buf_puts(b, json_is_true(v) || (json_is_integer(v) && json_integer_value(v)) ? "true" : "false");
+    } else if (!strcmp(type, "INTEGER") || !strcmp(type, "INT64")) {
+        if (json_is_integer(v)) mb_buf_printf(b, "%lld", (long long)json_integer_value(v));
+        else if (json_is_number(v)) mb_buf_printf(b, "%.0f", json_number_value(v));
+        else put_json_string(b, json_string_value(v) ?: "");
+    } else if (!strcmp(type, "FLOAT") || !strcmp(type, "FLOAT64") || !strcmp(type, "NUMERIC") ||
+               !strcmp(type, "BIGNUMERIC")) {
+        if (json_is_number(v)) put_double(b, json_number_value(v));
+        else put_json_string(b, json_string_value(v) ?: "");
+    } else if (json_is_string(v) && (!strcmp(type, "TIMESTAMP") || !strcmp(type, "DATETIME"))) {
+        put_time(b, json_string_value(v), !strcmp(type, "TIMESTAMP"));
+    } else if (json_is_string(v)) {
+        put_json_string(b, json_string_value(v));
+    } else if (json_is_integer(v)) {
+        mb_buf_printf(b, "%lld", (long long)json_integer_value(v));
+    } else if (json_is_real(v)) {
+        put_double(b, json_real_value(v));
+    } else {
+        char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        mb_buf_puts(b, t ? t : "null");
+        free(t);
+    }
+}
+
+/* bq_to_json(value, field): field is the value's BigQuery field ({type,
+ * mode, fields}) as JSON text, given by the translator. */
+static void f_to_json(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    json_t *field = json_loads((const char *)sqlite3_value_text(argv[1]) ?: "", 0, NULL);
+    json_t *v;
+    const char *mode = json_string_value(json_object_get(field, "mode"));
+    const char *type = json_string_value(json_object_get(field, "type"));
+    int nested = (mode && !strcmp(mode, "REPEATED")) || (type && !strcmp(type, "RECORD"));
+    switch (sqlite3_value_type(argv[0])) {
+    case SQLITE_NULL: v = json_null(); break;
+    case SQLITE_INTEGER: v = json_integer(sqlite3_value_int64(argv[0])); break;
+    case SQLITE_FLOAT: v = json_real(sqlite3_value_double(argv[0])); break;
+    default: {
+        const char *s = (const char *)sqlite3_value_text(argv[0]);
+        v = nested ? json_loads(s ? s : "", JSON_DECODE_ANY, NULL) : NULL;
+        if (!v) v = json_string(s ? s : "");
+        if (!v) v = json_null();
+    }
+    }
+    mb_buf b = {0};
+    encode(&b, v, field, 0, 0);
+    json_decref(v);
+    json_decref(field);
+    sqlite3_result_text(cx, mb_buf_steal(&b), -1, free);
+}
+
+static int tojson_register(sqlite3 *db)
+{
+    return sqlite3_create_function(db, "bq_to_json", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                   NULL, f_to_json, NULL, NULL);
 }

@@ -659,6 +659,12 @@ static void table_ref(xl *x, size_t *i)
             char *dt = mb_asprintf("%s.%s", ds, tb);
             put_quoted_id(&x->out, dt);
             free(dt);
+            /* no alias: the table's name is one, as in BigQuery (t.col after FROM d.t) */
+            tok *nx = T(x, *i);
+            if (!is_kw(x, *i, "AS") && nx->type != T_QIDENT && !(nx->type == T_IDENT && !is_keyword(nx->text))) {
+                mb_buf_puts(&x->out, " AS ");
+                put_quoted_id(&x->out, tb);
+            }
         }
     }
     json_decref(parts);
@@ -675,6 +681,7 @@ typedef enum fk {
     F_PARSE,    /* bq_parse(a, b, extra) */
     F_UNIX,     /* name(x, extra) */
     F_JSON,     /* name(extra, json [, path]) */
+    F_TOJSON,   /* TO_JSON_STRING(value): bq_to_json(value, its field) */
     F_REGEXP,   /* bq_regexp(a, b, extra [, c]) */
     F_LOG,
     F_NOW,      /* no arguments needed */
@@ -800,6 +807,7 @@ static const struct fn {
     {"ARRAY_CONCAT", F_PASS, "bq_array_concat", NULL, NULL},
     {"ARRAY_REVERSE", F_PASS, "bq_array_reverse", NULL, NULL},
     {"GENERATE_ARRAY", F_PASS, "bq_generate_array", NULL, NULL},
+    {"TO_JSON_STRING", F_TOJSON, "bq_to_json", NULL, "STRING"},
     {"JSON_EXTRACT_SCALAR", F_JSON, "bq_json", "0", "STRING"},
     {"JSON_VALUE", F_JSON, "bq_json", "0", "STRING"},
     {"JSON_EXTRACT", F_JSON, "bq_json", "1", "STRING"},
@@ -994,6 +1002,101 @@ static const char *sql_type_name(const char *t)
     return t;
 }
 
+static json_t *item_hint(xl *x, size_t a, size_t b);
+
+/* The fields of the table that `name` stands for in a FROM (its alias, or
+ * the table's own name when it has none), or NULL. */
+static json_t *alias_fields(xl *x, const char *name)
+{
+    for (size_t k = 0; k + 1 < x->l.n; k++) {
+        if (!(is_kw(x, k, "FROM") || is_kw(x, k, "JOIN") || is_op(x, k, ",")) ||
+            (T(x, k + 1)->type != T_IDENT && T(x, k + 1)->type != T_QIDENT) || is_keyword(T(x, k + 1)->text))
+            continue;
+        size_t j = k + 1;
+        json_t *parts = take_path(x, &j, 1);
+        size_t n = json_array_size(parts);
+        const char *alias = n ? part(parts, n - 1) : "";
+        if (is_kw(x, j, "AS")) j++;
+        if (T(x, j)->type == T_QIDENT || (T(x, j)->type == T_IDENT && !is_keyword(T(x, j)->text)))
+            alias = T(x, j)->text;
+        json_t *f = NULL;
+        if (n >= 2 && n <= 3 && !strcasecmp(alias, name) &&
+            (n == 2 || !strcmp(part(parts, 0), x->gc->project)))
+            f = mb_gc__table_fields(x->gc, part(parts, n - 2), part(parts, n - 1));
+        json_decref(parts);
+        if (f) return f;
+    }
+    return NULL;
+}
+
+/* TO_JSON_STRING(value): bq_to_json(value, its BigQuery field); a table
+ * alias is the row as a STRUCT of the table's columns. */
+static void to_json(xl *x, const size_t *as, const size_t *ae, size_t n)
+{
+    mb_buf *b = &x->out;
+    if (n == 2 && !is_kw(x, as[1], "FALSE")) {
+        unsupported(x, "TO_JSON_STRING with pretty_print");
+        return;
+    }
+    json_t *fields = ae[0] == as[0] + 1 && (T(x, as[0])->type == T_IDENT || T(x, as[0])->type == T_QIDENT) &&
+                             !col_type(x, T(x, as[0])->text) && !json_object_get(x->unnest, T(x, as[0])->text)
+                         ? alias_fields(x, T(x, as[0])->text)
+                         : NULL;
+    json_t *field;
+    if (fields) {
+        field = json_pack("{s:s,s:o}", "type", "RECORD", "fields", fields);
+        mb_buf_puts(b, "bq_to_json(json_object(");
+        json_t *f;
+        size_t i;
+        json_array_foreach(fields, i, f) {
+            const char *name = json_string_value(json_object_get(f, "name"));
+            const char *type = json_string_value(json_object_get(f, "type"));
+            const char *mode = json_string_value(json_object_get(f, "mode"));
+            int nested = !strcmp(type ? type : "", "RECORD") || (mode && !strcmp(mode, "REPEATED"));
+            if (i) mb_buf_puts(b, ", ");
+            put_string(b, name ? name : "");
+            mb_buf_puts(b, nested ? ", json(" : ", ");
+            put_quoted_id(b, T(x, as[0])->text);
+            mb_buf_putc(b, '.');
+            put_quoted_id(b, name ? name : "");
+            if (nested) mb_buf_putc(b, ')');
+        }
+        mb_buf_puts(b, ")");
+    } else {
+        json_t *h = item_hint(x, as[0], ae[0]);
+        size_t k = as[0];
+        if (is_op(x, k, "-") && ae[0] == k + 2) k++;
+        if (json_is_null(h) && ae[0] == k + 1 && T(x, k)->type == T_NUM) {
+            json_decref(h);
+            h = json_string(strpbrk(T(x, k)->text, ".eE") ? "FLOAT" : "INTEGER");
+        } else if (json_is_null(h) && ae[0] == k + 1 && T(x, k)->type == T_STR) {
+            json_decref(h);
+            h = json_string("STRING");
+        } else if (json_is_null(h) && arg_column_type(x, as[0], ae[0])) {
+            json_decref(h);
+            h = json_string(arg_column_type(x, as[0], ae[0]));
+        }
+        if (json_is_string(h)) {
+            field = json_pack("{s:O}", "type", h);
+            json_decref(h);
+        } else if (json_is_object(h) && json_object_get(h, "type")) {
+            field = h;
+        } else {
+            json_decref(h);
+            unsupported(x, "TO_JSON_STRING of a value whose type the emulator cannot tell (CAST it)");
+            return;
+        }
+        mb_buf_puts(b, "bq_to_json(");
+        xrange(x, as[0], ae[0], 0);
+    }
+    char *ft = json_dumps(field, JSON_COMPACT);
+    mb_buf_puts(b, ", ");
+    put_string(b, ft ? ft : "{}");
+    mb_buf_puts(b, ")");
+    free(ft);
+    json_decref(field);
+}
+
 /* Translates the function call at i (name) .. close; returns the index after. */
 static size_t function(xl *x, size_t i)
 {
@@ -1150,6 +1253,13 @@ static size_t function(xl *x, size_t i)
         mb_buf_puts(b, ", ");
         xrange(x, as[1], ae[1], 0);
         mb_buf_printf(b, ", %s)", f->extra);
+        break;
+    case F_TOJSON:
+        if (n < 1 || n > 2) {
+            fail(x, MB_EINVAL, "No matching signature for function TO_JSON_STRING");
+            return close + 1;
+        }
+        to_json(x, as, ae, n);
         break;
     case F_JSON:
         if (n < 1 || n > 2 || (n == 1 && (!strcmp(f->bq, "JSON_EXTRACT") || !strcmp(f->bq, "JSON_QUERY")))) {

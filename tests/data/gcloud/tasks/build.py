@@ -713,6 +713,40 @@ SELECT user_id, current_score, JSON_EXTRACT_SCALAR(score_history, '$[0].reason')
 FROM transactions_analytics.risk_scores
 WHERE user_id = (SELECT user_id FROM transactions_analytics.live_transactions WHERE transaction_id = '{tx}')""",
        "rows": [[risk["user_id"], float(risk["current_score"]), json.loads(risk["score_history"])[0]["reason"]]]})
+    def to_json(n, r):
+        """TO_JSON_STRING of a row, written here from BigQuery's documented
+        encoding: numbers bare (FLOAT64 as CAST AS STRING writes it), BOOL
+        true/false, TIMESTAMP as RFC 3339 with Z, no spaces."""
+        out = []
+        for c, v in r.items():
+            t, v = types_of[n][c], convert(v, types_of[n][c])
+            if v is None:
+                s = "null"
+            elif t == "FLOAT":
+                s = repr(v)[:-2] if repr(v).endswith(".0") else repr(v)
+            elif t == "TIMESTAMP":
+                s = json.dumps(v.replace(" ", "T") + "Z")
+            elif t == "BOOLEAN":
+                s = "true" if v else "false"
+            elif t == "INTEGER":
+                s = str(v)
+            else:
+                s = json.dumps(v, ensure_ascii=False)
+            out.append(json.dumps(c) + ":" + s)
+        return "{" + ",".join(out) + "}"
+    u = next(x for x in rows_of["users"] if x["user_id"] == user)
+    assert json.loads(to_json("users", u))["email"] == truth["users"]["email"]
+    C({"src": "docs/task.md", "kind": "task", "sql": f"""
+SELECT TO_JSON_STRING(u) AS users_json
+FROM `transactions_analytics.users` AS u
+WHERE u.user_id IN (SELECT user_id FROM `transactions_analytics.live_transactions` WHERE transaction_id = '{tx}')""",
+       "fields": ["users_json:STRING"], "rows": [[to_json("users", u)]]})
+    C({"src": "docs/task.md", "kind": "task", "sql": f"""
+SELECT alert_id, TO_JSON_STRING(fraud_alerts) AS alert
+FROM transactions_analytics.fraud_alerts
+WHERE fraud_alerts.transaction_id = '{tx}'
+ORDER BY alert_id""", "rows": [[a["alert_id"], to_json("fraud_alerts", a)]
+                                for a in sorted(alerts, key=lambda a: a["alert_id"])]})
     rel = sorted((r for r in rows_of["live_transactions"] if r["user_id"] == user and r["transaction_id"] != tx),
                  key=lambda r: r["transaction_id"])
     assert [r["transaction_id"] for r in rel] == [t["transaction_id"] for t in truth["related_transactions"]]
