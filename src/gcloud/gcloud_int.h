@@ -73,6 +73,7 @@ int mb_gc__udf_register(sqlite3 *db);
 /* ARRAY / STRUCT functions, ARRAY_AGG, '/', and the bq_unnest table (arrays.c). */
 int mb_gc__arrays_register(sqlite3 *db);
 int mb_gc__jsonfn_register(sqlite3 *db); /* jsonfn.c */
+int mb_gc__quantiles_register(sqlite3 *db); /* quantiles.c */
 
 /* translate.c: GoogleSQL statement -> plan. */
 typedef enum mb_gc_stmt_kind {

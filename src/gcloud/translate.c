@@ -682,6 +682,8 @@ typedef enum fk {
     F_UNIX,     /* name(x, extra) */
     F_JSON,     /* name(extra, json [, path]) */
     F_TOJSON,   /* TO_JSON_STRING(value): bq_to_json(value, its field) */
+    F_QUANT,    /* PERCENTILE_CONT/DISC(x, p) OVER, APPROX_QUANTILES(x, n) */
+    F_GDA,      /* GENERATE_DATE_ARRAY(a, b [, INTERVAL n part]) */
     F_REGEXP,   /* bq_regexp(a, b, extra [, c]) */
     F_LOG,
     F_NOW,      /* no arguments needed */
@@ -808,6 +810,10 @@ static const struct fn {
     {"ARRAY_REVERSE", F_PASS, "bq_array_reverse", NULL, NULL},
     {"GENERATE_ARRAY", F_PASS, "bq_generate_array", NULL, NULL},
     {"TO_JSON_STRING", F_TOJSON, "bq_to_json", NULL, "STRING"},
+    {"GENERATE_DATE_ARRAY", F_GDA, "bq_generate_date_array", NULL, NULL},
+    {"PERCENTILE_CONT", F_QUANT, "bq_percentile", "0", "FLOAT"},
+    {"PERCENTILE_DISC", F_QUANT, "bq_percentile", "1", "=arg"},
+    {"APPROX_QUANTILES", F_QUANT, "bq_approx_quantiles", NULL, NULL},
     {"JSON_EXTRACT_SCALAR", F_JSON, "bq_json", "0", "STRING"},
     {"JSON_VALUE", F_JSON, "bq_json", "0", "STRING"},
     {"JSON_EXTRACT", F_JSON, "bq_json", "1", "STRING"},
@@ -968,9 +974,10 @@ static size_t array_agg(xl *x, size_t open, size_t close, int string_agg)
         else mb_buf_puts(b, "','");
         mb_buf_puts(b, ")");
     }
-    if (is_kw(x, close + 1, "OVER"))
+    /* as a window: plain ARRAY_AGG([IGNORE NULLS]) only, as BigQuery has it */
+    if (is_kw(x, close + 1, "OVER") && (string_agg || ord || lim0 || (flags & 1)))
         unsupported(x, string_agg ? "STRING_AGG with ORDER BY or LIMIT as a window function"
-                                  : "ARRAY_AGG as a window function");
+                                  : "ARRAY_AGG with DISTINCT, ORDER BY or LIMIT as a window function");
     return close + 1;
 }
 
@@ -1097,6 +1104,58 @@ static void to_json(xl *x, const size_t *as, const size_t *ae, size_t n)
     json_decref(field);
 }
 
+/* PERCENTILE_CONT / PERCENTILE_DISC (x, p [IGNORE NULLS]) OVER ([PARTITION BY
+ * ...]) and APPROX_QUANTILES(x, n [IGNORE NULLS]); NULLs are ignored, as by
+ * default. Returns the index after the call (its OVER clause follows). */
+static size_t quantile(xl *x, const struct fn *f, size_t open, size_t close, const size_t *as, size_t *ae,
+                       size_t n)
+{
+    mb_buf *b = &x->out;
+    if (n != 2) {
+        fail(x, MB_EINVAL, "No matching signature for %s function %s", f->extra ? "analytic" : "aggregate",
+             f->bq);
+        return close + 1;
+    }
+    if (ae[1] >= as[1] + 3 && is_kw(x, ae[1] - 1, "NULLS") &&
+        (is_kw(x, ae[1] - 2, "IGNORE") || is_kw(x, ae[1] - 2, "RESPECT"))) {
+        if (is_kw(x, ae[1] - 2, "RESPECT")) {
+            unsupported(x, "RESPECT NULLS in a quantile function");
+            return close + 1;
+        }
+        ae[1] -= 2;
+    }
+    if (f->extra) { /* PERCENTILE_*: an analytic function over whole partitions */
+        size_t over = close + 1;
+        if (!is_kw(x, over, "OVER") || !is_op(x, over + 1, "(")) {
+            fail(x, MB_EINVAL, "Analytic function %s cannot be called without an OVER clause", f->bq);
+            return close + 1;
+        }
+        size_t oc = match_paren(x, over + 1);
+        for (size_t k = over + 2; k < oc; k++)
+            if (is_kw(x, k, "ORDER") || is_kw(x, k, "ROWS") || is_kw(x, k, "RANGE")) {
+                fail(x, MB_EINVAL, "Window ORDER BY or framing is not allowed for analytic function %s", f->bq);
+                return close + 1;
+            }
+        mb_buf_printf(b, "%s(", f->sq);
+        xrange(x, as[0], ae[0], 0);
+        mb_buf_puts(b, ", ");
+        xrange(x, as[1], ae[1], 0);
+        mb_buf_printf(b, ", %s)", f->extra);
+        return close + 1;
+    }
+    if (is_kw(x, close + 1, "OVER")) {
+        unsupported(x, "APPROX_QUANTILES as a window function");
+        return close + 1;
+    }
+    x->uses_arrays = 1;
+    mb_buf_printf(b, "%s(", f->sq);
+    xrange(x, as[0], ae[0], 0);
+    mb_buf_puts(b, ", ");
+    xrange(x, as[1], ae[1], 0);
+    mb_buf_puts(b, ")");
+    return close + 1;
+}
+
 /* Translates the function call at i (name) .. close; returns the index after. */
 static size_t function(xl *x, size_t i)
 {
@@ -1117,6 +1176,7 @@ static size_t function(xl *x, size_t i)
         for (size_t k = open + 1; k < close; k++)
             if ((is_kw(x, k, "ORDER") && is_kw(x, k + 1, "BY")) || is_kw(x, k, "LIMIT"))
                 return array_agg(x, open, close, 1);
+    if (f->kind == F_QUANT) return quantile(x, f, open, close, as, ae, n);
     /* aggregate modifiers SQLite 3.40 lacks */
     for (size_t k = open + 1; k < close; k++) {
         if (is_kw(x, k, "LIMIT") && f->kind == F_PASS) {
@@ -1129,7 +1189,8 @@ static size_t function(xl *x, size_t i)
         }
     }
     switch (f->kind) {
-    case F_ARRAY_AGG: break; /* above */
+    case F_ARRAY_AGG: /* above */
+    case F_QUANT: break;
     case F_PASS:
     case F_NOW:
         mb_buf_printf(b, "%s(", f->sq);
@@ -1253,6 +1314,35 @@ static size_t function(xl *x, size_t i)
         mb_buf_puts(b, ", ");
         xrange(x, as[1], ae[1], 0);
         mb_buf_printf(b, ", %s)", f->extra);
+        break;
+    case F_GDA:
+        if (n < 2 || n > 3 || (n == 3 && !is_kw(x, as[2], "INTERVAL"))) {
+            fail(x, MB_EINVAL, "No matching signature for function GENERATE_DATE_ARRAY");
+            return close + 1;
+        }
+        x->uses_arrays = 1;
+        mb_buf_puts(b, "bq_generate_date_array(");
+        xrange(x, as[0], ae[0], 0);
+        mb_buf_puts(b, ", ");
+        xrange(x, as[1], ae[1], 0);
+        if (n == 2) {
+            mb_buf_puts(b, ", 1, 'DAY')");
+            break;
+        }
+        if (ae[2] <= as[2] + 2 || T(x, ae[2] - 1)->type != T_IDENT || !is_date_part(T(x, ae[2] - 1)->text)) {
+            fail(x, MB_EINVAL, "Syntax error: INTERVAL needs an expression and a date part");
+            return close + 1;
+        }
+        mb_buf_puts(b, ", ");
+        xrange(x, as[2] + 1, ae[2] - 1, 0);
+        mb_buf_puts(b, ", ");
+        {
+            char *up = mb_strdup(T(x, ae[2] - 1)->text);
+            for (char *c = up; *c; c++) *c = (char)toupper((unsigned char)*c);
+            put_string(b, up);
+            free(up);
+        }
+        mb_buf_puts(b, ")");
         break;
     case F_TOJSON:
         if (n < 1 || n > 2) {
@@ -2343,6 +2433,9 @@ static json_t *array_struct_hint(xl *x, size_t a, size_t end)
         json_decref(typed);
         return rec;
     }
+    if (is_kw(x, a, "ARRAY_AGG") && is_op(x, a + 1, "(") && is_kw(x, match_paren(x, a + 1) + 1, "OVER") &&
+        is_op(x, match_paren(x, a + 1) + 2, "(") && match_paren(x, match_paren(x, a + 1) + 2) + 1 == end)
+        return array_struct_hint(x, a, match_paren(x, a + 1) + 1); /* as a window */
     if (T(x, a)->type == T_IDENT && is_op(x, a + 1, "(") && match_paren(x, a + 1) + 1 == end) {
         size_t close = end - 1, as[8], ae[8];
         size_t n = args_of(x, a + 1, close, as, ae, 8);
@@ -2356,6 +2449,8 @@ static json_t *array_struct_hint(xl *x, size_t a, size_t end)
                 }
             return repeated(item_hint(x, s0, e0));
         }
+        if (is_kw(x, a, "APPROX_QUANTILES") && n == 2) return repeated(item_hint(x, as[0], ae[0]));
+        if (is_kw(x, a, "GENERATE_DATE_ARRAY")) return repeated(json_string("DATE"));
         if (is_kw(x, a, "GENERATE_ARRAY")) {
             int real = 0;
             for (size_t k = a + 2; k < close; k++)

@@ -279,6 +279,16 @@ GROUP BY player_id, DATE(timestamp)""", "rows": []})
         ORDER BY dc.date DESC
         """, "fields": ["date:DATE", "record_count:INTEGER", "unique_players:INTEGER", "day_gap:INTEGER"],
        "rows": rows})
+    have = {h[2] for h in hist}
+    span = sorted(have)
+    from datetime import date, timedelta
+    d0, d1 = date.fromisoformat(span[0]), date.fromisoformat(span[-1])
+    missing = [str(d0 + timedelta(days=k)) for k in range((d1 - d0).days + 1) if str(d0 + timedelta(days=k)) not in have]
+    C({"src": "evaluation/main.py:227", "kind": "task", "sql": f"""
+SELECT day
+FROM UNNEST(GENERATE_DATE_ARRAY(DATE '{span[0]}', DATE_SUB(DATE '{TODAY}', INTERVAL 1 DAY))) AS day
+WHERE day NOT IN (SELECT DISTINCT date FROM `game_analytics.player_historical_stats`)
+ORDER BY day""", "fields": ["day:DATE"], "rows": [[m] for m in missing]})
     # test_enhanced_evaluation.py drives the same checks through bigquery_run_query
     C({"src": "test_enhanced_evaluation.py:41", "kind": "test", "sql": f"""
             SELECT 
@@ -594,6 +604,25 @@ FROM (
 WHERE amount > m + 3 * s
 ORDER BY transaction_id""",
        "rows": [[r["client_id"], r["transaction_id"], ts(r["txn_time"])] for r in flagged]})
+    def pct_cont(v, p):
+        v = sorted(v)
+        pos = p * (len(v) - 1)
+        lo, hi = math.floor(pos), math.ceil(pos)
+        return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+    C({"src": "docs/task.md", "kind": "task", "sql": """
+SELECT DISTINCT client_id,
+       PERCENTILE_CONT(amount, 0.5) OVER (PARTITION BY client_id) AS median,
+       PERCENTILE_CONT(amount, 0.9) OVER (PARTITION BY client_id) AS p90
+FROM `all_transactions.recordings`
+WHERE client_id IN ('client_0001', 'client_0002', 'client_0003') AND EXTRACT(YEAR FROM txn_time) = 2025
+ORDER BY client_id""", "fields": ["client_id:STRING", "median:FLOAT", "p90:FLOAT"],
+       "rows": [[c, pct_cont(v, 0.5), pct_cont(v, 0.9)] for c, v in sorted(per.items())]})
+    C({"src": "docs/task.md", "kind": "task", "sql": """
+SELECT client_id, APPROX_QUANTILES(amount, 4)[OFFSET(0)] AS lowest, APPROX_QUANTILES(amount, 4)[OFFSET(4)] AS highest,
+       ARRAY_LENGTH(APPROX_QUANTILES(amount, 4)) AS n
+FROM all_transactions.recordings
+WHERE client_id = 'client_0002' AND EXTRACT(YEAR FROM txn_time) = 2025
+GROUP BY client_id""", "rows": [["client_0002", min(per["client_0002"]), max(per["client_0002"]), 5]]})
     pool = [float(r["amount"]) for r in y25]
     thr = statistics.fmean(pool) + 3 * statistics.stdev(pool)
     pooled = sorted((r for r in y25 if float(r["amount"]) > thr), key=lambda r: r["transaction_id"])
@@ -758,6 +787,17 @@ WHERE user_id = (SELECT user_id FROM `transactions_analytics.live_transactions` 
 ORDER BY transaction_id""", "fields": ["transaction_id:STRING", "amount:FLOAT", "status:STRING", "timestamp:TIMESTAMP"],
        "rows": [[r["transaction_id"], float(r["amount"]), r["status"], convert(r["timestamp"], "TIMESTAMP")]
                 for r in rel]})
+    mine = sorted(r["transaction_id"] for r in rows_of["live_transactions"] if r["user_id"] == user)
+    C({"src": "docs/task.md", "kind": "task", "sql": f"""
+SELECT transaction_id,
+       ARRAY_AGG(transaction_id) OVER (PARTITION BY user_id ORDER BY transaction_id
+                                       ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS user_transactions,
+       COUNT(*) OVER (PARTITION BY user_id) AS n
+FROM transactions_analytics.live_transactions
+WHERE user_id = '{user}'
+ORDER BY transaction_id
+LIMIT 1""", "fields": ["transaction_id:STRING", "user_transactions:STRING:REPEATED", "n:INTEGER"],
+       "rows": [[mine[0], mine, len(mine)]]})
     C({"src": "docs/task.md", "kind": "task", "sql": f"""
 SELECT COUNT(*) AS hits FROM transactions_analytics.blacklist b
 WHERE b.value IN (SELECT email FROM transactions_analytics.users WHERE user_id = '{user}')
