@@ -680,7 +680,7 @@ static int run_select(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r,
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gc->db, p->sql, -1, &st, NULL) != SQLITE_OK)
-        return mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+        return mb_gc__sql_fail(gc, err);
     int rc = bind_params(gc, st, params, err);
     if (rc) {
         sqlite3_finalize(st);
@@ -769,7 +769,7 @@ static int run_select(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r,
         }
         json_array_append_new(rows, row);
     }
-    if (s != SQLITE_DONE) rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+    if (s != SQLITE_DONE) rc = mb_gc__sql_fail(gc, err);
     sqlite3_finalize(st);
     /* ARRAY and STRUCT columns: their element and field types from the values */
     for (int i = 0; !rc && i < nc; i++) {
@@ -905,10 +905,10 @@ static int run_dml(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, mb
     long long before = p->kind == GC_INSERT ? max_rowid(gc, p->dataset, p->table) : 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gc->db, p->sql, -1, &st, NULL) != SQLITE_OK)
-        return mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+        return mb_gc__sql_fail(gc, err);
     int rc = bind_params(gc, st, params, err);
     if (!rc && sqlite3_step(st) != SQLITE_DONE)
-        rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+        rc = mb_gc__sql_fail(gc, err);
     sqlite3_finalize(st);
     if (!rc) r->affected = sqlite3_changes(gc->db);
     if (!rc && p->kind == GC_INSERT) rc = normalise_new_rows(gc, p->dataset, p->table, before, err);
@@ -926,13 +926,13 @@ static int run_merge(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, 
     json_array_foreach(p->steps, i, s) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(gc->db, json_string_value(json_object_get(s, "sql")), -1, &st, NULL) != SQLITE_OK) {
-            rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+            rc = mb_gc__sql_fail(gc, err);
             break;
         }
         rc = bind_params(gc, st, params, err);
         int k = SQLITE_DONE;
         while (!rc && (k = sqlite3_step(st)) == SQLITE_ROW) {}
-        if (!rc && k != SQLITE_DONE) rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+        if (!rc && k != SQLITE_DONE) rc = mb_gc__sql_fail(gc, err);
         sqlite3_finalize(st);
         if (rc) break;
         if (json_is_true(json_object_get(s, "counts"))) changed += sqlite3_changes(gc->db);

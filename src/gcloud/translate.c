@@ -3167,8 +3167,293 @@ static void plan_merge(xl *x, size_t end, mb_gc_plan *p)
     free(src);
 }
 
+/* ------------------------------------------------------------- PIVOT */
+
+/* The text of tokens [a, b) in the source. */
+static void put_src(mb_buf *o, const char *sql, xl *x, size_t a, size_t b)
+{
+    if (b <= a) return;
+    size_t s0 = T(x, a)->start, s1 = T(x, b - 1)->start + T(x, b - 1)->len;
+    mb_buf_append(o, sql + s0, s1 - s0);
+}
+
+static void put_backticked(mb_buf *o, const char *name)
+{
+    mb_buf_putc(o, '`');
+    mb_buf_puts(o, name);
+    mb_buf_putc(o, '`');
+}
+
+/* The output column names of the from item [f0, f1) before a PIVOT: a
+ * table's columns, or a subquery's named select items. NULL: unknown. */
+static json_t *pivot_input_columns(xl *x, size_t f0, size_t f1)
+{
+    if (is_op(x, f0, "(")) {
+        size_t close = match_paren(x, f0);
+        if (close >= f1 || !is_kw(x, f0 + 1, "SELECT")) return NULL;
+        size_t k = f0 + 2, start = k;
+        if (is_kw(x, k, "DISTINCT") || is_kw(x, k, "ALL")) start = ++k;
+        json_t *names = json_array();
+        int depth = 0;
+        for (; k < close; k++) {
+            if (is_op(x, k, "(") || is_op(x, k, "[")) depth++;
+            else if (is_op(x, k, ")") || is_op(x, k, "]")) depth--;
+            if (depth || !(is_op(x, k, ",") || is_kw(x, k, "FROM") || k + 1 == close)) continue;
+            size_t e = (k + 1 == close && !is_op(x, k, ",") && !is_kw(x, k, "FROM")) ? k + 1 : k;
+            const char *name = NULL;
+            if (e >= start + 3 && is_kw(x, e - 2, "AS")) name = T(x, e - 1)->text;
+            else if (e > start && (T(x, e - 1)->type == T_IDENT || T(x, e - 1)->type == T_QIDENT) &&
+                     (e == start + 1 || is_op(x, e - 2, "."))) name = T(x, e - 1)->text;
+            if (!name || (e > start && is_op(x, e - 1, "*"))) {
+                json_decref(names);
+                return NULL;
+            }
+            json_array_append_new(names, json_string(name));
+            start = k + 1;
+            if (is_kw(x, k, "FROM")) break;
+        }
+        return names;
+    }
+    size_t k = f0;
+    json_t *parts = take_path(x, &k, 1);
+    const char *ds, *tb;
+    json_t *names = NULL;
+    size_t n = json_array_size(parts);
+    if (n >= 2 && n <= 3 && (n == 2 || !strcmp(part(parts, 0), x->gc->project))) {
+        ds = part(parts, n - 2);
+        tb = part(parts, n - 1);
+        json_t *fields = mb_gc__table_fields(x->gc, ds, tb), *f;
+        size_t i;
+        if (fields) {
+            names = json_array();
+            json_array_foreach(fields, i, f) json_array_append(names, json_object_get(f, "name"));
+            json_decref(fields);
+        }
+    }
+    json_decref(parts);
+    return names;
+}
+
+/* Rewrites the first `from_item PIVOT (agg [AS a], ... FOR col IN (v [AS a],
+ * ...)) [AS alias]` of sql into GoogleSQL without PIVOT: a subquery grouping
+ * the from item's other columns, with AGG(IF(col = v, arg, NULL)) per value
+ * (and per aggregate). *out: the new text, or NULL when there is no PIVOT. */
+static int pivot_rewrite(mb_gc *gc, const char *sql, size_t len, char **out, mb_err *err)
+{
+    *out = NULL;
+    xl x = {.gc = gc, .err = err};
+    int rc = lex(sql, len, &x.l, err);
+    if (rc) return rc;
+    size_t pv = 0;
+    for (size_t k = 1; k + 1 < x.l.n && !pv; k++)
+        if (is_kw(&x, k, "PIVOT") && is_op(&x, k + 1, "(") &&
+            (is_op(&x, k - 1, ")") || T(&x, k - 1)->type == T_IDENT || T(&x, k - 1)->type == T_QIDENT))
+            pv = k;
+    if (!pv) {
+        lexed_free(&x.l);
+        return MB_OK;
+    }
+    json_t *names = NULL, *aggs = json_array(), *vals = json_array();
+    mb_buf o = {0};
+    /* the from item: back to FROM / JOIN / ',' at its level */
+    size_t f0 = pv;
+    int depth = 0;
+    while (f0 > 0) {
+        size_t k = f0 - 1;
+        if (is_op(&x, k, ")")) depth++;
+        else if (is_op(&x, k, "(")) {
+            if (!depth) break;
+            depth--;
+        } else if (!depth && (is_kw(&x, k, "FROM") || is_kw(&x, k, "JOIN") || is_op(&x, k, ","))) break;
+        f0 = k;
+    }
+    size_t f1 = pv; /* [f0, f1): the from item with any alias */
+    size_t fe = f1;  /* the item without its alias */
+    if (fe >= f0 + 3 && is_kw(&x, fe - 2, "AS")) fe -= 2;
+    if (f0 >= pv || !is_kw(&x, f0 - 1, "FROM")) {
+        unsupported(&x, "PIVOT after a join or in this position");
+        goto done;
+    }
+    size_t open = pv + 1, close = match_paren(&x, open), forp = 0;
+    depth = 0;
+    for (size_t k = open + 1; k < close; k++) {
+        if (is_op(&x, k, "(")) depth++;
+        else if (is_op(&x, k, ")")) depth--;
+        else if (!depth && is_kw(&x, k, "FOR")) {
+            forp = k;
+            break;
+        }
+    }
+    if (!forp || (T(&x, forp + 1)->type != T_IDENT && T(&x, forp + 1)->type != T_QIDENT) ||
+        !is_kw(&x, forp + 2, "IN") || !is_op(&x, forp + 3, "(") || match_paren(&x, forp + 3) + 1 != close) {
+        fail(&x, MB_EINVAL, "Syntax error: Expected PIVOT (aggregate FOR column IN (values))");
+        goto done;
+    }
+    const char *col = T(&x, forp + 1)->text;
+    size_t as[64], ae[64];
+    size_t na = args_of(&x, open, forp, as, ae, 64);
+    ae[na ? na - 1 : 0] = forp; /* the last aggregate ends at FOR */
+    for (size_t a = 0; a < na; a++) {
+        size_t e = ae[a];
+        const char *alias = NULL;
+        if (e >= as[a] + 3 && is_kw(&x, e - 2, "AS")) {
+            alias = T(&x, e - 1)->text;
+            e -= 2;
+        } else if (e >= as[a] + 2 && is_op(&x, e - 2, ")") && T(&x, e - 1)->type == T_IDENT) {
+            alias = T(&x, e - 1)->text;
+            e -= 1;
+        }
+        if (T(&x, as[a])->type != T_IDENT || !is_op(&x, as[a] + 1, "(") || match_paren(&x, as[a] + 1) + 1 != e) {
+            fail(&x, MB_EINVAL, "PIVOT expects aggregate function calls");
+            goto done;
+        }
+        json_array_append_new(aggs, json_pack("{s:I,s:I,s:s?}", "a", (json_int_t)as[a], "e", (json_int_t)e, "alias",
+                                              alias));
+    }
+    if (!na || (na > 1 && json_array_size(aggs) != na)) goto done;
+    for (size_t a = 0; a < na; a++)
+        if (na > 1 && !json_object_get(json_array_get(aggs, a), "alias")) {
+            unsupported(&x, "PIVOT with several aggregates without aliases");
+            goto done;
+        }
+    size_t vs[256], ve[256];
+    size_t nv = args_of(&x, forp + 3, close - 1, vs, ve, 256);
+    if (!nv || nv == 256) {
+        fail(&x, MB_EINVAL, "Syntax error: PIVOT needs between 1 and 255 values");
+        goto done;
+    }
+    for (size_t v = 0; v < nv; v++) {
+        size_t e = ve[v];
+        const char *name = NULL;
+        if (e >= vs[v] + 3 && is_kw(&x, e - 2, "AS")) {
+            name = T(&x, e - 1)->text;
+            e -= 2;
+        } else if (e == vs[v] + 1 && T(&x, vs[v])->type == T_STR) {
+            name = T(&x, vs[v])->text;
+        }
+        if (!name) {
+            unsupported(&x, "PIVOT values other than string literals without an alias");
+            goto done;
+        }
+        int ok = *name && !isdigit((unsigned char)*name);
+        for (const char *c = name; *c && ok; c++) ok = isalnum((unsigned char)*c) || *c == '_';
+        if (!ok) {
+            unsupported(&x, "PIVOT values that do not make a column name (give them an alias)");
+            goto done;
+        }
+        json_array_append_new(vals, json_pack("{s:I,s:I,s:s}", "a", (json_int_t)vs[v], "e", (json_int_t)e, "name",
+                                              name));
+    }
+    names = pivot_input_columns(&x, f0, fe);
+    if (!names) {
+        unsupported(&x, "PIVOT over a from item whose columns are not named (name the subquery's columns)");
+        goto done;
+    }
+    /* the grouping columns: the input's columns the aggregates and FOR leave */
+    json_t *groups = json_array(), *nm;
+    size_t gi;
+    json_array_foreach(names, gi, nm) {
+        const char *c = json_string_value(nm);
+        int used = !strcasecmp(c, col);
+        for (size_t a = 0; a < na && !used; a++)
+            for (size_t k = as[a] + 2; k < ae[a] && !used; k++)
+                used = (T(&x, k)->type == T_IDENT || T(&x, k)->type == T_QIDENT) && !strcasecmp(T(&x, k)->text, c);
+        if (!used) json_array_append(groups, nm);
+    }
+    put_src(&o, sql, &x, 0, f0);
+    mb_buf_puts(&o, " (SELECT ");
+    json_array_foreach(groups, gi, nm) {
+        put_backticked(&o, json_string_value(nm));
+        mb_buf_puts(&o, ", ");
+    }
+    for (size_t a = 0; a < na; a++) {
+        json_t *ag = json_array_get(aggs, a);
+        size_t a0 = (size_t)json_integer_value(json_object_get(ag, "a"));
+        size_t a1 = (size_t)json_integer_value(json_object_get(ag, "e"));
+        size_t c1 = a1 - 1, arg0 = a0 + 2; /* ')' and the first argument */
+        int distinct = is_kw(&x, arg0, "DISTINCT");
+        if (distinct) arg0++;
+        size_t cs[16], ce[16];
+        size_t nargs = args_of(&x, a0 + 1, c1, cs, ce, 16);
+        if (distinct && nargs) cs[0] = arg0;
+        for (size_t v = 0; v < nv; v++) {
+            json_t *vl = json_array_get(vals, v);
+            if (a || v) mb_buf_puts(&o, ", ");
+            put_src(&o, sql, &x, a0, a0 + 2); /* NAME( */
+            if (distinct) mb_buf_puts(&o, "DISTINCT ");
+            mb_buf_puts(&o, "IF(");
+            put_backticked(&o, col);
+            size_t v0 = (size_t)json_integer_value(json_object_get(vl, "a"));
+            size_t v1 = (size_t)json_integer_value(json_object_get(vl, "e"));
+            if (v1 == v0 + 1 && is_kw(&x, v0, "NULL")) {
+                mb_buf_puts(&o, " IS NULL");
+            } else {
+                mb_buf_puts(&o, " = (");
+                put_src(&o, sql, &x, v0, v1);
+                mb_buf_puts(&o, ")");
+            }
+            mb_buf_puts(&o, ", ");
+            if (nargs == 1 && is_op(&x, cs[0], "*") && ce[0] == cs[0] + 1) mb_buf_puts(&o, "1");
+            else if (nargs) put_src(&o, sql, &x, cs[0], ce[0]);
+            mb_buf_puts(&o, ", NULL)");
+            for (size_t q = 1; q < nargs; q++) {
+                mb_buf_puts(&o, ", ");
+                put_src(&o, sql, &x, cs[q], ce[q]);
+            }
+            mb_buf_puts(&o, ") AS ");
+            const char *alias = json_string_value(json_object_get(ag, "alias"));
+            char *name = na > 1 ? mb_asprintf("%s_%s", alias, json_string_value(json_object_get(vl, "name")))
+                                : mb_strdup(json_string_value(json_object_get(vl, "name")));
+            put_backticked(&o, name);
+            free(name);
+        }
+    }
+    mb_buf_puts(&o, " FROM ");
+    put_src(&o, sql, &x, f0, f1);
+    if (json_array_size(groups)) {
+        mb_buf_puts(&o, " GROUP BY ");
+        json_array_foreach(groups, gi, nm) {
+            if (gi) mb_buf_puts(&o, ", ");
+            put_backticked(&o, json_string_value(nm));
+        }
+    }
+    mb_buf_puts(&o, ") ");
+    json_decref(groups);
+    mb_buf_append(&o, sql + T(&x, close)->start + 1, len - (T(&x, close)->start + 1));
+    *out = mb_buf_steal(&o);
+done:
+    mb_buf_free(&o);
+    json_decref(names);
+    json_decref(aggs);
+    json_decref(vals);
+    lexed_free(&x.l);
+    return x.failed;
+}
+
 int mb_gc__translate(mb_gc *gc, const char *sql, size_t len, mb_gc_plan *p, mb_err *err)
 {
+    /* PIVOTs first: each becomes a grouping subquery, then the text is read again */
+    char *rewritten = NULL;
+    for (int round = 0;; round++) {
+        char *next = NULL;
+        int prc = pivot_rewrite(gc, rewritten ? rewritten : sql, rewritten ? strlen(rewritten) : len, &next, err);
+        if (!prc && next && round == 16) {
+            free(next);
+            prc = mb_err_set(err, MB_EINVAL, "Unsupported: more than 16 PIVOTs in one statement");
+        }
+        if (prc) {
+            free(rewritten);
+            return prc;
+        }
+        if (!next) break;
+        free(rewritten);
+        rewritten = next;
+    }
+    if (rewritten) {
+        int rrc = mb_gc__translate(gc, rewritten, strlen(rewritten), p, err);
+        free(rewritten);
+        return rrc;
+    }
     memset(p, 0, sizeof *p);
     xl x = {.gc = gc, .err = err};
     int rc = lex(sql, len, &x.l, err);

@@ -481,6 +481,17 @@ WITH all_scores AS (
   {union})
 SELECT COUNT(*) AS n, COUNT(DISTINCT student_id) AS students, ROUND(AVG(score), 4) AS mean
 FROM all_scores""", "rows": [[len(allrows), len(hist), bq_round(statistics.fmean(d[3] for _, d in allrows), 4)]]})
+    exams = {}
+    for s_, d in allrows:
+        exams.setdefault(d[0], {})[s_] = d[3]
+    ins = ", ".join(f"'{x}' AS s{x}" for x in sfx)
+    C({"src": "docs/task.md", "kind": "task", "sql": f"""
+SELECT *
+FROM (SELECT student_id, _TABLE_SUFFIX AS exam, score FROM `academic_warning.scores_*`)
+PIVOT (MAX(score) FOR exam IN ({ins}))
+ORDER BY student_id
+LIMIT 5""", "fields": ["student_id:STRING"] + [f"s{x}:FLOAT" for x in sfx],
+       "rows": [[k] + [exams[k].get(x) for x in sfx] for k in sorted(exams)[:5]]})
     values = ",\n  ".join(f"({sql_str(r['student_id'])}, {sql_str(r['name'])}, {r['score']})" for r in latest)
     C({"src": "docs/task.md", "kind": "task", "sql": f"""
 CREATE TABLE academic_warning.latest_quiz_scores (student_id STRING, name STRING, score FLOAT64);
