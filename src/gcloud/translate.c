@@ -1673,17 +1673,23 @@ static size_t array_literal_typed(xl *x, size_t open, json_t *typed)
     x->uses_arrays = 1;
     put_sep(x);
     mb_buf_puts(&x->out, "json_array(");
-    size_t as[1024], ae[1024];
-    size_t n = args_of(x, open, close, as, ae, 1024);
+    /* on the heap: array literals nest, and the facade's threads have small stacks */
+    size_t *as = NULL, *ae = NULL, n = 0;
     json_t *own = NULL;
-    if (!typed && n > 0) typed = own = typed_struct_at(x, as[0]);
+    if (!typed && is_kw(x, open + 1, "STRUCT")) typed = own = typed_struct_at(x, open + 1);
+    if (typed) {
+        as = mb_malloc(2048 * sizeof *as);
+        ae = as + 1024;
+        n = args_of(x, open, close, as, ae, 1024);
+    }
     if (n == 1024 || !typed) {
         xrange(x, open + 1, close, 0);
     } else {
+        size_t *ts = mb_malloc(512 * sizeof *ts), *te = ts + 256;
         for (size_t e = 0; e < n && !x->failed; e++) {
             if (e) mb_buf_puts(&x->out, ", ");
             size_t c = is_op(x, as[e], "(") ? match_paren(x, as[e]) : 0;
-            size_t ts[256], te[256], tn = c + 1 == ae[e] ? args_of(x, as[e], c, ts, te, 256) : 0;
+            size_t tn = c + 1 == ae[e] ? args_of(x, as[e], c, ts, te, 256) : 0;
             if (tn >= 2) {
                 if (tn != json_array_size(typed)) {
                     fail(x, MB_EINVAL, "Array element type STRUCT has %zu fields but the element has %zu",
@@ -1695,7 +1701,9 @@ static size_t array_literal_typed(xl *x, size_t open, json_t *typed)
                 xrange(x, as[e], ae[e], 0);
             }
         }
+        free(ts);
     }
+    free(as);
     json_decref(own);
     mb_buf_puts(&x->out, ")");
     return close + 1;
@@ -1898,7 +1906,7 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
 {
     int expect_table = table_ctx_start;
     int in_from[256] = {0};
-    int in_select[256] = {0}; /* inside a select list at this level */
+    unsigned char in_select[256] = {0}; /* inside a select list at this level */
     opener stack[256];
     int depth = 0;
     size_t i = a;
