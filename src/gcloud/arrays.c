@@ -83,6 +83,41 @@ static void result_array(sqlite3_context *cx, json_t *a)
     sqlite3_result_subtype(cx, JSON_SUBTYPE);
 }
 
+/* bq_split(s [, delimiter]): SPLIT, ARRAY<STRING>; the delimiter defaults to
+ * ','; an empty one splits into characters; '' gives [""]. */
+static void f_split(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL || (argc > 1 && sqlite3_value_type(argv[1]) == SQLITE_NULL))
+        return;
+    const char *s = (const char *)sqlite3_value_text(argv[0]);
+    size_t n = (size_t)sqlite3_value_bytes(argv[0]);
+    const char *d = argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : ",";
+    size_t dn = argc > 1 ? (size_t)sqlite3_value_bytes(argv[1]) : 1;
+    json_t *a = json_array();
+    size_t start = 0;
+    for (size_t i = 0; i <= n && json_array_size(a) < ARRAY_MAX_ELEMS;) {
+        if (!dn) { /* one element per UTF-8 character */
+            if (i == n) break;
+            size_t k = i + 1;
+            while (k < n && ((unsigned char)s[k] & 0xC0) == 0x80) k++;
+            json_array_append_new(a, json_stringn(s + i, k - i) ?: json_string(""));
+            i = k;
+            continue;
+        }
+        if (i == n || (n - i >= dn && !memcmp(s + i, d, dn))) {
+            json_array_append_new(a, json_stringn(s + start, i - start) ?: json_string(""));
+            if (i == n) break;
+            i += dn;
+            start = i;
+        } else {
+            i++;
+        }
+    }
+    if (!dn && !n) json_array_append_new(a, json_string(""));
+    result_array(cx, a);
+    json_decref(a);
+}
+
 /* The array argument: NULL (SQL NULL), or an error set and NULL. */
 static json_t *arg_array(sqlite3_context *cx, sqlite3_value *v, const char *fn, int *err)
 {
@@ -564,6 +599,8 @@ int mb_gc__arrays_register(sqlite3 *db)
         {"bq_array_concat", -1, f_array_concat},
         {"bq_array_reverse", 1, f_array_reverse},
         {"bq_array_length", 1, f_array_length},
+        {"bq_split", 1, f_split},
+        {"bq_split", 2, f_split},
     };
     int rc = SQLITE_OK;
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof S / sizeof *S; i++)

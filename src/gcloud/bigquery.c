@@ -606,9 +606,10 @@ static void fill_field(json_t *f, json_t *vals)
  * integers as reals, records in the schema's key order). */
 static json_t *typed_value(json_t *v, json_t *f, int elem)
 {
-    if (!v || json_is_null(v)) return json_null();
     const char *t = json_string_value(json_object_get(f, "type")) ?: "STRING";
     const char *m = json_string_value(json_object_get(f, "mode"));
+    /* a NULL ARRAY comes out as [], as BigQuery writes results */
+    if (!v || json_is_null(v)) return !elem && m && !strcmp(m, "REPEATED") ? json_array() : json_null();
     if (!elem && m && !strcmp(m, "REPEATED")) {
         json_t *a = json_array();
         size_t i;

@@ -215,10 +215,7 @@ static void put_double(mb_buf *b, double d)
     else if (isinf(d)) mb_buf_puts(b, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
     else {
         char buf[40];
-        for (int prec = 15; prec <= 17; prec++) {
-            snprintf(buf, sizeof buf, "%.*g", prec, d);
-            if (strtod(buf, NULL) == d) break;
-        }
+        mb_gc__float_text(d, buf);
         mb_buf_puts(b, buf);
     }
 }

@@ -811,6 +811,7 @@ static const struct fn {
     {"GENERATE_ARRAY", F_PASS, "bq_generate_array", NULL, NULL},
     {"TO_JSON_STRING", F_TOJSON, "bq_to_json", NULL, "STRING"},
     {"GENERATE_DATE_ARRAY", F_GDA, "bq_generate_date_array", NULL, NULL},
+    {"SPLIT", F_PASS, "bq_split", NULL, "ARRAY<STRING>"},
     {"PERCENTILE_CONT", F_QUANT, "bq_percentile", "0", "FLOAT"},
     {"PERCENTILE_DISC", F_QUANT, "bq_percentile", "1", "=arg"},
     {"APPROX_QUANTILES", F_QUANT, "bq_approx_quantiles", NULL, NULL},
@@ -1193,6 +1194,7 @@ static size_t function(xl *x, size_t i)
     case F_QUANT: break;
     case F_PASS:
     case F_NOW:
+        if (f->hint && !strcmp(f->hint, "ARRAY<STRING>")) x->uses_arrays = 1;
         mb_buf_printf(b, "%s(", f->sq);
         xrange(x, open + 1, close, 0);
         mb_buf_puts(b, ")");

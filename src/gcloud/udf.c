@@ -644,11 +644,9 @@ static void f_cast(sqlite3_context *cx, int argc, sqlite3_value **argv)
         what = !strcmp(type, "FLOAT64") ? "double" : "numeric";
     } else if (!strcmp(type, "STRING")) {
         if (vt == SQLITE_FLOAT) {
-            mb_buf b = {0};
-            double v = sqlite3_value_double(argv[0]);
-            if (v == floor(v) && fabs(v) < 1e16) mb_buf_printf(&b, "%.0f", v);
-            else mb_buf_printf(&b, "%.17g", v);
-            sqlite3_result_text(cx, b.data, (int)b.len, free);
+            char t[40];
+            mb_gc__float_text(sqlite3_value_double(argv[0]), t);
+            sqlite3_result_text(cx, t, -1, SQLITE_TRANSIENT);
             return;
         }
         sqlite3_result_text(cx, s, -1, SQLITE_TRANSIENT);
@@ -726,8 +724,10 @@ static void f_concat(sqlite3_context *cx, int argc, sqlite3_value **argv)
     for (int i = 0; i < argc; i++) {
         if (sqlite3_value_type(argv[i]) == SQLITE_FLOAT) {
             double v = sqlite3_value_double(argv[i]);
+            char t[40];
+            mb_gc__float_text(v, t);
             if (v == floor(v) && fabs(v) < 1e16) mb_buf_printf(&b, "%.1f", v);
-            else mb_buf_printf(&b, "%.17g", v);
+            else mb_buf_puts(&b, t);
         } else
             mb_buf_append(&b, sqlite3_value_text(argv[i]), (size_t)sqlite3_value_bytes(argv[i]));
     }
