@@ -1904,6 +1904,34 @@ static int wrap_ok(xl *x)
     return 0;
 }
 
+static json_t *unnest_hint(xl *x, size_t a, size_t b);
+
+/* Whether the select list's * at k reads a FROM that is only an UNNEST of
+ * STRUCTs (whose * BigQuery expands into the fields). */
+static int star_over_struct_unnest(xl *x, size_t k)
+{
+    if (!(is_kw(x, k - 1, "SELECT") || is_kw(x, k - 1, "DISTINCT") || is_op(x, k - 1, ","))) return 0;
+    int depth = 0;
+    size_t f = k + 1;
+    for (; f < x->l.n && T(x, f)->type != T_EOF; f++) {
+        if (is_op(x, f, "(")) depth++;
+        else if (is_op(x, f, ")")) {
+            if (!depth--) return 0;
+        } else if (!depth && is_kw(x, f, "FROM")) break;
+    }
+    if (!is_kw(x, f, "FROM") || !is_kw(x, f + 1, "UNNEST") || !is_op(x, f + 2, "(")) return 0;
+    size_t close = match_paren(x, f + 2), m = close + 1;
+    if (is_kw(x, m, "AS")) m++;
+    if (T(x, m)->type == T_QIDENT || (T(x, m)->type == T_IDENT && !is_keyword(T(x, m)->text))) m++;
+    if (is_op(x, m, ",") || is_kw(x, m, "JOIN") || is_kw(x, m, "CROSS") || is_kw(x, m, "LEFT") ||
+        is_kw(x, m, "INNER") || is_kw(x, m, "WITH"))
+        return 0;
+    json_t *h = unnest_hint(x, f + 3, close);
+    int rec = json_is_object(h) && json_object_get(h, "fields") != NULL;
+    json_decref(h);
+    return rec;
+}
+
 static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
 {
     int expect_table = table_ctx_start;
@@ -2030,6 +2058,9 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
                 continue;
             } else if (!strcmp(s, ".")) {
                 fail(x, MB_EINVAL, "Syntax error: Unexpected \".\"");
+            } else if (!strcmp(s, "*") && in_select[depth] && star_over_struct_unnest(x, i)) {
+                unsupported(x, "SELECT * over an UNNEST of STRUCTs (select the fields by name)");
+                return;
             } else if (!strcmp(s, "*") && (is_kw(x, i + 1, "EXCEPT") || is_kw(x, i + 1, "REPLACE")) &&
                        is_op(x, i + 2, "(")) {
                 i = star_mods(x, i);
