@@ -75,6 +75,7 @@ int mb_gc__udf_register(sqlite3 *db);
 int mb_gc__arrays_register(sqlite3 *db);
 int mb_gc__jsonfn_register(sqlite3 *db); /* jsonfn.c */
 int mb_gc__quantiles_register(sqlite3 *db); /* quantiles.c */
+int mb_gc__strfn_register(sqlite3 *db); /* strfn.c */
 int mb_gc__sql_fail(mb_gc *gc, mb_err *err); /* sqlerr.c: SQLite's message in BigQuery's words */
 
 /* translate.c: GoogleSQL statement -> plan. */

@@ -684,6 +684,8 @@ typedef enum fk {
     F_TOJSON,   /* TO_JSON_STRING(value): bq_to_json(value, its field) */
     F_QUANT,    /* PERCENTILE_CONT/DISC(x, p) OVER, APPROX_QUANTILES(x, n) */
     F_GDA,      /* GENERATE_DATE_ARRAY(a, b [, INTERVAL n part]) */
+    F_PREFIX,   /* sq(extra, args...) */
+    F_COUNTD,   /* APPROX_COUNT_DISTINCT(x): count(DISTINCT x) */
     F_REGEXP,   /* bq_regexp(a, b, extra [, c]) */
     F_LOG,
     F_NOW,      /* no arguments needed */
@@ -812,6 +814,23 @@ static const struct fn {
     {"TO_JSON_STRING", F_TOJSON, "bq_to_json", NULL, "STRING"},
     {"GENERATE_DATE_ARRAY", F_GDA, "bq_generate_date_array", NULL, NULL},
     {"SPLIT", F_PASS, "bq_split", NULL, "ARRAY<STRING>"},
+    {"LEFT", F_PASS, "bq_left", NULL, "STRING"},
+    {"RIGHT", F_PASS, "bq_right", NULL, "STRING"},
+    {"REVERSE", F_PASS, "bq_reverse", NULL, "STRING"},
+    {"REPEAT", F_PASS, "bq_repeat", NULL, "STRING"},
+    {"CONTAINS_SUBSTR", F_PASS, "bq_contains_substr", NULL, "BOOLEAN"},
+    {"INITCAP", F_PASS, "bq_initcap", NULL, "STRING"},
+    {"BYTE_LENGTH", F_PASS, "bq_byte_length", NULL, "INTEGER"},
+    {"ASCII", F_PASS, "bq_ascii", NULL, "INTEGER"},
+    {"CHR", F_PASS, "bq_chr", NULL, "STRING"},
+    {"SAFE_ADD", F_PREFIX, "bq_safe_arith", "0", NULL},
+    {"SAFE_SUBTRACT", F_PREFIX, "bq_safe_arith", "1", NULL},
+    {"SAFE_MULTIPLY", F_PREFIX, "bq_safe_arith", "2", NULL},
+    {"SAFE_NEGATE", F_PREFIX, "bq_safe_arith", "3", NULL},
+    {"UNIX_DATE", F_PASS, "bq_unix_date", NULL, "INTEGER"},
+    {"DATE_FROM_UNIX_DATE", F_PASS, "bq_date_from_unix_date", NULL, "DATE"},
+    {"LAST_DAY", F_PART, "bq_last_day", NULL, "DATE"},
+    {"APPROX_COUNT_DISTINCT", F_COUNTD, "count", NULL, "INTEGER"},
     {"PERCENTILE_CONT", F_QUANT, "bq_percentile", "0", "FLOAT"},
     {"PERCENTILE_DISC", F_QUANT, "bq_percentile", "1", "=arg"},
     {"APPROX_QUANTILES", F_QUANT, "bq_approx_quantiles", NULL, NULL},
@@ -1316,6 +1335,21 @@ static size_t function(xl *x, size_t i)
         mb_buf_puts(b, ", ");
         xrange(x, as[1], ae[1], 0);
         mb_buf_printf(b, ", %s)", f->extra);
+        break;
+    case F_PREFIX:
+        mb_buf_printf(b, "%s(%s", f->sq, f->extra);
+        if (n) mb_buf_puts(b, ", ");
+        xrange(x, open + 1, close, 0);
+        mb_buf_puts(b, ")");
+        break;
+    case F_COUNTD:
+        if (n != 1) {
+            fail(x, MB_EINVAL, "No matching signature for aggregate function %s", f->bq);
+            return close + 1;
+        }
+        mb_buf_puts(b, "count(DISTINCT ");
+        xrange(x, as[0], ae[0], 0);
+        mb_buf_puts(b, ")");
         break;
     case F_GDA:
         if (n < 2 || n > 3 || (n == 3 && !is_kw(x, as[2], "INTERVAL"))) {
@@ -2224,7 +2258,8 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
                 return;
             }
             if ((is_op(x, i + 1, "(") && !is_keyword(t->text) && !is_kw(x, i, "IN") && !expect_table) ||
-                ((is_kw(x, i, "IF") || is_kw(x, i, "REPLACE")) && is_op(x, i + 1, "("))) {
+                ((is_kw(x, i, "IF") || is_kw(x, i, "REPLACE") || is_kw(x, i, "LEFT") || is_kw(x, i, "RIGHT")) &&
+                 is_op(x, i + 1, "("))) {
                 PRIMARY();
                 i = function(x, i);
                 continue;

@@ -1059,5 +1059,6 @@ int mb_gc__udf_register(sqlite3 *db)
     if (rc == SQLITE_OK) rc = mb_gc__arrays_register(db);
     if (rc == SQLITE_OK) rc = mb_gc__jsonfn_register(db);
     if (rc == SQLITE_OK) rc = mb_gc__quantiles_register(db);
+    if (rc == SQLITE_OK) rc = mb_gc__strfn_register(db);
     return rc;
 }
