@@ -2013,6 +2013,23 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
         mb_buf *o = &x->out;
         if (t->type == T_OP) {
             const char *s = t->text;
+            if (!strcmp(s, "(") && !is_kw(x, i + 1, "SELECT") && !is_kw(x, i + 1, "WITH")) {
+                /* a tuple (a, b): SQLite orders row values, BigQuery refuses to order STRUCTs */
+                size_t c = match_paren(x, i);
+                static const char *const ORD[] = {"<", ">", "<=", ">=", NULL};
+                int tuple = 0, ordered = 0, d = 0;
+                for (size_t k = i + 1; k < c && !tuple; k++) {
+                    if (is_op(x, k, "(") || is_op(x, k, "[")) d++;
+                    else if (is_op(x, k, ")") || is_op(x, k, "]")) d--;
+                    else if (!d && is_op(x, k, ",")) tuple = 1;
+                }
+                for (const char *const *op = ORD; *op && tuple; op++)
+                    ordered |= is_op(x, c + 1, *op) || is_op(x, i - 1, *op);
+                if (ordered) {
+                    unsupported(x, "ordering comparisons (<, >) of STRUCTs");
+                    return;
+                }
+            }
             if (!strcmp(s, "(")) {
                 OPEN("parentheses");
                 expect_table = 0;
