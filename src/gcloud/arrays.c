@@ -83,6 +83,41 @@ static void result_array(sqlite3_context *cx, json_t *a)
     sqlite3_result_subtype(cx, JSON_SUBTYPE);
 }
 
+/* bq_split(s [, delimiter]): SPLIT, ARRAY<STRING>; the delimiter defaults to
+ * ','; an empty one splits into characters; '' gives [""]. */
+static void f_split(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL || (argc > 1 && sqlite3_value_type(argv[1]) == SQLITE_NULL))
+        return;
+    const char *s = (const char *)sqlite3_value_text(argv[0]);
+    size_t n = (size_t)sqlite3_value_bytes(argv[0]);
+    const char *d = argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : ",";
+    size_t dn = argc > 1 ? (size_t)sqlite3_value_bytes(argv[1]) : 1;
+    json_t *a = json_array();
+    size_t start = 0;
+    for (size_t i = 0; i <= n && json_array_size(a) < ARRAY_MAX_ELEMS;) {
+        if (!dn) { /* one element per UTF-8 character */
+            if (i == n) break;
+            size_t k = i + 1;
+            while (k < n && ((unsigned char)s[k] & 0xC0) == 0x80) k++;
+            json_array_append_new(a, json_stringn(s + i, k - i) ?: json_string(""));
+            i = k;
+            continue;
+        }
+        if (i == n || (n - i >= dn && !memcmp(s + i, d, dn))) {
+            json_array_append_new(a, json_stringn(s + start, i - start) ?: json_string(""));
+            if (i == n) break;
+            i += dn;
+            start = i;
+        } else {
+            i++;
+        }
+    }
+    if (!dn && !n) json_array_append_new(a, json_string(""));
+    result_array(cx, a);
+    json_decref(a);
+}
+
 /* The array argument: NULL (SQL NULL), or an error set and NULL. */
 static json_t *arg_array(sqlite3_context *cx, sqlite3_value *v, const char *fn, int *err)
 {
@@ -291,6 +326,7 @@ typedef struct array_agg {
     long long limit;
     json_t *desc; /* per key: 1 = DESC */
     int too_many;
+    size_t seq; /* the next item's arrival number */
 } array_agg;
 
 static void agg_step(sqlite3_context *cx, int argc, sqlite3_value **argv)
@@ -321,8 +357,20 @@ static void agg_step(sqlite3_context *cx, int argc, sqlite3_value **argv)
         json_array_append_new(keys, value_json(argv[k]));
         if (!g->n) json_array_append_new(g->desc, json_boolean(sqlite3_value_int(argv[k + 1])));
     }
-    g->items[g->n] = (agg_item){v, keys, g->n};
+    g->items[g->n] = (agg_item){v, keys, g->seq++};
     g->n++;
+}
+
+/* As a window function: the row leaving the frame is the first that came. */
+static void agg_inverse(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    array_agg *g = sqlite3_aggregate_context(cx, 0);
+    if (!g || !g->n || argc < 1) return;
+    if ((g->flags & 2) && sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+    json_decref(g->items[0].v);
+    json_decref(g->items[0].keys);
+    memmove(g->items, g->items + 1, (g->n - 1) * sizeof *g->items);
+    g->n--;
 }
 
 /* SQLite's order of values: NULL < numbers < text; ascending puts NULL first
@@ -352,28 +400,43 @@ static int cmp_items(const void *pa, const void *pb, void *ctx)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static void agg_final(sqlite3_context *cx)
+/* The array of the items now held (sorted on a copy: a window's inverse
+ * needs them in arrival order). */
+static void agg_result(sqlite3_context *cx, array_agg *g)
 {
-    array_agg *g = sqlite3_aggregate_context(cx, 0);
     if (!g || !g->n) {
-        if (g) json_decref(g->desc);
         sqlite3_result_null(cx);
         return;
     }
     if (g->too_many) {
         sqlite3_result_error(cx, "ARRAY_AGG: the array has more than 1000000 elements", -1);
-    } else {
-        qsort_r(g->items, g->n, sizeof *g->items, cmp_items, g->desc);
-        json_t *a = json_array();
-        int nul = 0;
-        for (size_t i = 0; i < g->n && (g->limit < 0 || (long long)i < g->limit); i++) {
-            nul |= json_is_null(g->items[i].v);
-            json_array_append(a, g->items[i].v);
-        }
-        if (nul) sqlite3_result_error(cx, "Array cannot have a null element; error in writing field ARRAY_AGG", -1);
-        else result_array(cx, a);
-        json_decref(a);
+        return;
     }
+    agg_item *sorted = mb_malloc(g->n * sizeof *sorted);
+    memcpy(sorted, g->items, g->n * sizeof *sorted);
+    qsort_r(sorted, g->n, sizeof *sorted, cmp_items, g->desc);
+    json_t *a = json_array();
+    int nul = 0;
+    for (size_t i = 0; i < g->n && (g->limit < 0 || (long long)i < g->limit); i++) {
+        nul |= json_is_null(sorted[i].v);
+        json_array_append(a, sorted[i].v);
+    }
+    free(sorted);
+    if (nul) sqlite3_result_error(cx, "Array cannot have a null element; error in writing field ARRAY_AGG", -1);
+    else result_array(cx, a);
+    json_decref(a);
+}
+
+static void agg_value(sqlite3_context *cx)
+{
+    agg_result(cx, sqlite3_aggregate_context(cx, 0));
+}
+
+static void agg_final(sqlite3_context *cx)
+{
+    array_agg *g = sqlite3_aggregate_context(cx, 0);
+    agg_result(cx, g);
+    if (!g) return;
     for (size_t i = 0; i < g->n; i++) {
         json_decref(g->items[i].v);
         json_decref(g->items[i].keys);
@@ -536,12 +599,15 @@ int mb_gc__arrays_register(sqlite3 *db)
         {"bq_array_concat", -1, f_array_concat},
         {"bq_array_reverse", 1, f_array_reverse},
         {"bq_array_length", 1, f_array_length},
+        {"bq_split", 1, f_split},
+        {"bq_split", 2, f_split},
     };
     int rc = SQLITE_OK;
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof S / sizeof *S; i++)
         rc = sqlite3_create_function(db, S[i].name, S[i].nargs, F, NULL, S[i].fn, NULL, NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_create_function(db, "bq_array_agg", -1, F, NULL, NULL, agg_step, agg_final);
+        rc = sqlite3_create_window_function(db, "bq_array_agg", -1, F, NULL, agg_step, agg_final, agg_value,
+                                            agg_inverse, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_module(db, "bq_unnest", &UNNEST, NULL);
     return rc;
 }

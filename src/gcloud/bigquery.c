@@ -606,9 +606,10 @@ static void fill_field(json_t *f, json_t *vals)
  * integers as reals, records in the schema's key order). */
 static json_t *typed_value(json_t *v, json_t *f, int elem)
 {
-    if (!v || json_is_null(v)) return json_null();
     const char *t = json_string_value(json_object_get(f, "type")) ?: "STRING";
     const char *m = json_string_value(json_object_get(f, "mode"));
+    /* a NULL ARRAY comes out as [], as BigQuery writes results */
+    if (!v || json_is_null(v)) return !elem && m && !strcmp(m, "REPEATED") ? json_array() : json_null();
     if (!elem && m && !strcmp(m, "REPEATED")) {
         json_t *a = json_array();
         size_t i;
@@ -680,7 +681,7 @@ static int run_select(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r,
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gc->db, p->sql, -1, &st, NULL) != SQLITE_OK)
-        return mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+        return mb_gc__sql_fail(gc, err);
     int rc = bind_params(gc, st, params, err);
     if (rc) {
         sqlite3_finalize(st);
@@ -769,7 +770,7 @@ static int run_select(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r,
         }
         json_array_append_new(rows, row);
     }
-    if (s != SQLITE_DONE) rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+    if (s != SQLITE_DONE) rc = mb_gc__sql_fail(gc, err);
     sqlite3_finalize(st);
     /* ARRAY and STRUCT columns: their element and field types from the values */
     for (int i = 0; !rc && i < nc; i++) {
@@ -905,10 +906,10 @@ static int run_dml(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, mb
     long long before = p->kind == GC_INSERT ? max_rowid(gc, p->dataset, p->table) : 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gc->db, p->sql, -1, &st, NULL) != SQLITE_OK)
-        return mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+        return mb_gc__sql_fail(gc, err);
     int rc = bind_params(gc, st, params, err);
     if (!rc && sqlite3_step(st) != SQLITE_DONE)
-        rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+        rc = mb_gc__sql_fail(gc, err);
     sqlite3_finalize(st);
     if (!rc) r->affected = sqlite3_changes(gc->db);
     if (!rc && p->kind == GC_INSERT) rc = normalise_new_rows(gc, p->dataset, p->table, before, err);
@@ -926,13 +927,13 @@ static int run_merge(mb_gc *gc, mb_gc_plan *p, json_t *params, mb_gc_result *r, 
     json_array_foreach(p->steps, i, s) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(gc->db, json_string_value(json_object_get(s, "sql")), -1, &st, NULL) != SQLITE_OK) {
-            rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+            rc = mb_gc__sql_fail(gc, err);
             break;
         }
         rc = bind_params(gc, st, params, err);
         int k = SQLITE_DONE;
         while (!rc && (k = sqlite3_step(st)) == SQLITE_ROW) {}
-        if (!rc && k != SQLITE_DONE) rc = mb_err_set(err, MB_EINVAL, "%s", sqlite3_errmsg(gc->db));
+        if (!rc && k != SQLITE_DONE) rc = mb_gc__sql_fail(gc, err);
         sqlite3_finalize(st);
         if (rc) break;
         if (json_is_true(json_object_get(s, "counts"))) changed += sqlite3_changes(gc->db);

@@ -51,6 +51,7 @@ json_t *mb_gc__column_json(sqlite3_stmt *st, int i, const char *type, const char
 int mb_gc__ts_norm(const char *s, char out[40]);
 /* Same for DATE "YYYY-MM-DD" (a timestamp's date part is accepted). */
 int mb_gc__date_norm(const char *s, char out[16]);
+void mb_gc__float_text(double d, char out[40]); /* as CAST(x AS STRING) writes a FLOAT64 */
 /* Parses a date or timestamp text: days since the epoch and microseconds
  * into the day (UTC); *has_time when a time part was given. 0 or -1. */
 int mb_gc__ts_parse(const char *s, long *days, long long *micros, int *has_time);
@@ -72,6 +73,10 @@ int mb_gc__upload_cancel(mb_gc *gc, const char *id, mb_err *err);
 int mb_gc__udf_register(sqlite3 *db);
 /* ARRAY / STRUCT functions, ARRAY_AGG, '/', and the bq_unnest table (arrays.c). */
 int mb_gc__arrays_register(sqlite3 *db);
+int mb_gc__jsonfn_register(sqlite3 *db); /* jsonfn.c */
+int mb_gc__quantiles_register(sqlite3 *db); /* quantiles.c */
+int mb_gc__strfn_register(sqlite3 *db); /* strfn.c */
+int mb_gc__sql_fail(mb_gc *gc, mb_err *err); /* sqlerr.c: SQLite's message in BigQuery's words */
 
 /* translate.c: GoogleSQL statement -> plan. */
 typedef enum mb_gc_stmt_kind {

@@ -659,6 +659,12 @@ static void table_ref(xl *x, size_t *i)
             char *dt = mb_asprintf("%s.%s", ds, tb);
             put_quoted_id(&x->out, dt);
             free(dt);
+            /* no alias: the table's name is one, as in BigQuery (t.col after FROM d.t) */
+            tok *nx = T(x, *i);
+            if (!is_kw(x, *i, "AS") && nx->type != T_QIDENT && !(nx->type == T_IDENT && !is_keyword(nx->text))) {
+                mb_buf_puts(&x->out, " AS ");
+                put_quoted_id(&x->out, tb);
+            }
         }
     }
     json_decref(parts);
@@ -674,6 +680,12 @@ typedef enum fk {
     F_FMT,      /* bq_format(a, b, extra) */
     F_PARSE,    /* bq_parse(a, b, extra) */
     F_UNIX,     /* name(x, extra) */
+    F_JSON,     /* name(extra, json [, path]) */
+    F_TOJSON,   /* TO_JSON_STRING(value): bq_to_json(value, its field) */
+    F_QUANT,    /* PERCENTILE_CONT/DISC(x, p) OVER, APPROX_QUANTILES(x, n) */
+    F_GDA,      /* GENERATE_DATE_ARRAY(a, b [, INTERVAL n part]) */
+    F_PREFIX,   /* sq(extra, args...) */
+    F_COUNTD,   /* APPROX_COUNT_DISTINCT(x): count(DISTINCT x) */
     F_REGEXP,   /* bq_regexp(a, b, extra [, c]) */
     F_LOG,
     F_NOW,      /* no arguments needed */
@@ -799,6 +811,37 @@ static const struct fn {
     {"ARRAY_CONCAT", F_PASS, "bq_array_concat", NULL, NULL},
     {"ARRAY_REVERSE", F_PASS, "bq_array_reverse", NULL, NULL},
     {"GENERATE_ARRAY", F_PASS, "bq_generate_array", NULL, NULL},
+    {"TO_JSON_STRING", F_TOJSON, "bq_to_json", NULL, "STRING"},
+    {"GENERATE_DATE_ARRAY", F_GDA, "bq_generate_date_array", NULL, NULL},
+    {"SPLIT", F_PASS, "bq_split", NULL, "ARRAY<STRING>"},
+    {"LEFT", F_PASS, "bq_left", NULL, "STRING"},
+    {"RIGHT", F_PASS, "bq_right", NULL, "STRING"},
+    {"REVERSE", F_PASS, "bq_reverse", NULL, "STRING"},
+    {"REPEAT", F_PASS, "bq_repeat", NULL, "STRING"},
+    {"CONTAINS_SUBSTR", F_PASS, "bq_contains_substr", NULL, "BOOLEAN"},
+    {"INITCAP", F_PASS, "bq_initcap", NULL, "STRING"},
+    {"BYTE_LENGTH", F_PASS, "bq_byte_length", NULL, "INTEGER"},
+    {"ASCII", F_PASS, "bq_ascii", NULL, "INTEGER"},
+    {"CHR", F_PASS, "bq_chr", NULL, "STRING"},
+    {"SAFE_ADD", F_PREFIX, "bq_safe_arith", "0", NULL},
+    {"SAFE_SUBTRACT", F_PREFIX, "bq_safe_arith", "1", NULL},
+    {"SAFE_MULTIPLY", F_PREFIX, "bq_safe_arith", "2", NULL},
+    {"SAFE_NEGATE", F_PREFIX, "bq_safe_arith", "3", NULL},
+    {"UNIX_DATE", F_PASS, "bq_unix_date", NULL, "INTEGER"},
+    {"DATE_FROM_UNIX_DATE", F_PASS, "bq_date_from_unix_date", NULL, "DATE"},
+    {"LAST_DAY", F_PART, "bq_last_day", NULL, "DATE"},
+    {"APPROX_COUNT_DISTINCT", F_COUNTD, "count", NULL, "INTEGER"},
+    {"PERCENTILE_CONT", F_QUANT, "bq_percentile", "0", "FLOAT"},
+    {"PERCENTILE_DISC", F_QUANT, "bq_percentile", "1", "=arg"},
+    {"APPROX_QUANTILES", F_QUANT, "bq_approx_quantiles", NULL, NULL},
+    {"JSON_EXTRACT_SCALAR", F_JSON, "bq_json", "0", "STRING"},
+    {"JSON_VALUE", F_JSON, "bq_json", "0", "STRING"},
+    {"JSON_EXTRACT", F_JSON, "bq_json", "1", "STRING"},
+    {"JSON_QUERY", F_JSON, "bq_json", "1", "STRING"},
+    {"JSON_EXTRACT_ARRAY", F_JSON, "bq_json", "2", "ARRAY<STRING>"},
+    {"JSON_QUERY_ARRAY", F_JSON, "bq_json", "2", "ARRAY<STRING>"},
+    {"JSON_EXTRACT_STRING_ARRAY", F_JSON, "bq_json", "3", "ARRAY<STRING>"},
+    {"JSON_VALUE_ARRAY", F_JSON, "bq_json", "3", "ARRAY<STRING>"},
 };
 
 static const struct fn *fn_of(const char *name)
@@ -951,9 +994,185 @@ static size_t array_agg(xl *x, size_t open, size_t close, int string_agg)
         else mb_buf_puts(b, "','");
         mb_buf_puts(b, ")");
     }
-    if (is_kw(x, close + 1, "OVER"))
+    /* as a window: plain ARRAY_AGG([IGNORE NULLS]) only, as BigQuery has it */
+    if (is_kw(x, close + 1, "OVER") && (string_agg || ord || lim0 || (flags & 1)))
         unsupported(x, string_agg ? "STRING_AGG with ORDER BY or LIMIT as a window function"
-                                  : "ARRAY_AGG as a window function");
+                                  : "ARRAY_AGG with DISTINCT, ORDER BY or LIMIT as a window function");
+    return close + 1;
+}
+
+static const char *col_type(xl *x, const char *name);
+
+/* The BigQuery type of the argument [a, b) when it is a plain column (col or
+ * alias.col, not a RECORD's field), else NULL. */
+static const char *arg_column_type(xl *x, size_t a, size_t b)
+{
+    const char *name = T(x, b - 1)->text;
+    for (size_t k = 1; k < x->l.n; k++) /* a name the query gives to something else too: unknown */
+        if (is_kw(x, k - 1, "AS") && (T(x, k)->type == T_IDENT || T(x, k)->type == T_QIDENT) &&
+            !strcasecmp(T(x, k)->text, name))
+            return NULL;
+    if (b == a + 1 && T(x, a)->type == T_IDENT && !is_keyword(T(x, a)->text)) return col_type(x, T(x, a)->text);
+    if (b == a + 3 && (T(x, a)->type == T_IDENT || T(x, a)->type == T_QIDENT) && is_op(x, a + 1, ".") &&
+        (T(x, a + 2)->type == T_IDENT || T(x, a + 2)->type == T_QIDENT) && !col_type(x, T(x, a)->text))
+        return col_type(x, T(x, a + 2)->text);
+    return NULL;
+}
+
+/* A type as GoogleSQL's messages name it (INT64, not INTEGER). */
+static const char *sql_type_name(const char *t)
+{
+    static const char *const MAP[][2] = {{"INTEGER", "INT64"}, {"FLOAT", "FLOAT64"}, {"BOOLEAN", "BOOL"},
+                                         {"RECORD", "STRUCT"}};
+    for (size_t k = 0; k < sizeof MAP / sizeof *MAP; k++)
+        if (!strcmp(t, MAP[k][0])) return MAP[k][1];
+    return t;
+}
+
+static json_t *item_hint(xl *x, size_t a, size_t b);
+
+/* The fields of the table that `name` stands for in a FROM (its alias, or
+ * the table's own name when it has none), or NULL. */
+static json_t *alias_fields(xl *x, const char *name)
+{
+    for (size_t k = 0; k + 1 < x->l.n; k++) {
+        if (!(is_kw(x, k, "FROM") || is_kw(x, k, "JOIN") || is_op(x, k, ",")) ||
+            (T(x, k + 1)->type != T_IDENT && T(x, k + 1)->type != T_QIDENT) || is_keyword(T(x, k + 1)->text))
+            continue;
+        size_t j = k + 1;
+        json_t *parts = take_path(x, &j, 1);
+        size_t n = json_array_size(parts);
+        const char *alias = n ? part(parts, n - 1) : "";
+        if (is_kw(x, j, "AS")) j++;
+        if (T(x, j)->type == T_QIDENT || (T(x, j)->type == T_IDENT && !is_keyword(T(x, j)->text)))
+            alias = T(x, j)->text;
+        json_t *f = NULL;
+        if (n >= 2 && n <= 3 && !strcasecmp(alias, name) &&
+            (n == 2 || !strcmp(part(parts, 0), x->gc->project)))
+            f = mb_gc__table_fields(x->gc, part(parts, n - 2), part(parts, n - 1));
+        json_decref(parts);
+        if (f) return f;
+    }
+    return NULL;
+}
+
+/* TO_JSON_STRING(value): bq_to_json(value, its BigQuery field); a table
+ * alias is the row as a STRUCT of the table's columns. */
+static void to_json(xl *x, const size_t *as, const size_t *ae, size_t n)
+{
+    mb_buf *b = &x->out;
+    if (n == 2 && !is_kw(x, as[1], "FALSE")) {
+        unsupported(x, "TO_JSON_STRING with pretty_print");
+        return;
+    }
+    json_t *fields = ae[0] == as[0] + 1 && (T(x, as[0])->type == T_IDENT || T(x, as[0])->type == T_QIDENT) &&
+                             !col_type(x, T(x, as[0])->text) && !json_object_get(x->unnest, T(x, as[0])->text)
+                         ? alias_fields(x, T(x, as[0])->text)
+                         : NULL;
+    json_t *field;
+    if (fields) {
+        field = json_pack("{s:s,s:o}", "type", "RECORD", "fields", fields);
+        mb_buf_puts(b, "bq_to_json(json_object(");
+        json_t *f;
+        size_t i;
+        json_array_foreach(fields, i, f) {
+            const char *name = json_string_value(json_object_get(f, "name"));
+            const char *type = json_string_value(json_object_get(f, "type"));
+            const char *mode = json_string_value(json_object_get(f, "mode"));
+            int nested = !strcmp(type ? type : "", "RECORD") || (mode && !strcmp(mode, "REPEATED"));
+            if (i) mb_buf_puts(b, ", ");
+            put_string(b, name ? name : "");
+            mb_buf_puts(b, nested ? ", json(" : ", ");
+            put_quoted_id(b, T(x, as[0])->text);
+            mb_buf_putc(b, '.');
+            put_quoted_id(b, name ? name : "");
+            if (nested) mb_buf_putc(b, ')');
+        }
+        mb_buf_puts(b, ")");
+    } else {
+        json_t *h = item_hint(x, as[0], ae[0]);
+        size_t k = as[0];
+        if (is_op(x, k, "-") && ae[0] == k + 2) k++;
+        if (json_is_null(h) && ae[0] == k + 1 && T(x, k)->type == T_NUM) {
+            json_decref(h);
+            h = json_string(strpbrk(T(x, k)->text, ".eE") ? "FLOAT" : "INTEGER");
+        } else if (json_is_null(h) && ae[0] == k + 1 && T(x, k)->type == T_STR) {
+            json_decref(h);
+            h = json_string("STRING");
+        } else if (json_is_null(h) && arg_column_type(x, as[0], ae[0])) {
+            json_decref(h);
+            h = json_string(arg_column_type(x, as[0], ae[0]));
+        }
+        if (json_is_string(h)) {
+            field = json_pack("{s:O}", "type", h);
+            json_decref(h);
+        } else if (json_is_object(h) && json_object_get(h, "type")) {
+            field = h;
+        } else {
+            json_decref(h);
+            unsupported(x, "TO_JSON_STRING of a value whose type the emulator cannot tell (CAST it)");
+            return;
+        }
+        mb_buf_puts(b, "bq_to_json(");
+        xrange(x, as[0], ae[0], 0);
+    }
+    char *ft = json_dumps(field, JSON_COMPACT);
+    mb_buf_puts(b, ", ");
+    put_string(b, ft ? ft : "{}");
+    mb_buf_puts(b, ")");
+    free(ft);
+    json_decref(field);
+}
+
+/* PERCENTILE_CONT / PERCENTILE_DISC (x, p [IGNORE NULLS]) OVER ([PARTITION BY
+ * ...]) and APPROX_QUANTILES(x, n [IGNORE NULLS]); NULLs are ignored, as by
+ * default. Returns the index after the call (its OVER clause follows). */
+static size_t quantile(xl *x, const struct fn *f, size_t open, size_t close, const size_t *as, size_t *ae,
+                       size_t n)
+{
+    mb_buf *b = &x->out;
+    if (n != 2) {
+        fail(x, MB_EINVAL, "No matching signature for %s function %s", f->extra ? "analytic" : "aggregate",
+             f->bq);
+        return close + 1;
+    }
+    if (ae[1] >= as[1] + 3 && is_kw(x, ae[1] - 1, "NULLS") &&
+        (is_kw(x, ae[1] - 2, "IGNORE") || is_kw(x, ae[1] - 2, "RESPECT"))) {
+        if (is_kw(x, ae[1] - 2, "RESPECT")) {
+            unsupported(x, "RESPECT NULLS in a quantile function");
+            return close + 1;
+        }
+        ae[1] -= 2;
+    }
+    if (f->extra) { /* PERCENTILE_*: an analytic function over whole partitions */
+        size_t over = close + 1;
+        if (!is_kw(x, over, "OVER") || !is_op(x, over + 1, "(")) {
+            fail(x, MB_EINVAL, "Analytic function %s cannot be called without an OVER clause", f->bq);
+            return close + 1;
+        }
+        size_t oc = match_paren(x, over + 1);
+        for (size_t k = over + 2; k < oc; k++)
+            if (is_kw(x, k, "ORDER") || is_kw(x, k, "ROWS") || is_kw(x, k, "RANGE")) {
+                fail(x, MB_EINVAL, "Window ORDER BY or framing is not allowed for analytic function %s", f->bq);
+                return close + 1;
+            }
+        mb_buf_printf(b, "%s(", f->sq);
+        xrange(x, as[0], ae[0], 0);
+        mb_buf_puts(b, ", ");
+        xrange(x, as[1], ae[1], 0);
+        mb_buf_printf(b, ", %s)", f->extra);
+        return close + 1;
+    }
+    if (is_kw(x, close + 1, "OVER")) {
+        unsupported(x, "APPROX_QUANTILES as a window function");
+        return close + 1;
+    }
+    x->uses_arrays = 1;
+    mb_buf_printf(b, "%s(", f->sq);
+    xrange(x, as[0], ae[0], 0);
+    mb_buf_puts(b, ", ");
+    xrange(x, as[1], ae[1], 0);
+    mb_buf_puts(b, ")");
     return close + 1;
 }
 
@@ -977,6 +1196,7 @@ static size_t function(xl *x, size_t i)
         for (size_t k = open + 1; k < close; k++)
             if ((is_kw(x, k, "ORDER") && is_kw(x, k + 1, "BY")) || is_kw(x, k, "LIMIT"))
                 return array_agg(x, open, close, 1);
+    if (f->kind == F_QUANT) return quantile(x, f, open, close, as, ae, n);
     /* aggregate modifiers SQLite 3.40 lacks */
     for (size_t k = open + 1; k < close; k++) {
         if (is_kw(x, k, "LIMIT") && f->kind == F_PASS) {
@@ -989,9 +1209,11 @@ static size_t function(xl *x, size_t i)
         }
     }
     switch (f->kind) {
-    case F_ARRAY_AGG: break; /* above */
+    case F_ARRAY_AGG: /* above */
+    case F_QUANT: break;
     case F_PASS:
     case F_NOW:
+        if (f->hint && !strcmp(f->hint, "ARRAY<STRING>")) x->uses_arrays = 1;
         mb_buf_printf(b, "%s(", f->sq);
         xrange(x, open + 1, close, 0);
         mb_buf_puts(b, ")");
@@ -1098,11 +1320,86 @@ static size_t function(xl *x, size_t i)
                 return close + 1;
             }
         }
+        if (f->kind == F_PARSE) { /* PARSE_*(STRING, STRING): a column of another type is refused */
+            const char *ty = arg_column_type(x, as[1], ae[1]);
+            if (ty && strcmp(ty, "STRING")) {
+                fail(x, MB_EINVAL,
+                     "No matching signature for function %s for argument types: STRING, %s. "
+                     "Supported signature: %s(STRING, STRING)",
+                     f->bq, sql_type_name(ty), f->bq);
+                return close + 1;
+            }
+        }
         mb_buf_printf(b, "%s(", f->sq);
         xrange(x, as[0], ae[0], 0);
         mb_buf_puts(b, ", ");
         xrange(x, as[1], ae[1], 0);
         mb_buf_printf(b, ", %s)", f->extra);
+        break;
+    case F_PREFIX:
+        mb_buf_printf(b, "%s(%s", f->sq, f->extra);
+        if (n) mb_buf_puts(b, ", ");
+        xrange(x, open + 1, close, 0);
+        mb_buf_puts(b, ")");
+        break;
+    case F_COUNTD:
+        if (n != 1) {
+            fail(x, MB_EINVAL, "No matching signature for aggregate function %s", f->bq);
+            return close + 1;
+        }
+        mb_buf_puts(b, "count(DISTINCT ");
+        xrange(x, as[0], ae[0], 0);
+        mb_buf_puts(b, ")");
+        break;
+    case F_GDA:
+        if (n < 2 || n > 3 || (n == 3 && !is_kw(x, as[2], "INTERVAL"))) {
+            fail(x, MB_EINVAL, "No matching signature for function GENERATE_DATE_ARRAY");
+            return close + 1;
+        }
+        x->uses_arrays = 1;
+        mb_buf_puts(b, "bq_generate_date_array(");
+        xrange(x, as[0], ae[0], 0);
+        mb_buf_puts(b, ", ");
+        xrange(x, as[1], ae[1], 0);
+        if (n == 2) {
+            mb_buf_puts(b, ", 1, 'DAY')");
+            break;
+        }
+        if (ae[2] <= as[2] + 2 || T(x, ae[2] - 1)->type != T_IDENT || !is_date_part(T(x, ae[2] - 1)->text)) {
+            fail(x, MB_EINVAL, "Syntax error: INTERVAL needs an expression and a date part");
+            return close + 1;
+        }
+        mb_buf_puts(b, ", ");
+        xrange(x, as[2] + 1, ae[2] - 1, 0);
+        mb_buf_puts(b, ", ");
+        {
+            char *up = mb_strdup(T(x, ae[2] - 1)->text);
+            for (char *c = up; *c; c++) *c = (char)toupper((unsigned char)*c);
+            put_string(b, up);
+            free(up);
+        }
+        mb_buf_puts(b, ")");
+        break;
+    case F_TOJSON:
+        if (n < 1 || n > 2) {
+            fail(x, MB_EINVAL, "No matching signature for function TO_JSON_STRING");
+            return close + 1;
+        }
+        to_json(x, as, ae, n);
+        break;
+    case F_JSON:
+        if (n < 1 || n > 2 || (n == 1 && (!strcmp(f->bq, "JSON_EXTRACT") || !strcmp(f->bq, "JSON_QUERY")))) {
+            fail(x, MB_EINVAL, "No matching signature for function %s", f->bq);
+            return close + 1;
+        }
+        x->uses_arrays |= f->extra[0] >= '2';
+        mb_buf_printf(b, "%s(%s, ", f->sq, f->extra);
+        xrange(x, as[0], ae[0], 0);
+        if (n == 2) {
+            mb_buf_puts(b, ", ");
+            xrange(x, as[1], ae[1], 0);
+        }
+        mb_buf_puts(b, ")");
         break;
     case F_UNIX:
         if (n != 1) {
@@ -1151,13 +1448,21 @@ static void column_path(xl *x, json_t *parts)
     json_t *un = json_object_get(x->unnest, low0);
     free(low0);
     if (un) { /* an UNNEST's element (or offset) and fields of it */
+        const char *field = json_string_value(json_object_get(un, "field")); /* a STRUCT element's field */
         put_sep(x);
-        if (n > 1) mb_buf_puts(&x->out, "json_extract(");
+        if (n > 1 || field) mb_buf_puts(&x->out, "json_extract(");
         put_quoted_id(&x->out, json_string_value(json_object_get(un, "t")));
         mb_buf_putc(&x->out, '.');
         put_quoted_id(&x->out, json_string_value(json_object_get(un, "c")));
-        if (n > 1) {
+        if (n > 1 || field) {
             mb_buf_puts(&x->out, ", '$");
+            if (field) {
+                mb_buf_putc(&x->out, '.');
+                for (const char *c = field; *c; c++) {
+                    if (*c == '\'') mb_buf_putc(&x->out, '\'');
+                    mb_buf_putc(&x->out, *c);
+                }
+            }
             for (size_t k = 1; k < n; k++) {
                 mb_buf_putc(&x->out, '.');
                 for (const char *c = part(parts, k); *c; c++) {
@@ -1381,17 +1686,68 @@ static size_t match_angle(xl *x, size_t k)
     return x->l.n - 1;
 }
 
-/* [a, b, c] at open: json_array(a, b, c). */
-static size_t array_literal(xl *x, size_t open)
+/* The fields of a STRUCT<...>(...) constructor at k (a new array), or NULL. */
+static json_t *typed_struct_at(xl *x, size_t k)
+{
+    if (!is_kw(x, k, "STRUCT") || !is_op(x, k + 1, "<")) return NULL;
+    size_t m = k + 2;
+    json_t *typed = json_array();
+    if (parse_struct_fields(x, &m, typed, ">") || !is_op(x, m, "(")) {
+        json_decref(typed);
+        return NULL;
+    }
+    return typed;
+}
+
+/* [a, b, c] at open: json_array(a, b, c). Elements that are tuples (x, y)
+ * are STRUCTs whose fields are named by the array's STRUCT element type
+ * (typed, from ARRAY<STRUCT<...>>) or by a first STRUCT<...>(...) element. */
+static size_t array_literal_typed(xl *x, size_t open, json_t *typed)
 {
     size_t close = closing(x, open);
     if (x->failed) return close + 1;
     x->uses_arrays = 1;
     put_sep(x);
     mb_buf_puts(&x->out, "json_array(");
-    xrange(x, open + 1, close, 0);
+    /* on the heap: array literals nest, and the facade's threads have small stacks */
+    size_t *as = NULL, *ae = NULL, n = 0;
+    json_t *own = NULL;
+    if (!typed && is_kw(x, open + 1, "STRUCT")) typed = own = typed_struct_at(x, open + 1);
+    if (typed) {
+        as = mb_malloc(2048 * sizeof *as);
+        ae = as + 1024;
+        n = args_of(x, open, close, as, ae, 1024);
+    }
+    if (n == 1024 || !typed) {
+        xrange(x, open + 1, close, 0);
+    } else {
+        size_t *ts = mb_malloc(512 * sizeof *ts), *te = ts + 256;
+        for (size_t e = 0; e < n && !x->failed; e++) {
+            if (e) mb_buf_puts(&x->out, ", ");
+            size_t c = is_op(x, as[e], "(") ? match_paren(x, as[e]) : 0;
+            size_t tn = c + 1 == ae[e] ? args_of(x, as[e], c, ts, te, 256) : 0;
+            if (tn >= 2) {
+                if (tn != json_array_size(typed)) {
+                    fail(x, MB_EINVAL, "Array element type STRUCT has %zu fields but the element has %zu",
+                         json_array_size(typed), tn);
+                    break;
+                }
+                struct_items(x, ts, te, tn, typed);
+            } else {
+                xrange(x, as[e], ae[e], 0);
+            }
+        }
+        free(ts);
+    }
+    free(as);
+    json_decref(own);
     mb_buf_puts(&x->out, ")");
     return close + 1;
+}
+
+static size_t array_literal(xl *x, size_t open)
+{
+    return array_literal_typed(x, open, NULL);
 }
 
 static json_t *item_hint(xl *x, size_t a, size_t b);
@@ -1582,10 +1938,39 @@ static int wrap_ok(xl *x)
     return 0;
 }
 
+static json_t *unnest_hint(xl *x, size_t a, size_t b);
+
+/* Whether the select list's * at k reads a FROM that is only an UNNEST of
+ * STRUCTs (whose * BigQuery expands into the fields). */
+static int star_over_struct_unnest(xl *x, size_t k)
+{
+    if (!(is_kw(x, k - 1, "SELECT") || is_kw(x, k - 1, "DISTINCT") || is_op(x, k - 1, ","))) return 0;
+    int depth = 0;
+    size_t f = k + 1;
+    for (; f < x->l.n && T(x, f)->type != T_EOF; f++) {
+        if (is_op(x, f, "(")) depth++;
+        else if (is_op(x, f, ")")) {
+            if (!depth--) return 0;
+        } else if (!depth && is_kw(x, f, "FROM")) break;
+    }
+    if (!is_kw(x, f, "FROM") || !is_kw(x, f + 1, "UNNEST") || !is_op(x, f + 2, "(")) return 0;
+    size_t close = match_paren(x, f + 2), m = close + 1;
+    if (is_kw(x, m, "AS")) m++;
+    if (T(x, m)->type == T_QIDENT || (T(x, m)->type == T_IDENT && !is_keyword(T(x, m)->text))) m++;
+    if (is_op(x, m, ",") || is_kw(x, m, "JOIN") || is_kw(x, m, "CROSS") || is_kw(x, m, "LEFT") ||
+        is_kw(x, m, "INNER") || is_kw(x, m, "WITH"))
+        return 0;
+    json_t *h = unnest_hint(x, f + 3, close);
+    int rec = json_is_object(h) && json_object_get(h, "fields") != NULL;
+    json_decref(h);
+    return rec;
+}
+
 static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
 {
     int expect_table = table_ctx_start;
     int in_from[256] = {0};
+    unsigned char in_select[256] = {0}; /* inside a select list at this level */
     opener stack[256];
     int depth = 0;
     size_t i = a;
@@ -1604,6 +1989,7 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
         if (after_op) term = x->out.len;                                                           \
         stack[depth] = (opener){term, x->out.len};                                                 \
         in_from[++depth] = 0;                                                                      \
+        in_select[depth] = 0;                                                                      \
         after_op = 1;                                                                              \
     } while (0)
 #define CLOSE()                                                                                    \
@@ -1627,6 +2013,23 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
         mb_buf *o = &x->out;
         if (t->type == T_OP) {
             const char *s = t->text;
+            if (!strcmp(s, "(") && !is_kw(x, i + 1, "SELECT") && !is_kw(x, i + 1, "WITH")) {
+                /* a tuple (a, b): SQLite orders row values, BigQuery refuses to order STRUCTs */
+                size_t c = match_paren(x, i);
+                static const char *const ORD[] = {"<", ">", "<=", ">=", NULL};
+                int tuple = 0, ordered = 0, d = 0;
+                for (size_t k = i + 1; k < c && !tuple; k++) {
+                    if (is_op(x, k, "(") || is_op(x, k, "[")) d++;
+                    else if (is_op(x, k, ")") || is_op(x, k, "]")) d--;
+                    else if (!d && is_op(x, k, ",")) tuple = 1;
+                }
+                for (const char *const *op = ORD; *op && tuple; op++)
+                    ordered |= is_op(x, c + 1, *op) || is_op(x, i - 1, *op);
+                if (ordered) {
+                    unsupported(x, "ordering comparisons (<, >) of STRUCTs");
+                    return;
+                }
+            }
             if (!strcmp(s, "(")) {
                 OPEN("parentheses");
                 expect_table = 0;
@@ -1706,6 +2109,9 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
                 continue;
             } else if (!strcmp(s, ".")) {
                 fail(x, MB_EINVAL, "Syntax error: Unexpected \".\"");
+            } else if (!strcmp(s, "*") && in_select[depth] && star_over_struct_unnest(x, i)) {
+                unsupported(x, "SELECT * over an UNNEST of STRUCTs (select the fields by name)");
+                return;
             } else if (!strcmp(s, "*") && (is_kw(x, i + 1, "EXCEPT") || is_kw(x, i + 1, "REPLACE")) &&
                        is_op(x, i + 2, "(")) {
                 i = star_mods(x, i);
@@ -1796,7 +2202,19 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
                         fail(x, MB_EINVAL, "Syntax error: Expected \"[\" after ARRAY<...>");
                         return;
                     }
-                    if (!x->failed) i = array_literal(x, gt + 1);
+                    if (!x->failed) {
+                        json_t *typed = NULL; /* ARRAY<STRUCT<...>>: the fields name tuple elements */
+                        if (is_kw(x, i + 2, "STRUCT") && is_op(x, i + 3, "<")) {
+                            size_t k = i + 4;
+                            typed = json_array();
+                            if (parse_struct_fields(x, &k, typed, ">") || k != gt) {
+                                json_decref(typed);
+                                typed = NULL;
+                            }
+                        }
+                        i = array_literal_typed(x, gt + 1, typed);
+                        json_decref(typed);
+                    }
                 } else if (is_op(x, i + 1, "(")) {
                     i = array_subquery(x, i);
                 } else if (is_op(x, i + 1, "[")) {
@@ -1857,7 +2275,8 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
                 return;
             }
             if ((is_op(x, i + 1, "(") && !is_keyword(t->text) && !is_kw(x, i, "IN") && !expect_table) ||
-                ((is_kw(x, i, "IF") || is_kw(x, i, "REPLACE")) && is_op(x, i + 1, "("))) {
+                ((is_kw(x, i, "IF") || is_kw(x, i, "REPLACE") || is_kw(x, i, "LEFT") || is_kw(x, i, "RIGHT")) &&
+                 is_op(x, i + 1, "("))) {
                 PRIMARY();
                 i = function(x, i);
                 continue;
@@ -1879,6 +2298,11 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
             if (is_keyword(t->text) && !expect_table) {
                 char *up = mb_strdup(t->text);
                 for (char *c = up; *c; c++) *c = (char)toupper((unsigned char)*c);
+                static const char *const ENDS_SELECT[] = {"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT",
+                                                          "QUALIFY", "WINDOW", "UNION", "INTERSECT", "EXCEPT", NULL};
+                for (const char *const *e = ENDS_SELECT; *e; e++)
+                    if (!strcmp(up, *e)) in_select[depth] = 0;
+                if (!strcmp(up, "SELECT")) in_select[depth] = 1;
                 if (!strcmp(up, "FROM") || !strcmp(up, "JOIN")) {
                     expect_table = 1;
                     in_from[depth] = 1;
@@ -1935,8 +2359,17 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
             continue;
         }
         PRIMARY();
+        size_t p0 = i;
         json_t *parts = take_path(x, &i, 0);
         column_path(x, parts);
+        /* a select item that is just t.col or rec.field is named col / field
+         * (as BigQuery names it), so ORDER BY col finds it as SQLite would not */
+        if (in_select[depth] && json_array_size(parts) >= 2 && p0 > a &&
+            (is_op(x, p0 - 1, ",") || is_kw(x, p0 - 1, "SELECT") || is_kw(x, p0 - 1, "DISTINCT")) &&
+            (is_op(x, i, ",") || is_kw(x, i, "FROM") || i >= b || T(x, i)->type == T_EOF) && !x->failed) {
+            mb_buf_puts(&x->out, " AS ");
+            put_quoted_id(&x->out, part(parts, json_array_size(parts) - 1));
+        }
         json_decref(parts);
     }
 #undef PRIMARY
@@ -2022,6 +2455,18 @@ static json_t *array_struct_hint(xl *x, size_t a, size_t end)
     }
     if (is_kw(x, a, "ARRAY") && is_op(x, a + 1, "<")) {
         size_t gt = match_angle(x, a + 1);
+        if (gt + 1 < end && is_op(x, gt + 1, "[") && is_kw(x, a + 2, "STRUCT") && is_op(x, a + 3, "<")) {
+            size_t k = a + 4;
+            json_t *typed = json_array();
+            mb_err e = {0};
+            mb_err *keep = x->err;
+            int was = x->failed;
+            x->err = &e;
+            parse_struct_fields(x, &k, typed, ">");
+            x->err = keep;
+            x->failed = was;
+            return repeated(json_pack("{s:s,s:o}", "type", "RECORD", "fields", typed));
+        }
         if (gt + 1 < end && is_op(x, gt + 1, "[")) {
             const char *c = gt == a + 3 ? mb_gc__type_canon(T(x, a + 2)->text) : NULL;
             json_t *lit = array_struct_hint(x, gt + 1, end);
@@ -2081,6 +2526,9 @@ static json_t *array_struct_hint(xl *x, size_t a, size_t end)
         json_decref(typed);
         return rec;
     }
+    if (is_kw(x, a, "ARRAY_AGG") && is_op(x, a + 1, "(") && is_kw(x, match_paren(x, a + 1) + 1, "OVER") &&
+        is_op(x, match_paren(x, a + 1) + 2, "(") && match_paren(x, match_paren(x, a + 1) + 2) + 1 == end)
+        return array_struct_hint(x, a, match_paren(x, a + 1) + 1); /* as a window */
     if (T(x, a)->type == T_IDENT && is_op(x, a + 1, "(") && match_paren(x, a + 1) + 1 == end) {
         size_t close = end - 1, as[8], ae[8];
         size_t n = args_of(x, a + 1, close, as, ae, 8);
@@ -2094,6 +2542,8 @@ static json_t *array_struct_hint(xl *x, size_t a, size_t end)
                 }
             return repeated(item_hint(x, s0, e0));
         }
+        if (is_kw(x, a, "APPROX_QUANTILES") && n == 2) return repeated(item_hint(x, as[0], ae[0]));
+        if (is_kw(x, a, "GENERATE_DATE_ARRAY")) return repeated(json_string("DATE"));
         if (is_kw(x, a, "GENERATE_ARRAY")) {
             int real = 0;
             for (size_t k = a + 2; k < close; k++)
@@ -2257,6 +2707,7 @@ static json_t *item_hint_in(xl *x, size_t a, size_t b)
         }
     }
     if (!f->hint) return json_null();
+    if (!strcmp(f->hint, "ARRAY<STRING>")) return repeated(json_string("STRING"));
     if (!strcmp(f->hint, "=arg")) {
         /* the argument's type when it is a plain column */
         size_t k = a + 2;
@@ -2392,7 +2843,22 @@ static void load_catalog(xl *x)
             char *low = lower(alias);
             json_object_set_new(x->unnest, low, json_pack("{s:s,s:s,s:o}", "t", table, "c", "__v", "h", h));
             free(low);
-        } else json_decref(h);
+        } else {
+            /* UNNEST of STRUCTs without an alias: the fields are columns
+             * (unless a table has a column of that name too) */
+            json_t *sf;
+            size_t q;
+            json_array_foreach(json_is_object(h) ? json_object_get(h, "fields") : NULL, q, sf) {
+                const char *fname = json_string_value(json_object_get(sf, "name"));
+                if (!fname) continue;
+                char *low = lower(fname);
+                if (!json_object_get(x->coltypes, low) && !json_object_get(x->unnest, low))
+                    json_object_set_new(x->unnest, low, json_pack("{s:s,s:s,s:O,s:s}", "t", table, "c", "__v", "h",
+                                                                  sf, "field", fname));
+                free(low);
+            }
+            json_decref(h);
+        }
         if (off) {
             char *low = lower(off);
             json_object_set_new(x->unnest, low, json_pack("{s:s,s:s,s:s}", "t", table, "c", "__o", "h", "INTEGER"));
@@ -2794,8 +3260,293 @@ static void plan_merge(xl *x, size_t end, mb_gc_plan *p)
     free(src);
 }
 
+/* ------------------------------------------------------------- PIVOT */
+
+/* The text of tokens [a, b) in the source. */
+static void put_src(mb_buf *o, const char *sql, xl *x, size_t a, size_t b)
+{
+    if (b <= a) return;
+    size_t s0 = T(x, a)->start, s1 = T(x, b - 1)->start + T(x, b - 1)->len;
+    mb_buf_append(o, sql + s0, s1 - s0);
+}
+
+static void put_backticked(mb_buf *o, const char *name)
+{
+    mb_buf_putc(o, '`');
+    mb_buf_puts(o, name);
+    mb_buf_putc(o, '`');
+}
+
+/* The output column names of the from item [f0, f1) before a PIVOT: a
+ * table's columns, or a subquery's named select items. NULL: unknown. */
+static json_t *pivot_input_columns(xl *x, size_t f0, size_t f1)
+{
+    if (is_op(x, f0, "(")) {
+        size_t close = match_paren(x, f0);
+        if (close >= f1 || !is_kw(x, f0 + 1, "SELECT")) return NULL;
+        size_t k = f0 + 2, start = k;
+        if (is_kw(x, k, "DISTINCT") || is_kw(x, k, "ALL")) start = ++k;
+        json_t *names = json_array();
+        int depth = 0;
+        for (; k < close; k++) {
+            if (is_op(x, k, "(") || is_op(x, k, "[")) depth++;
+            else if (is_op(x, k, ")") || is_op(x, k, "]")) depth--;
+            if (depth || !(is_op(x, k, ",") || is_kw(x, k, "FROM") || k + 1 == close)) continue;
+            size_t e = (k + 1 == close && !is_op(x, k, ",") && !is_kw(x, k, "FROM")) ? k + 1 : k;
+            const char *name = NULL;
+            if (e >= start + 3 && is_kw(x, e - 2, "AS")) name = T(x, e - 1)->text;
+            else if (e > start && (T(x, e - 1)->type == T_IDENT || T(x, e - 1)->type == T_QIDENT) &&
+                     (e == start + 1 || is_op(x, e - 2, "."))) name = T(x, e - 1)->text;
+            if (!name || (e > start && is_op(x, e - 1, "*"))) {
+                json_decref(names);
+                return NULL;
+            }
+            json_array_append_new(names, json_string(name));
+            start = k + 1;
+            if (is_kw(x, k, "FROM")) break;
+        }
+        return names;
+    }
+    size_t k = f0;
+    json_t *parts = take_path(x, &k, 1);
+    const char *ds, *tb;
+    json_t *names = NULL;
+    size_t n = json_array_size(parts);
+    if (n >= 2 && n <= 3 && (n == 2 || !strcmp(part(parts, 0), x->gc->project))) {
+        ds = part(parts, n - 2);
+        tb = part(parts, n - 1);
+        json_t *fields = mb_gc__table_fields(x->gc, ds, tb), *f;
+        size_t i;
+        if (fields) {
+            names = json_array();
+            json_array_foreach(fields, i, f) json_array_append(names, json_object_get(f, "name"));
+            json_decref(fields);
+        }
+    }
+    json_decref(parts);
+    return names;
+}
+
+/* Rewrites the first `from_item PIVOT (agg [AS a], ... FOR col IN (v [AS a],
+ * ...)) [AS alias]` of sql into GoogleSQL without PIVOT: a subquery grouping
+ * the from item's other columns, with AGG(IF(col = v, arg, NULL)) per value
+ * (and per aggregate). *out: the new text, or NULL when there is no PIVOT. */
+static int pivot_rewrite(mb_gc *gc, const char *sql, size_t len, char **out, mb_err *err)
+{
+    *out = NULL;
+    xl x = {.gc = gc, .err = err};
+    int rc = lex(sql, len, &x.l, err);
+    if (rc) return rc;
+    size_t pv = 0;
+    for (size_t k = 1; k + 1 < x.l.n && !pv; k++)
+        if (is_kw(&x, k, "PIVOT") && is_op(&x, k + 1, "(") &&
+            (is_op(&x, k - 1, ")") || T(&x, k - 1)->type == T_IDENT || T(&x, k - 1)->type == T_QIDENT))
+            pv = k;
+    if (!pv) {
+        lexed_free(&x.l);
+        return MB_OK;
+    }
+    json_t *names = NULL, *aggs = json_array(), *vals = json_array();
+    mb_buf o = {0};
+    /* the from item: back to FROM / JOIN / ',' at its level */
+    size_t f0 = pv;
+    int depth = 0;
+    while (f0 > 0) {
+        size_t k = f0 - 1;
+        if (is_op(&x, k, ")")) depth++;
+        else if (is_op(&x, k, "(")) {
+            if (!depth) break;
+            depth--;
+        } else if (!depth && (is_kw(&x, k, "FROM") || is_kw(&x, k, "JOIN") || is_op(&x, k, ","))) break;
+        f0 = k;
+    }
+    size_t f1 = pv; /* [f0, f1): the from item with any alias */
+    size_t fe = f1;  /* the item without its alias */
+    if (fe >= f0 + 3 && is_kw(&x, fe - 2, "AS")) fe -= 2;
+    if (f0 >= pv || !is_kw(&x, f0 - 1, "FROM")) {
+        unsupported(&x, "PIVOT after a join or in this position");
+        goto done;
+    }
+    size_t open = pv + 1, close = match_paren(&x, open), forp = 0;
+    depth = 0;
+    for (size_t k = open + 1; k < close; k++) {
+        if (is_op(&x, k, "(")) depth++;
+        else if (is_op(&x, k, ")")) depth--;
+        else if (!depth && is_kw(&x, k, "FOR")) {
+            forp = k;
+            break;
+        }
+    }
+    if (!forp || (T(&x, forp + 1)->type != T_IDENT && T(&x, forp + 1)->type != T_QIDENT) ||
+        !is_kw(&x, forp + 2, "IN") || !is_op(&x, forp + 3, "(") || match_paren(&x, forp + 3) + 1 != close) {
+        fail(&x, MB_EINVAL, "Syntax error: Expected PIVOT (aggregate FOR column IN (values))");
+        goto done;
+    }
+    const char *col = T(&x, forp + 1)->text;
+    size_t as[64], ae[64];
+    size_t na = args_of(&x, open, forp, as, ae, 64);
+    ae[na ? na - 1 : 0] = forp; /* the last aggregate ends at FOR */
+    for (size_t a = 0; a < na; a++) {
+        size_t e = ae[a];
+        const char *alias = NULL;
+        if (e >= as[a] + 3 && is_kw(&x, e - 2, "AS")) {
+            alias = T(&x, e - 1)->text;
+            e -= 2;
+        } else if (e >= as[a] + 2 && is_op(&x, e - 2, ")") && T(&x, e - 1)->type == T_IDENT) {
+            alias = T(&x, e - 1)->text;
+            e -= 1;
+        }
+        if (T(&x, as[a])->type != T_IDENT || !is_op(&x, as[a] + 1, "(") || match_paren(&x, as[a] + 1) + 1 != e) {
+            fail(&x, MB_EINVAL, "PIVOT expects aggregate function calls");
+            goto done;
+        }
+        json_array_append_new(aggs, json_pack("{s:I,s:I,s:s?}", "a", (json_int_t)as[a], "e", (json_int_t)e, "alias",
+                                              alias));
+    }
+    if (!na || (na > 1 && json_array_size(aggs) != na)) goto done;
+    for (size_t a = 0; a < na; a++)
+        if (na > 1 && !json_object_get(json_array_get(aggs, a), "alias")) {
+            unsupported(&x, "PIVOT with several aggregates without aliases");
+            goto done;
+        }
+    size_t vs[256], ve[256];
+    size_t nv = args_of(&x, forp + 3, close - 1, vs, ve, 256);
+    if (!nv || nv == 256) {
+        fail(&x, MB_EINVAL, "Syntax error: PIVOT needs between 1 and 255 values");
+        goto done;
+    }
+    for (size_t v = 0; v < nv; v++) {
+        size_t e = ve[v];
+        const char *name = NULL;
+        if (e >= vs[v] + 3 && is_kw(&x, e - 2, "AS")) {
+            name = T(&x, e - 1)->text;
+            e -= 2;
+        } else if (e == vs[v] + 1 && T(&x, vs[v])->type == T_STR) {
+            name = T(&x, vs[v])->text;
+        }
+        if (!name) {
+            unsupported(&x, "PIVOT values other than string literals without an alias");
+            goto done;
+        }
+        int ok = *name && !isdigit((unsigned char)*name);
+        for (const char *c = name; *c && ok; c++) ok = isalnum((unsigned char)*c) || *c == '_';
+        if (!ok) {
+            unsupported(&x, "PIVOT values that do not make a column name (give them an alias)");
+            goto done;
+        }
+        json_array_append_new(vals, json_pack("{s:I,s:I,s:s}", "a", (json_int_t)vs[v], "e", (json_int_t)e, "name",
+                                              name));
+    }
+    names = pivot_input_columns(&x, f0, fe);
+    if (!names) {
+        unsupported(&x, "PIVOT over a from item whose columns are not named (name the subquery's columns)");
+        goto done;
+    }
+    /* the grouping columns: the input's columns the aggregates and FOR leave */
+    json_t *groups = json_array(), *nm;
+    size_t gi;
+    json_array_foreach(names, gi, nm) {
+        const char *c = json_string_value(nm);
+        int used = !strcasecmp(c, col);
+        for (size_t a = 0; a < na && !used; a++)
+            for (size_t k = as[a] + 2; k < ae[a] && !used; k++)
+                used = (T(&x, k)->type == T_IDENT || T(&x, k)->type == T_QIDENT) && !strcasecmp(T(&x, k)->text, c);
+        if (!used) json_array_append(groups, nm);
+    }
+    put_src(&o, sql, &x, 0, f0);
+    mb_buf_puts(&o, " (SELECT ");
+    json_array_foreach(groups, gi, nm) {
+        put_backticked(&o, json_string_value(nm));
+        mb_buf_puts(&o, ", ");
+    }
+    for (size_t a = 0; a < na; a++) {
+        json_t *ag = json_array_get(aggs, a);
+        size_t a0 = (size_t)json_integer_value(json_object_get(ag, "a"));
+        size_t a1 = (size_t)json_integer_value(json_object_get(ag, "e"));
+        size_t c1 = a1 - 1, arg0 = a0 + 2; /* ')' and the first argument */
+        int distinct = is_kw(&x, arg0, "DISTINCT");
+        if (distinct) arg0++;
+        size_t cs[16], ce[16];
+        size_t nargs = args_of(&x, a0 + 1, c1, cs, ce, 16);
+        if (distinct && nargs) cs[0] = arg0;
+        for (size_t v = 0; v < nv; v++) {
+            json_t *vl = json_array_get(vals, v);
+            if (a || v) mb_buf_puts(&o, ", ");
+            put_src(&o, sql, &x, a0, a0 + 2); /* NAME( */
+            if (distinct) mb_buf_puts(&o, "DISTINCT ");
+            mb_buf_puts(&o, "IF(");
+            put_backticked(&o, col);
+            size_t v0 = (size_t)json_integer_value(json_object_get(vl, "a"));
+            size_t v1 = (size_t)json_integer_value(json_object_get(vl, "e"));
+            if (v1 == v0 + 1 && is_kw(&x, v0, "NULL")) {
+                mb_buf_puts(&o, " IS NULL");
+            } else {
+                mb_buf_puts(&o, " = (");
+                put_src(&o, sql, &x, v0, v1);
+                mb_buf_puts(&o, ")");
+            }
+            mb_buf_puts(&o, ", ");
+            if (nargs == 1 && is_op(&x, cs[0], "*") && ce[0] == cs[0] + 1) mb_buf_puts(&o, "1");
+            else if (nargs) put_src(&o, sql, &x, cs[0], ce[0]);
+            mb_buf_puts(&o, ", NULL)");
+            for (size_t q = 1; q < nargs; q++) {
+                mb_buf_puts(&o, ", ");
+                put_src(&o, sql, &x, cs[q], ce[q]);
+            }
+            mb_buf_puts(&o, ") AS ");
+            const char *alias = json_string_value(json_object_get(ag, "alias"));
+            char *name = na > 1 ? mb_asprintf("%s_%s", alias, json_string_value(json_object_get(vl, "name")))
+                                : mb_strdup(json_string_value(json_object_get(vl, "name")));
+            put_backticked(&o, name);
+            free(name);
+        }
+    }
+    mb_buf_puts(&o, " FROM ");
+    put_src(&o, sql, &x, f0, f1);
+    if (json_array_size(groups)) {
+        mb_buf_puts(&o, " GROUP BY ");
+        json_array_foreach(groups, gi, nm) {
+            if (gi) mb_buf_puts(&o, ", ");
+            put_backticked(&o, json_string_value(nm));
+        }
+    }
+    mb_buf_puts(&o, ") ");
+    json_decref(groups);
+    mb_buf_append(&o, sql + T(&x, close)->start + 1, len - (T(&x, close)->start + 1));
+    *out = mb_buf_steal(&o);
+done:
+    mb_buf_free(&o);
+    json_decref(names);
+    json_decref(aggs);
+    json_decref(vals);
+    lexed_free(&x.l);
+    return x.failed;
+}
+
 int mb_gc__translate(mb_gc *gc, const char *sql, size_t len, mb_gc_plan *p, mb_err *err)
 {
+    /* PIVOTs first: each becomes a grouping subquery, then the text is read again */
+    char *rewritten = NULL;
+    for (int round = 0;; round++) {
+        char *next = NULL;
+        int prc = pivot_rewrite(gc, rewritten ? rewritten : sql, rewritten ? strlen(rewritten) : len, &next, err);
+        if (!prc && next && round == 16) {
+            free(next);
+            prc = mb_err_set(err, MB_EINVAL, "Unsupported: more than 16 PIVOTs in one statement");
+        }
+        if (prc) {
+            free(rewritten);
+            return prc;
+        }
+        if (!next) break;
+        free(rewritten);
+        rewritten = next;
+    }
+    if (rewritten) {
+        int rrc = mb_gc__translate(gc, rewritten, strlen(rewritten), p, err);
+        free(rewritten);
+        return rrc;
+    }
     memset(p, 0, sizeof *p);
     xl x = {.gc = gc, .err = err};
     int rc = lex(sql, len, &x.l, err);

@@ -182,6 +182,46 @@ static void f_ts_sub(sqlite3_context *cx, int argc, sqlite3_value **argv)
     date_add_impl(cx, argv, -1, 1);
 }
 
+/* bq_generate_date_array(start, end, n, part): GENERATE_DATE_ARRAY, each date
+ * start + k * n parts (so month steps keep the day where the month has it). */
+static void f_generate_date_array(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    if (any_null(argc, argv)) return;
+    tsv a, b;
+    if (!arg_ts(cx, argv[0], &a, "GENERATE_DATE_ARRAY") || !arg_ts(cx, argv[1], &b, "GENERATE_DATE_ARRAY")) return;
+    long long n = sqlite3_value_int64(argv[2]);
+    const char *p = (const char *)sqlite3_value_text(argv[3]);
+    long days = !strcasecmp(p, "DAY") ? 1 : !strcasecmp(p, "WEEK") ? 7 : 0;
+    long months = !strcasecmp(p, "MONTH") ? 1 : !strcasecmp(p, "QUARTER") ? 3 : !strcasecmp(p, "YEAR") ? 12 : 0;
+    if (!days && !months) {
+        char *m = sqlite3_mprintf("Unsupported date part %s for GENERATE_DATE_ARRAY", p);
+        sqlite3_result_error(cx, m, -1);
+        sqlite3_free(m);
+        return;
+    }
+    if (n == 0) {
+        sqlite3_result_error(cx, "Sequence step cannot be 0.", -1);
+        return;
+    }
+    mb_buf out = {0};
+    mb_buf_putc(&out, '[');
+    for (long long k = 0, count = 0;; k++) {
+        long d = months ? month_add(a.days, (long)(k * n * months), cx) : a.days + (long)(k * n * days);
+        if (n > 0 ? d > b.days : d < b.days) break;
+        if (++count > 1000000) {
+            mb_buf_free(&out);
+            sqlite3_result_error(cx, "GENERATE_DATE_ARRAY would produce more than 1000000 elements", -1);
+            return;
+        }
+        int y, m, dd;
+        mb_gc__civil(d, &y, &m, &dd);
+        mb_buf_printf(&out, "%s\"%04d-%02d-%02d\"", k ? "," : "", y, m, dd);
+    }
+    mb_buf_putc(&out, ']');
+    sqlite3_result_text(cx, mb_buf_steal(&out), -1, free);
+    sqlite3_result_subtype(cx, 74); /* JSON, as arrays.c marks ARRAY values */
+}
+
 static long long floordiv(long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 /* bq_date_diff(a, b, part) and bq_ts_diff */
@@ -604,11 +644,9 @@ static void f_cast(sqlite3_context *cx, int argc, sqlite3_value **argv)
         what = !strcmp(type, "FLOAT64") ? "double" : "numeric";
     } else if (!strcmp(type, "STRING")) {
         if (vt == SQLITE_FLOAT) {
-            mb_buf b = {0};
-            double v = sqlite3_value_double(argv[0]);
-            if (v == floor(v) && fabs(v) < 1e16) mb_buf_printf(&b, "%.0f", v);
-            else mb_buf_printf(&b, "%.17g", v);
-            sqlite3_result_text(cx, b.data, (int)b.len, free);
+            char t[40];
+            mb_gc__float_text(sqlite3_value_double(argv[0]), t);
+            sqlite3_result_text(cx, t, -1, SQLITE_TRANSIENT);
             return;
         }
         sqlite3_result_text(cx, s, -1, SQLITE_TRANSIENT);
@@ -686,8 +724,10 @@ static void f_concat(sqlite3_context *cx, int argc, sqlite3_value **argv)
     for (int i = 0; i < argc; i++) {
         if (sqlite3_value_type(argv[i]) == SQLITE_FLOAT) {
             double v = sqlite3_value_double(argv[i]);
+            char t[40];
+            mb_gc__float_text(v, t);
             if (v == floor(v) && fabs(v) < 1e16) mb_buf_printf(&b, "%.1f", v);
-            else mb_buf_printf(&b, "%.17g", v);
+            else mb_buf_puts(&b, t);
         } else
             mb_buf_append(&b, sqlite3_value_text(argv[i]), (size_t)sqlite3_value_bytes(argv[i]));
     }
@@ -990,7 +1030,7 @@ int mb_gc__udf_register(sqlite3 *db)
         {"bq_lpad", 3, f_pad, 0},           {"bq_rpad", 2, f_pad, 1},
         {"bq_rpad", 3, f_pad, 1},           {"bq_regexp", 3, f_regexp, 0},
         {"bq_regexp", 4, f_regexp, 0},      {"bq_error", 1, f_error, 0},
-        {"bq_format_string", -1, f_format_string, 0},
+        {"bq_format_string", -1, f_format_string, 0}, {"bq_generate_date_array", 4, f_generate_date_array, 0},
     };
     int rc = SQLITE_OK;
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof S / sizeof *S; i++)
@@ -1017,5 +1057,8 @@ int mb_gc__udf_register(sqlite3 *db)
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(db, "bq_any_value", 1, F, NULL, NULL, any_step, any_final);
     if (rc == SQLITE_OK) rc = mb_gc__arrays_register(db);
+    if (rc == SQLITE_OK) rc = mb_gc__jsonfn_register(db);
+    if (rc == SQLITE_OK) rc = mb_gc__quantiles_register(db);
+    if (rc == SQLITE_OK) rc = mb_gc__strfn_register(db);
     return rc;
 }

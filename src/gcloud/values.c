@@ -142,6 +142,20 @@ int mb_gc__ts_norm(const char *s, char out[40])
     return 0;
 }
 
+/* A FLOAT64 as CAST(x AS STRING) writes it: integers without a fraction,
+ * else the shortest text that reads back as the same double; inf, nan. */
+void mb_gc__float_text(double d, char out[40])
+{
+    if (isnan(d)) snprintf(out, 40, "nan");
+    else if (isinf(d)) snprintf(out, 40, d > 0 ? "inf" : "-inf");
+    else if (d == floor(d) && fabs(d) < 1e16) snprintf(out, 40, "%.0f", d);
+    else
+        for (int prec = 15; prec <= 17; prec++) {
+            snprintf(out, 40, "%.*g", prec, d);
+            if (strtod(out, NULL) == d) break;
+        }
+}
+
 int mb_gc__date_norm(const char *s, char out[16])
 {
     long days;
