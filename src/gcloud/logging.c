@@ -77,7 +77,7 @@ int mb_gc_log_write(mb_gc *gc, const char *log_name, const char *text, json_t *j
     sqlite3_bind_text(st, 1, ln, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, sevname, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 3, sv);
-    sqlite3_bind_int64(st, 4, timestamp_ms ? timestamp_ms : mb_gc_now_ms());
+    sqlite3_bind_int64(st, 4, timestamp_ms ? timestamp_ms : mb_gc_clock_ms(gc));
     sqlite3_bind_text(st, 5, json_payload ? NULL : text, -1, SQLITE_STATIC);
     if (json_payload) sqlite3_bind_text(st, 6, json_dumps(json_payload, JSON_COMPACT | JSON_PRESERVE_ORDER), -1, free);
     sqlite3_bind_text(st, 7, resource_type && *resource_type ? resource_type : "global", -1, SQLITE_STATIC);
@@ -383,7 +383,7 @@ int mb_gc_log_sink_create(mb_gc *gc, const char *name, const char *destination,
     if (rc) return rc;
     sqlite3_stmt *st;
     if ((rc = mb_gc__prep(gc, "INSERT INTO __log_sinks VALUES(?,?,?,NULL,?,?)", &st, err))) return rc;
-    int64_t now = mb_gc_now_ms();
+    int64_t now = mb_gc_clock_ms(gc);
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, destination, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, filter, -1, SQLITE_STATIC);
@@ -435,7 +435,7 @@ int mb_gc_log_bucket_create(mb_gc *gc, const char *id, const char *location, int
         return mb_err_set(err, MB_EINVAL, "retention_days must be between 1 and 3650");
     sqlite3_stmt *st;
     if ((rc = mb_gc__prep(gc, "INSERT INTO __log_buckets VALUES(?,?,?,?,?,?)", &st, err))) return rc;
-    int64_t now = mb_gc_now_ms();
+    int64_t now = mb_gc_clock_ms(gc);
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, location && *location ? location : "global", -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, retention_days);

@@ -17,7 +17,6 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 static const char SCHEMA[] =
     "PRAGMA foreign_keys=OFF;"
@@ -52,13 +51,6 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS __gcs_uploads(id TEXT PRIMARY KEY, bucket TEXT, name TEXT,"
     " content_type TEXT, total INTEGER, data BLOB, created INTEGER);"
     "COMMIT;";
-
-int64_t mb_gc_now_ms(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
 
 int mb_gc__exec(mb_gc *gc, const char *sql, mb_err *err)
 {
@@ -142,6 +134,7 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
     if (!rc && mb_gc__udf_register(db) != SQLITE_OK)
         rc = mb_err_set(err, MB_EIO, "cannot register functions: %s", sqlite3_errmsg(db));
     sqlite3_stmt *st = NULL;
+    int fresh = 0;
     if (!rc) rc = mb_gc__prep(gc, "SELECT value FROM __meta WHERE key='project'", &st, err);
     if (!rc) {
         if (sqlite3_step(st) == SQLITE_ROW) {
@@ -154,6 +147,7 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
             rc = mb_err_set(err, MB_EINVAL, "%s holds no project and none was given", path);
         } else {
             gc->project = mb_strdup(project_id);
+            fresh = 1;
             sqlite3_stmt *ins;
             rc = mb_gc__prep(gc, "INSERT INTO __meta VALUES('project', ?)", &ins, err);
             if (!rc) {
@@ -165,6 +159,8 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
         }
     }
     sqlite3_finalize(st);
+    if (!rc) rc = mb_gc__clock_load(gc);
+    if (!rc && fresh) rc = mb_gc__set_created(gc, err);
     if (rc) {
         mb_gc_close(gc);
         return rc;
@@ -176,6 +172,7 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
 void mb_gc_close(mb_gc *gc)
 {
     if (!gc) return;
+    mb_gc__clock_forget(gc);
     sqlite3_close(gc->db);
     free(gc->project);
     free(gc);
@@ -300,7 +297,7 @@ int mb_gc_bq_dataset_create(mb_gc *gc, const char *id, const char *description,
     sqlite3_stmt *st;
     if ((rc = mb_gc__prep(gc, "INSERT INTO __bq_datasets VALUES(?,?,?,'{}',?,?)", &st, err)))
         return rc;
-    int64_t now = mb_gc_now_ms();
+    int64_t now = mb_gc_clock_ms(gc);
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, description, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, location && *location ? location : "US", -1, SQLITE_STATIC);
@@ -424,7 +421,7 @@ int mb_gc_bq_table_create(mb_gc *gc, const char *dataset, const char *table, jso
     if (!rc) rc = mb_gc__exec(gc, ddl.data, err);
     if (!rc) rc = mb_gc__prep(gc, "INSERT INTO __bq_tables VALUES(?,?,?,?,?,?)", &st, err);
     if (!rc) {
-        int64_t now = mb_gc_now_ms();
+        int64_t now = mb_gc_clock_ms(gc);
         sqlite3_bind_text(st, 1, dataset, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, table, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, description, -1, SQLITE_STATIC);

@@ -22,7 +22,7 @@
  * IAM, routines, models: 501 naming the call.
  */
 #define _GNU_SOURCE
-#include "gcloud/gcloud_int.h"
+#include "gcloud/rest_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -49,16 +49,9 @@ typedef struct req {
     int too_big;
 } req;
 
-typedef struct reply {
-    int status;
-    char *body;
-    size_t len;
-    const char *type;
-    char *location; /* a resumable upload's session URI */
-    char *range;    /* a resumable upload's "bytes=0-N" */
-} reply;
+typedef mb_gc__reply reply;
 
-static void reply_json(reply *r, int status, json_t *j)
+void mb_gc__reply_json(reply *r, int status, json_t *j)
 {
     r->status = status;
     r->body = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : mb_strdup("");
@@ -67,7 +60,7 @@ static void reply_json(reply *r, int status, json_t *j)
     json_decref(j);
 }
 
-static void reply_error(reply *r, int status, const char *msg)
+void mb_gc__reply_error(reply *r, int status, const char *msg)
 {
     const char *reason = status == 404 ? "notFound" : status == 409 ? "duplicate"
                          : status == 501 ? "notImplemented" : status == 413 ? "tooLarge" : "invalid";
@@ -75,10 +68,13 @@ static void reply_error(reply *r, int status, const char *msg)
                      : status == 501 ? "UNIMPLEMENTED" : "INVALID_ARGUMENT";
     size_t n;
     char *m = mb_utf8_repair(msg, strlen(msg), &n);
-    reply_json(r, status, json_pack("{s:{s:i,s:s,s:[{s:s,s:s,s:s}],s:s}}", "error", "code", status, "message", m,
-                                    "errors", "message", m, "domain", "global", "reason", reason, "status", st));
+    mb_gc__reply_json(r, status, json_pack("{s:{s:i,s:s,s:[{s:s,s:s,s:s}],s:s}}", "error", "code", status, "message", m,
+                                           "errors", "message", m, "domain", "global", "reason", reason, "status", st));
     free(m);
 }
+
+static void reply_json(reply *r, int status, json_t *j) { mb_gc__reply_json(r, status, j); }
+static void reply_error(reply *r, int status, const char *msg) { mb_gc__reply_error(r, status, msg); }
 
 static int status_of(int code)
 {
@@ -91,7 +87,8 @@ static int status_of(int code)
     }
 }
 
-static void reply_err(reply *r, const mb_err *e) { reply_error(r, status_of(e->code), e->msg); }
+void mb_gc__reply_err(reply *r, const mb_err *e) { reply_error(r, status_of(e->code), e->msg); }
+static void reply_err(reply *r, const mb_err *e) { mb_gc__reply_err(r, e); }
 
 /* --------------------------------------------------------------- helpers */
 
@@ -113,14 +110,17 @@ static json_t *segments(const char *path)
     return a;
 }
 
-static const char *seg(json_t *a, size_t i) { return json_string_value(json_array_get(a, i)); }
+const char *mb_gc__seg(json_t *a, size_t i) { return json_string_value(json_array_get(a, i)); }
+static const char *seg(json_t *a, size_t i) { return mb_gc__seg(a, i); }
 
-static int is(json_t *a, size_t i, const char *s) { return seg(a, i) && !strcmp(seg(a, i), s); }
+int mb_gc__seg_is(json_t *a, size_t i, const char *s) { return seg(a, i) && !strcmp(seg(a, i), s); }
+static int is(json_t *a, size_t i, const char *s) { return mb_gc__seg_is(a, i, s); }
 
-static const char *qarg(struct MHD_Connection *c, const char *k)
+const char *mb_gc__qarg(struct MHD_Connection *c, const char *k)
 {
     return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k);
 }
+static const char *qarg(struct MHD_Connection *c, const char *k) { return mb_gc__qarg(c, k); }
 
 static char *iso_ms(int64_t ms)
 {
@@ -324,17 +324,17 @@ static json_t *query_response(const char *project, const char *job_id, mb_gc_res
 }
 
 static json_t *job_resource(const char *project, const char *job_id, const char *type, const char *stype,
-                            json_t *config, const char *error)
+                            json_t *config, const char *error, int64_t created, int64_t ended)
 {
-    int64_t now = mb_gc_now_ms();
-    char ms[32];
-    snprintf(ms, sizeof ms, "%lld", (long long)now);
+    char ms[32], end[32];
+    snprintf(ms, sizeof ms, "%lld", (long long)created);
+    snprintf(end, sizeof end, "%lld", (long long)ended);
     json_t *st = json_pack("{s:s}", "state", "DONE");
     if (error) {
         json_object_set_new(st, "errorResult", json_pack("{s:s,s:s}", "reason", "invalidQuery", "message", error));
         json_object_set_new(st, "errors", json_pack("[{s:s,s:s}]", "reason", "invalidQuery", "message", error));
     }
-    json_t *stats = json_pack("{s:s,s:s,s:s}", "creationTime", ms, "startTime", ms, "endTime", ms);
+    json_t *stats = json_pack("{s:s,s:s,s:s}", "creationTime", ms, "startTime", ms, "endTime", end);
     if (!strcmp(type, "query"))
         json_object_set_new(stats, "query", json_pack("{s:s,s:s,s:s}", "statementType", stype ? stype : "SELECT",
                                                       "totalBytesProcessed", "0", "totalBytesBilled", "0"));
@@ -618,7 +618,8 @@ static void bigquery(mb_gc *gc, struct MHD_Connection *c, const char *method, js
             if (rc && e.code != MB_EINVAL && e.code != MB_ENOTFOUND) reply_err(r, &e);
             else {
                 json_t *o = job_resource(project, rc ? (want ? want : "failed") : job, "query",
-                                         rc ? NULL : res.statement_type, cfg, rc ? e.msg : NULL);
+                                         rc ? NULL : res.statement_type, cfg, rc ? e.msg : NULL,
+                                         mb_gc_clock_ms(gc), mb_gc_clock_ms(gc));
                 if (rc) {
                     /* a failed job is a job; its error comes back on result() */
                     reply_err(r, &e);
@@ -630,7 +631,8 @@ static void bigquery(mb_gc *gc, struct MHD_Connection *c, const char *method, js
             int rc = do_load(gc, json_object_get(cfg, "load"), data, dlen, &e);
             mb_gc_bq_job_add(gc, "load", NULL, rc ? e.msg : NULL, job);
             if (rc) reply_err(r, &e);
-            else reply_json(r, 200, job_resource(project, want ? want : job, "load", NULL, cfg, NULL));
+            else reply_json(r, 200, job_resource(project, want ? want : job, "load", NULL, cfg, NULL,
+                                                     mb_gc_clock_ms(gc), mb_gc_clock_ms(gc)));
         } else {
             reply_error(r, 501, "Unsupported: only query and load jobs are served");
         }
@@ -645,7 +647,9 @@ static void bigquery(mb_gc *gc, struct MHD_Connection *c, const char *method, js
             json_t *cfg = json_pack("{s:{s:O}}", json_string_value(json_object_get(j, "type")), "query",
                                     json_object_get(j, "query") ?: json_null());
             reply_json(r, 200, job_resource(project, seg(sg, k + 1), json_string_value(json_object_get(j, "type")),
-                                            stype, cfg, json_string_value(json_object_get(j, "error"))));
+                                            stype, cfg, json_string_value(json_object_get(j, "error")),
+                                            json_integer_value(json_object_get(j, "created")),
+                                            json_integer_value(json_object_get(j, "ended"))));
             json_decref(cfg);
             json_decref(j);
         }
@@ -654,7 +658,9 @@ static void bigquery(mb_gc *gc, struct MHD_Connection *c, const char *method, js
         if (mb_gc_bq_job_get(gc, seg(sg, k + 1), &j, &e)) reply_err(r, &e);
         else {
             reply_json(r, 200, json_pack("{s:s,s:o}", "kind", "bigquery#jobCancelResponse", "job",
-                                         job_resource(project, seg(sg, k + 1), "query", NULL, NULL, NULL)));
+                                         job_resource(project, seg(sg, k + 1), "query", NULL, NULL, NULL,
+                                                      json_integer_value(json_object_get(j, "created")),
+                                                      json_integer_value(json_object_get(j, "ended")))));
             json_decref(j);
         }
     } else {
@@ -994,9 +1000,7 @@ static void route(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url,
         project = mb_strdup(seg(sg, 1));
         k = 2;
     }
-    if (is(sg, k, "token") && !strcmp(method, "POST")) {
-        reply_json(r, 200, json_pack("{s:s,s:s,s:i}", "access_token", project ? project : "mcpbox", "token_type",
-                                     "Bearer", "expires_in", 3600));
+    if (mb_gc__rest_identity(c, method, sg, k, project, raw, rs->resolve, rs->ctx, r)) {
         free(project);
         json_decref(sg);
         return;
@@ -1017,9 +1021,8 @@ static void route(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url,
         project = mb_strdup(seg(sg, b + 3));
     } else if (gcs && !project) {
         const char *q = qarg(c, "project");
-        const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
         if (q) project = mb_strdup(q);
-        else if (auth && !strncasecmp(auth, "Bearer mcpbox-", 14)) project = mb_strdup(auth + 7);
+        else project = mb_gc__bearer_project(c);
     }
     if (!bq && !gcs) {
         reply_error(r, 404, "Not Found");
