@@ -23,9 +23,11 @@ int mb_gc__clock_load(mb_gc *gc);
  * set_created stamps it with the project's clock now. */
 int64_t mb_gc__created_ms(mb_gc *gc);
 int mb_gc__set_created(mb_gc *gc, mb_err *err);
-/* identity.c: a project's number (12 digits) and its service account's
- * unique id (21 digits), both derived from the project id. */
+/* identity.c: a project's number (the 48 bits of its id's hex digits, as
+ * a decimal) and its service account's unique id (21 digits). */
 unsigned long long mb_gc__project_number(const char *project);
+/* The project id a project number names (malloc'ed), NULL when s is not one. */
+char *mb_gc__project_of_number(const char *s);
 void mb_gc__sa_unique_id(const char *project, char out[24]);
 /* Reads the clock again (after a rolled-back change). */
 void mb_gc__clock_reload(mb_gc *gc);

@@ -41,12 +41,23 @@
 
 unsigned long long mb_gc__project_number(const char *project)
 {
-    /* 12 decimal digits from the 12 hex digits of the id */
+    /* the 48 bits of the id's 12 hex digits, so that the number maps back */
     const char *h = strncmp(project, "mcpbox-", 7) ? project : project + 7;
     unsigned long long v = 0;
     for (int i = 0; h[i] && i < 12; i++)
         v = v * 16 + (unsigned long long)(isdigit((unsigned char)h[i]) ? h[i] - '0' : (tolower((unsigned char)h[i]) - 'a' + 10) & 15);
-    return 100000000000ULL + v % 900000000000ULL;
+    return v;
+}
+
+char *mb_gc__project_of_number(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (!n || n > 15 || s[0] == '0') return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!isdigit((unsigned char)s[i])) return NULL;
+    unsigned long long v = strtoull(s, NULL, 10);
+    if (v >> 48) return NULL;
+    return mb_asprintf("mcpbox-%012llx", v);
 }
 
 void mb_gc__sa_unique_id(const char *project, char out[24])

@@ -1024,6 +1024,12 @@ static void route(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url,
         if (q) project = mb_strdup(q);
         else project = mb_gc__bearer_project(c);
     }
+    char *by_number = project ? mb_gc__project_of_number(project) : NULL;
+    if (by_number) {
+        /* a project number (Resource Manager v3's name) names the same project */
+        free(project);
+        project = by_number;
+    }
     if (!bq && !gcs) {
         reply_error(r, 404, "Not Found");
     } else if (!project) {

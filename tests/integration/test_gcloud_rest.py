@@ -8,9 +8,11 @@ query_and_wait (jobs.query), load_table_from_file (multipart upload),
 list_buckets, create_bucket, Blob.upload_from_string (multipart upload),
 Blob.download_as_bytes (/download/... alt=media)). The project id selects
 the sandbox; two sandboxes do not see each other."""
+import base64
 import json
 import os
 import socket
+import time
 import uuid
 
 import httpx
@@ -173,8 +175,8 @@ def test_projects_select_sandboxes(env):
     assert httpx.get(f"{base}/bigquery/v2/projects/mcpbox-000000000000/datasets").status_code == 404
     assert httpx.get(f"{base}/storage/v1/b").status_code == 400  # no project at all
     assert httpx.get(f"{base}/storage/v1/b", headers={"Authorization": f"Bearer {pb}"}).json()["items"] == []
-    # the token endpoint for service-account key files
-    assert httpx.post(f"{base}/token", data={"grant_type": "x"}).json()["token_type"] == "Bearer"
+    # the token endpoint refuses what Google's refuses (test_gcloud_identity has the rest)
+    assert httpx.post(f"{base}/token", data={"grant_type": "x"}).json()["error"] == "unsupported_grant_type"
 
 
 def rest_decode(v, field, elem=False):
@@ -254,8 +256,12 @@ def test_service_account_key_and_token(env):
     assert a["bigquery_emulator_host"] == base and a["storage_emulator_host"] == f"{base}/p/{project}"
     # the same key on the next read
     assert api.get(f"/sandbox/google_cloud/{sid}").json()["auth_data"]["service_account_key"] == key
+    now = int(time.time())
+    claims = {"iss": key["client_email"], "aud": key["token_uri"], "iat": now, "exp": now + 3600,
+              "scope": "https://www.googleapis.com/auth/cloud-platform"}
+    part = lambda o: base64.urlsafe_b64encode(json.dumps(o).encode()).rstrip(b"=").decode()  # noqa: E731
     tok = httpx.post(key["token_uri"], data={"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
-                                             "assertion": "x.y.z"}).json()
+                                             "assertion": f"{part({'alg': 'RS256'})}.{part(claims)}.c2ln"}).json()
     assert tok["access_token"] == project and tok["token_type"] == "Bearer"
     # that token selects the project on Storage paths without a prefix
     h = {"Authorization": f"Bearer {tok['access_token']}"}
