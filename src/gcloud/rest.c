@@ -357,6 +357,21 @@ static const char *req_job_id(json_t *body, char buf[64])
     return NULL;
 }
 
+/* The client's job id names the stored job and its result; job becomes it. */
+static void rename_job(mb_gc *gc, char job[64], const char *want)
+{
+    static const char *const SQL[] = {"UPDATE __bq_results SET job_id=?1 WHERE job_id=?2",
+                                      "UPDATE __bq_jobs SET id=?1 WHERE id=?2"};
+    for (size_t i = 0; i < 2; i++) {
+        sqlite3_stmt *st;
+        if (mb_gc__prep(gc, SQL[i], &st, NULL)) continue;
+        sqlite3_bind_text(st, 1, want, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, job, -1, SQLITE_STATIC);
+        mb_gc__step_done(gc, st, NULL);
+    }
+    snprintf(job, 64, "%s", want);
+}
+
 /* A load job from gs://bucket/object URIs or uploaded bytes. */
 static int do_load(mb_gc *gc, json_t *load, const char *data, size_t len, mb_err *err)
 {
@@ -600,21 +615,7 @@ static void bigquery(mb_gc *gc, struct MHD_Connection *c, const char *method, js
                          : run_job(gc, json_string_value(json_object_get(qc, "query")) ?: "",
                                    json_object_get(qc, "queryParameters"), json_is_true(json_object_get(cfg, "dryRun")),
                                    job, &res, &e);
-            if (!rc && want) {
-                /* the client's job id names the stored result */
-                sqlite3_stmt *st;
-                if (!mb_gc__prep(gc, "UPDATE __bq_results SET job_id=?1 WHERE job_id=?2", &st, NULL)) {
-                    sqlite3_bind_text(st, 1, want, -1, SQLITE_STATIC);
-                    sqlite3_bind_text(st, 2, job, -1, SQLITE_STATIC);
-                    mb_gc__step_done(gc, st, NULL);
-                }
-                if (!mb_gc__prep(gc, "UPDATE __bq_jobs SET id=?1 WHERE id=?2", &st, NULL)) {
-                    sqlite3_bind_text(st, 1, want, -1, SQLITE_STATIC);
-                    sqlite3_bind_text(st, 2, job, -1, SQLITE_STATIC);
-                    mb_gc__step_done(gc, st, NULL);
-                }
-                snprintf(job, sizeof job, "%s", want);
-            }
+            if (!rc && want) rename_job(gc, job, want);
             if (rc && e.code != MB_EINVAL && e.code != MB_ENOTFOUND) reply_err(r, &e);
             else {
                 json_t *o = job_resource(project, rc ? (want ? want : "failed") : job, "query",
@@ -630,9 +631,10 @@ static void bigquery(mb_gc *gc, struct MHD_Connection *c, const char *method, js
         } else if (json_object_get(cfg, "load")) {
             int rc = do_load(gc, json_object_get(cfg, "load"), data, dlen, &e);
             mb_gc_bq_job_add(gc, "load", NULL, rc ? e.msg : NULL, job);
+            if (!rc && want) rename_job(gc, job, want);
             if (rc) reply_err(r, &e);
-            else reply_json(r, 200, job_resource(project, want ? want : job, "load", NULL, cfg, NULL,
-                                                     mb_gc_clock_ms(gc), mb_gc_clock_ms(gc)));
+            else reply_json(r, 200, job_resource(project, job, "load", NULL, cfg, NULL, mb_gc_clock_ms(gc),
+                                                 mb_gc_clock_ms(gc)));
         } else {
             reply_error(r, 501, "Unsupported: only query and load jobs are served");
         }
@@ -1000,7 +1002,8 @@ static void route(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url,
         project = mb_strdup(seg(sg, 1));
         k = 2;
     }
-    if (mb_gc__rest_identity(c, method, sg, k, project, raw, rs->resolve, rs->ctx, r)) {
+    if (mb_gc__rest_identity(c, method, sg, k, project, raw, rs->resolve, rs->ctx, r) ||
+        mb_gc__rest_logging(c, method, sg, k, project, raw, rs->resolve, rs->ctx, r)) {
         free(project);
         json_decref(sg);
         return;

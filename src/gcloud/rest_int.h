@@ -44,4 +44,10 @@ int mb_gc__rest_identity(struct MHD_Connection *c, const char *method, json_t *s
                          const char *prefix, const mb_buf *raw, mb_gcloud_resolve_fn resolve,
                          void *ctx, mb_gc__reply *r);
 
+/* rest_logging.c: Cloud Logging v2 (paths from v2/ at segment k); 0 when
+ * the path is not one of its. */
+int mb_gc__rest_logging(struct MHD_Connection *c, const char *method, json_t *sg, size_t k,
+                        const char *prefix, const mb_buf *raw, mb_gcloud_resolve_fn resolve,
+                        void *ctx, mb_gc__reply *r);
+
 #endif /* MB_GCLOUD_REST_INT_H */
