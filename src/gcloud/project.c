@@ -89,14 +89,14 @@ int mb_gc__check_id(const char *what, const char *id, mb_err *err)
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)id[i];
         int ok = isalnum(c) || c == '_';
-        if (!strcmp(what, "Bucket")) ok = ok || c == '-' || c == '.';
+        if (!strcmp(what, "Bucket") || !strcmp(what, "Sink")) ok = ok || c == '-' || c == '.';
         if (!strcmp(what, "Table")) ok = ok || c == '-' || c >= 0x80;
         if (!ok)
             return mb_err_set(err, MB_EINVAL,
                               "Invalid %s ID \"%.*s\": it may contain only letters, digits and "
                               "underscores%s",
                               what, (int)mb_utf8_cut(id, n, 200), id,
-                              !strcmp(what, "Bucket") ? ", dashes and dots" : "");
+                              !strcmp(what, "Bucket") || !strcmp(what, "Sink") ? ", dashes and dots" : "");
     }
     return MB_OK;
 }

@@ -5,7 +5,7 @@
  * facade) and the GAPIC clients with transport="rest" call it:
  *   POST v2/entries:list    {resourceNames, filter, orderBy, pageSize, pageToken}
  *                           -> {entries[LogEntry], nextPageToken}
- *   POST v2/entries:write   {logName, resource, labels, entries[LogEntry]} -> {}
+ *   POST v2/entries:write   {logName, resource, labels, entries[LogEntry], dryRun} -> {}
  *   GET  v2/projects/P/logs -> {logNames}; DELETE v2/projects/P/logs/NAME -> {}
  *   GET|POST v2/projects/P/locations/L/buckets (?bucketId=), GET .../buckets/ID
  *   GET|POST v2/projects/P/sinks, GET|DELETE v2/projects/P/sinks/NAME
@@ -129,6 +129,11 @@ static void write_entries(mb_gc *gc, json_t *body, mb_gc__reply *r)
                                  &e);
         free(p);
         if (rc) break;
+    }
+    if (!rc && json_is_true(json_object_get(body, "dryRun"))) {
+        mb_gc__rollback(gc); /* checked, not written */
+        mb_gc__reply_json(r, 200, json_object());
+        return;
     }
     if (!rc) rc = mb_gc__commit(gc, &e);
     if (rc) {
