@@ -2,24 +2,26 @@
  * rest.c - the REST facade: BigQuery v2 and the Cloud Storage JSON API on
  * their own port (default 127.0.0.1:10050), shaped as google-cloud-bigquery
  * and google-cloud-storage call them with BIGQUERY_EMULATOR_HOST /
- * STORAGE_EMULATOR_HOST, plus a token endpoint for service-account key
- * files whose token_uri points here.
+ * STORAGE_EMULATOR_HOST; the routing, which also hands the OAuth, userinfo,
+ * Resource Manager and clock paths to identity.c and Cloud Logging v2 to
+ * rest_logging.c.
  *
- * The project id selects the sandbox (a resolver the daemon gives maps it
- * to that sandbox's project database). BigQuery paths carry it
+ * The project id (or its number) selects the sandbox (a resolver the daemon
+ * gives maps it to that sandbox's project database). BigQuery paths carry it
  * (/bigquery/v2/projects/P/...); Storage paths do not, so it comes from a
  * /p/P prefix (STORAGE_EMULATOR_HOST=http://127.0.0.1:10050/p/P), the
  * ?project= parameter, or the bearer token (auth_data's access_token is
- * the project id). Any bearer token is accepted: the port is for the local
- * machine.
+ * the project id). Any bearer token is accepted on these paths: the port is
+ * for the local machine.
  *
  * Served: datasets (list, insert, get, delete), tables (list, insert, get,
  * delete), tabledata.insertAll and list, jobs.query, jobs.insert (query and
  * load jobs; loads from gs:// objects or a multipart upload), jobs.get,
  * getQueryResults; buckets (list, insert, get, patch, delete), objects
- * (list with prefix/delimiter, get metadata or media, delete, media and
- * multipart upload, download). Not served: resumable uploads, copy/rewrite,
- * IAM, routines, models: 501 naming the call.
+ * (list with prefix/delimiter, get metadata or media, delete, media,
+ * multipart and resumable uploads (resumable.c), download), V4 signed URLs
+ * (signed.c). Not served: copy/rewrite, IAM, routines, models: 501 naming
+ * the call.
  */
 #define _GNU_SOURCE
 #include "gcloud/rest_int.h"
