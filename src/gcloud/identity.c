@@ -232,7 +232,14 @@ static void token(struct MHD_Connection *c, const char *prefix, const mb_buf *ra
         if (!rt) {
             reply_oauth_error(r, 400, "invalid_request", "Missing required parameter: refresh_token");
         } else {
-            if (!project) project = token_project(rt);
+            /* the refresh token is the project id (auth_data); with /p/P it must name P */
+            char *named = token_project(rt);
+            if (!named || (project && strcmp(project, named))) {
+                free(named);
+                named = NULL;
+            }
+            free(project);
+            project = named;
             if (!project || !live(resolve, ctx, project))
                 reply_oauth_error(r, 400, "invalid_grant", "Token has been expired or revoked.");
             else

@@ -189,3 +189,47 @@ def test_google_auth_and_project_lookups(env):  # noqa: F811
     r = httpx.post(f"{base}/token", data={"grant_type": "refresh_token", "refresh_token": pb})
     assert r.status_code == 400 and r.json()["error"] == "invalid_grant"
     api.delete(f"/sandbox/google_cloud/{a}")
+
+
+def test_hostile_requests_to_the_new_endpoints(env):  # noqa: F811
+    """Nothing a client sends to the token, identity, Resource Manager,
+    clock or Logging paths crashes the facade; each gets a 4xx."""
+    api, base = env
+    a, pa = sandbox(api)
+    jwt_grant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    bodies = [b"grant_type=\xff\xfe%ff%00&assertion=%", b"&&&===&", b"grant_type=" + b"x" * 100000,
+              ("grant_type=" + jwt_grant + "&assertion=" + "a" * 70000 + ".b.c").encode(),
+              ("grant_type=" + jwt_grant + "&assertion=" + b64([1]) + "." + b64("s") + ".x").encode(),
+              ("grant_type=" + jwt_grant + "&assertion=" + b64({"alg": "RS256"}) + "."
+               + b64({"iss": "a@" + "x" * 50 + ".iam.gserviceaccount.com", "aud": 1, "iat": 1, "exp": 2}) + ".x.y").encode(),
+              b"grant_type=refresh_token&refresh_token=mcpbox-zz", b"grant_type=refresh_token&refresh_token=" + b"%41" * 5000]
+    for body in bodies:
+        for path in ("/token", f"/p/{pa}/token"):
+            r = httpx.post(base + path, content=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
+            assert r.status_code == 400 and r.json()["error"], (path, body[:60], r.text)
+    for path in ("/oauth2/v3/tokeninfo?access_token=%ff%fe", "/tokeninfo?access_token=" + "m" * 5000,
+                 "/oauth2/v2/userinfo", "/v1/projects/%ff", "/v3/projects:search?query=" + "id:" * 3000,
+                 "/v3/projects:search?query=%22%22%3A", "/v1/projects?filter=:::"):
+        r = httpx.get(base + path, headers={"Authorization": b"Bearer mcpbox-\xe9"})
+        assert 400 <= r.status_code < 500, (path, r.status_code, r.text)
+    h = {"Authorization": f"Bearer {pa}"}
+    for q in ("id:", "=x", "id:*", "state:ACTIVE AND AND", "name:'" + pa + "'"):
+        assert httpx.get(f"{base}/v3/projects:search", params={"query": q}, headers=h).status_code in (200, 400)
+    for body in (b"[]", b"1", b'"x"', b"{", b'{"resourceNames": "projects/x"}', b'{"resourceNames": [1]}',
+                 b'{"entries": 5}', b'{"entries": [1, 2]}', b'{"entries": [{"logName": 1}]}',
+                 b'{"entries": [{"logName": "projects/' + pa.encode() + b'/logs/a", "timestamp": "x"}]}',
+                 b'{"entries": [{"logName": "projects/' + pa.encode() + b'/logs/a", "jsonPayload": [1]}]}',
+                 b'{"resourceNames": ["projects/' + pa.encode() + b'"], "pageSize": "-5", "pageToken": "-9"}',
+                 b'{"resourceNames": ["projects/' + pa.encode() + b'"], "orderBy": "severity"}'):
+        for path in ("/v2/entries:list", "/v2/entries:write"):
+            r = httpx.post(base + path, content=body)
+            assert r.status_code in (200, 400, 403), (path, body, r.text)
+    for path in (f"/v2/projects/{pa}/logs/" + "a/" * 200, f"/v2/projects/{pa}/locations/-/buckets/x/y",
+                 "/v2/projects/" + "9" * 40 + "/logs", "/v2/projects//logs", f"/mcpbox/v1/projects/{pa}/clock/x"):
+        assert 400 <= httpx.delete(base + path).status_code < 600
+    r = httpx.put(f"{base}/mcpbox/v1/projects/{pa}/clock", json={"now": "9999-12-31T23:59:59Z", "frozen": True})
+    assert r.status_code == 200 and r.json()["now"] == "9999-12-31T23:59:59.000Z"
+    assert httpx.put(f"{base}/mcpbox/v1/projects/{pa}/clock", json={"now": "10000-01-01T00:00:00Z"}).status_code == 400
+    # still serving
+    assert httpx.get(f"{base}/mcpbox/v1/projects/{pa}/clock").status_code == 200
+    api.delete(f"/sandbox/google_cloud/{a}")
