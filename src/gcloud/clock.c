@@ -50,8 +50,9 @@ int64_t mb_gc_clock_ms(const mb_gc *gc)
 
 void mb_gc__clock_pin(mb_gc *gc, int on)
 {
-    gc->clock_pinned = 0;
-    if (on) gc->clock_pinned = mb_gc_clock_ms(gc);
+    /* nested queries keep the outermost instant */
+    if (on && gc->clock_pin_depth++ == 0) gc->clock_pinned = mb_gc_clock_ms(gc);
+    if (!on && gc->clock_pin_depth > 0 && --gc->clock_pin_depth == 0) gc->clock_pinned = 0;
 }
 
 /* ------------------------------------------------- connection -> handle */
@@ -184,7 +185,7 @@ int mb_gc_clock_set(mb_gc *gc, const char *now, int frozen, mb_err *err)
     if (!rc) {
         gc->clock_mode = mode;
         gc->clock_ms = v;
-        gc->clock_pinned = 0;
+        if (gc->clock_pinned) gc->clock_pinned = mb_gc_clock_ms(&(mb_gc){.clock_mode = mode, .clock_ms = v});
     }
     return rc;
 }

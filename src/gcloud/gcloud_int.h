@@ -14,6 +14,7 @@ struct mb_gc {
     int clock_mode;       /* clock.c */
     int64_t clock_ms;     /* offset (running) or instant (frozen) */
     int64_t clock_pinned; /* the instant a running query sees, 0 = none */
+    int clock_pin_depth;
 };
 
 /* clock.c: reads the clock into gc and lists the handle (mb_gc_open);
