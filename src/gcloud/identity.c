@@ -177,10 +177,8 @@ static char *sa_email(const char *project) { return mb_asprintf("mcpbox@%s.iam.g
 
 /* ------------------------------------------------------------- token */
 
-static void token(struct MHD_Connection *c, const char *prefix, const mb_buf *raw, mb_gcloud_resolve_fn resolve,
-                  void *ctx, mb_gc__reply *r)
+static void token(const char *prefix, const mb_buf *raw, mb_gcloud_resolve_fn resolve, void *ctx, mb_gc__reply *r)
 {
-    (void)c;
     json_t *f = form(raw);
     const char *grant = json_string_value(json_object_get(f, "grant_type"));
     char *project = prefix ? mb_strdup(prefix) : NULL;
@@ -267,20 +265,18 @@ static char *caller(struct MHD_Connection *c, const char *prefix, const mb_buf *
                     mb_gcloud_resolve_fn resolve, void *ctx)
 {
     char *p = NULL;
-    if (query_token) {
-        const char *q = mb_gc__qarg(c, "access_token");
-        json_t *f = NULL;
-        if (!q && raw->len) {
-            f = form(raw);
-            q = json_string_value(json_object_get(f, "access_token"));
-        }
-        if (q) p = token_project(q);
-        json_decref(f);
-        if (q) goto check;
+    const char *q = query_token ? mb_gc__qarg(c, "access_token") : NULL;
+    json_t *f = NULL;
+    if (query_token && !q && raw->len) {
+        f = form(raw);
+        q = json_string_value(json_object_get(f, "access_token"));
     }
-    p = mb_gc__bearer_project(c);
-    if (!p && prefix) p = mb_strdup(prefix);
-check:
+    if (q) p = token_project(q); /* an explicit token is the only one looked at */
+    else {
+        p = mb_gc__bearer_project(c);
+        if (!p && prefix) p = mb_strdup(prefix);
+    }
+    json_decref(f);
     if (p && !live(resolve, ctx, p)) {
         free(p);
         p = NULL;
@@ -488,7 +484,7 @@ int mb_gc__rest_identity(struct MHD_Connection *c, const char *method, json_t *s
     size_t n = json_array_size(sg) - k;
     int get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
     if (n == 1 && mb_gc__seg_is(sg, k, "token")) {
-        if (post) token(c, prefix, raw, resolve, ctx, r);
+        if (post) token(prefix, raw, resolve, ctx, r);
         else mb_gc__reply_error(r, 405, "Method not allowed");
         return 1;
     }
