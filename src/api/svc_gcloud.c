@@ -115,12 +115,12 @@ json_t *mb_api__gcloud_auth_data(mb_api *api, const mb_svc_target *t)
     mb_gcloud_project_id(t->rec.id, pid);
     /* The shape Klavis gives (an OAuth token set) plus the project id, the
      * REST facade's endpoints and a service-account key file whose token_uri
-     * is the facade (made once per sandbox, kept with its blobs). Any bearer
-     * token is accepted there; the project id selects the sandbox. */
+     * is the facade (made once per sandbox, kept with its blobs). The access
+     * and refresh tokens are the project id: they select the sandbox there. */
     const char *listen_on = getenv("MCPBOX_GCLOUD_LISTEN");
     if (!listen_on || !*listen_on) listen_on = "127.0.0.1:10050";
     json_t *a = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "project_id", pid, "access_token", pid, "refresh_token",
-                          "mcpbox", "client_id", "mcpbox", "client_secret", "mcpbox", "scope",
+                          pid, "client_id", "mcpbox", "client_secret", "mcpbox", "scope",
                           "https://www.googleapis.com/auth/cloud-platform");
     if (!strcmp(listen_on, "off")) return a;
     char *base = mb_asprintf("http://%s", listen_on);

@@ -30,7 +30,7 @@ int64_t mb_gc_bq_job_add(mb_gc *gc, const char *type, const char *query, const c
     if (mb_gc__prep(gc, "INSERT INTO __bq_jobs(id, type, state, query, error, created, ended) "
                         "VALUES(?,?,'DONE',?,?,?,?)", &st, NULL))
         return -1;
-    int64_t now = mb_gc_now_ms();
+    int64_t now = mb_gc_clock_ms(gc);
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, type, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, query, -1, SQLITE_STATIC);
@@ -1083,6 +1083,7 @@ int mb_gc_bq_query(mb_gc *gc, const char *sql, json_t *params, int dry_run, mb_g
     }
     size_t i;
     json_t *s;
+    mb_gc__clock_pin(gc, 1); /* CURRENT_TIMESTAMP() is one instant for the whole query */
     json_array_foreach(stmts, i, s) {
         mb_gc_plan p;
         if ((rc = mb_gc__translate(gc, json_string_value(s), json_string_length(s), &p, err))) break;
@@ -1097,6 +1098,7 @@ int mb_gc_bq_query(mb_gc *gc, const char *sql, json_t *params, int dry_run, mb_g
         mb_gc__plan_free(&p);
         if (rc) break;
     }
+    mb_gc__clock_pin(gc, 0);
     json_decref(stmts);
     if (!out->fields) out->fields = json_array();
     if (!out->rows) out->rows = json_array();

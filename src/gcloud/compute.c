@@ -31,14 +31,14 @@ static void new_op(mb_gc *gc, const char *zone, const char *type, const char *ta
     char hex[17];
     mb_random_bytes(r, sizeof r, NULL);
     mb_hex(r, sizeof r, hex);
-    snprintf(op, 64, "operation-%lld-%s", (long long)mb_gc_now_ms(), hex);
+    snprintf(op, 64, "operation-%lld-%s", (long long)mb_gc_clock_ms(gc), hex);
     sqlite3_stmt *st;
     if (mb_gc__prep(gc, "INSERT INTO __ce_operations VALUES(?,?,?,?,?)", &st, NULL)) return;
     sqlite3_bind_text(st, 1, op, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, zone, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, type, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, target, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 5, mb_gc_now_ms());
+    sqlite3_bind_int64(st, 5, mb_gc_clock_ms(gc));
     sqlite3_step(st);
     sqlite3_finalize(st);
 }
@@ -91,7 +91,7 @@ int mb_gc_ce_create(mb_gc *gc, const char *name, const char *zone, const char *m
     sqlite3_bind_text(st, 5, description, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 6, labels ? json_dumps(labels, JSON_COMPACT | JSON_SORT_KEYS) : mb_strdup("{}"), -1, free);
     sqlite3_bind_int64(st, 7, id);
-    sqlite3_bind_int64(st, 8, mb_gc_now_ms());
+    sqlite3_bind_int64(st, 8, mb_gc_clock_ms(gc));
     if ((rc = mb_gc__step_done(gc, st, err))) return rc;
     if (op) new_op(gc, zone, "insert", name, op);
     return MB_OK;

@@ -35,8 +35,26 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
 void mb_gc_close(mb_gc *gc);
 const char *mb_gc_project(const mb_gc *gc);
 
-/* Milliseconds since the epoch as the project's clock sees it. */
+/* Milliseconds since the epoch on the host's clock. What a project stamps
+ * and CURRENT_DATE() read is mb_gc_clock_ms (the sandbox's clock). */
 int64_t mb_gc_now_ms(void);
+
+/* ------------------------------------------------- the project's clock */
+
+/* Epoch milliseconds as the project's clock shows them (clock.c): the
+ * host's time (default), a running clock shifted to a chosen start, or a
+ * frozen instant; kept in the project database. NULL: the host's time. */
+int64_t mb_gc_clock_ms(const mb_gc *gc);
+/* now: RFC 3339 time (NULL = the host's time again; with frozen, freeze
+ * where the clock stands); frozen: the clock stands still at now, else it
+ * runs from now. */
+int mb_gc_clock_set(mb_gc *gc, const char *now, int frozen, mb_err *err);
+/* {now (RFC 3339 with ms and Z), mode: real | running | frozen} */
+json_t *mb_gc_clock_get(const mb_gc *gc);
+/* mcpbox's clock object {now, frozen} (null: the host's time). */
+int mb_gc_clock_apply(mb_gc *gc, json_t *spec, mb_err *err);
+/* MCPBOX_GCLOUD_CLOCK's text: "", real, TIME, TIME/running or TIME/frozen. */
+int mb_gc_clock_env(mb_gc *gc, const char *spec, mb_err *err);
 /* Python's datetime.isoformat() of an aware UTC datetime at epoch ms
  * ("2025-03-10T09:00:00.123000+00:00", no fraction when it is zero). */
 void mb_gc_isoformat(int64_t ms, char out[48]);

@@ -11,7 +11,33 @@
 struct mb_gc {
     sqlite3 *db;
     char *project;
+    int clock_mode;       /* clock.c */
+    int64_t clock_ms;     /* offset (running) or instant (frozen) */
+    int64_t clock_pinned; /* the instant a running query sees, 0 = none */
+    int clock_pin_depth;
 };
+
+/* clock.c: reads the clock into gc and lists the handle (mb_gc_open);
+ * forget unlists it (mb_gc_close). */
+int mb_gc__clock_load(mb_gc *gc);
+/* When the project was made (its clock's ms; __meta 'created'), 0 unknown;
+ * set_created stamps it with the project's clock now. */
+int64_t mb_gc__created_ms(mb_gc *gc);
+int mb_gc__set_created(mb_gc *gc, mb_err *err);
+/* identity.c: a project's number (the 48 bits of its id's hex digits, as
+ * a decimal) and its service account's unique id (21 digits). */
+unsigned long long mb_gc__project_number(const char *project);
+/* The project id a project number names (malloc'ed), NULL when s is not one. */
+char *mb_gc__project_of_number(const char *s);
+void mb_gc__sa_unique_id(const char *project, char out[24]);
+/* Reads the clock again (after a rolled-back change). */
+void mb_gc__clock_reload(mb_gc *gc);
+void mb_gc__clock_forget(mb_gc *gc);
+/* Holds the clock still (on) for the duration of a query, or lets it go. */
+void mb_gc__clock_pin(mb_gc *gc, int on);
+/* The project's clock for a UDF: its connection's handle, else the host's time. */
+int64_t mb_gc__clock_cx(sqlite3_context *cx);
+int64_t mb_gc__clock_of_db(sqlite3 *db);
 
 /* Runs SQL without results; MB_EIO with SQLite's message on failure. */
 int mb_gc__exec(mb_gc *gc, const char *sql, mb_err *err);

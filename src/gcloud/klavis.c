@@ -12,7 +12,9 @@
  * destination}], log_buckets[{name*, retention_days, description}],
  * instances[{name*, zone*, machine_type, status, description, labels}].
  * Klavis's tables carry no rows; mcpbox also takes tables[].rows (objects as
- * for a streaming insert) so that a table can be seeded in one call.
+ * for a streaming insert) so that a table can be seeded in one call, and
+ * clock {now, frozen} (null: the host's time; absent: left as it is), the
+ * project's clock (clock.c), which a dump gives back unless it is real.
  */
 #define _GNU_SOURCE
 #include "gcloud/gcloud_int.h"
@@ -124,6 +126,14 @@ int mb_gc_import(mb_gc *gc, json_t *data, json_t *detail, mb_err *err)
     size_t i;
     json_t *e;
     mb_err e2 = {0};
+    /* mcpbox's extension: the project's clock, set first so that what the
+     * document does not date is stamped on it */
+    json_t *clock = data ? json_object_get(data, "clock") : NULL;
+    if (!rc && clock && mb_gc_clock_apply(gc, clock, &e2)) {
+        json_array_append_new(detail, json_pack("{s:s,s:[s,s],s:s,s:O}", "type", "value_error", "loc", "body",
+                                                "clock", "msg", e2.msg, "input", clock));
+        rc = MB_EINVAL;
+    }
 #define ITEM(list, name, call)                                                               \
     json_array_foreach(rc ? NULL : list, i, e) {                                             \
         if ((call)) {                                                                        \
@@ -192,7 +202,10 @@ int mb_gc_import(mb_gc *gc, json_t *data, json_t *detail, mb_err *err)
         if (!err || !err->code) mb_err_set(err, rc, "invalid GoogleCloudData");
         else mb_err_set(err, rc, "invalid GoogleCloudData: %s", e2.msg);
     }
-    if (rc) mb_gc__rollback(gc);
+    if (rc) {
+        mb_gc__rollback(gc);
+        mb_gc__clock_reload(gc);
+    }
     return rc;
 }
 
@@ -302,5 +315,8 @@ json_t *mb_gc_export(mb_gc *gc)
                                                json_object_get(d, "created")));
     json_decref(il);
     json_object_set_new(out, "instances", insts);
+    json_t *clock = mb_gc_clock_get(gc);
+    if (strcmp(str(clock, "mode"), "real")) json_object_set(out, "clock", clock);
+    json_decref(clock);
     return out;
 }

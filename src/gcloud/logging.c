@@ -67,8 +67,8 @@ int mb_gc_log_write(mb_gc *gc, const char *log_name, const char *text, json_t *j
     if (!strncmp(log_name, "projects/", 9) && slash) ln = slash + 6;
     sqlite3_stmt *st;
     int rc = mb_gc__prep(gc, "INSERT INTO __log_entries(log_name, severity, severity_num, ts, "
-                             "text_payload, json_payload, resource_type, resource_labels, insert_id) "
-                             "VALUES(?,?,?,?,?,?,?,?, lower(hex(randomblob(8))))", &st, err);
+                             "text_payload, json_payload, resource_type, resource_labels, insert_id, received) "
+                             "VALUES(?,?,?,?,?,?,?,?, lower(hex(randomblob(8))), ?9)", &st, err);
     if (rc) return rc;
     char sevname[16];
     snprintf(sevname, sizeof sevname, "%s", severity && *severity ? severity : "DEFAULT");
@@ -77,7 +77,9 @@ int mb_gc_log_write(mb_gc *gc, const char *log_name, const char *text, json_t *j
     sqlite3_bind_text(st, 1, ln, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, sevname, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 3, sv);
-    sqlite3_bind_int64(st, 4, timestamp_ms ? timestamp_ms : mb_gc_now_ms());
+    int64_t now = mb_gc_clock_ms(gc);
+    sqlite3_bind_int64(st, 4, timestamp_ms ? timestamp_ms : now);
+    sqlite3_bind_int64(st, 9, now); /* receiveTimestamp */
     sqlite3_bind_text(st, 5, json_payload ? NULL : text, -1, SQLITE_STATIC);
     if (json_payload) sqlite3_bind_text(st, 6, json_dumps(json_payload, JSON_COMPACT | JSON_PRESERVE_ORDER), -1, free);
     sqlite3_bind_text(st, 7, resource_type && *resource_type ? resource_type : "global", -1, SQLITE_STATIC);
@@ -208,7 +210,8 @@ static int term(flt *f)
         else r = cmp_op(have < want ? -1 : have > want, !strcmp(op, ":") ? "=" : op);
     } else if (!strcmp(field, "timestamp") || !strcmp(field, "receiveTimestamp")) {
         int64_t want, have;
-        if (parse_ms(v, &want) || parse_ms(json_string_value(json_object_get(e, "timestamp")), &have))
+        const char *k = !strcmp(field, "timestamp") ? "timestamp" : "receive_timestamp";
+        if (parse_ms(v, &want) || parse_ms(json_string_value(json_object_get(e, k)), &have))
             ffail(f, "invalid timestamp");
         else r = cmp_op(have < want ? -1 : have > want, op);
     } else if (!strcmp(field, "textPayload")) {
@@ -298,8 +301,10 @@ static int expr_or(flt *f)
 
 static json_t *entry_row(mb_gc *gc, sqlite3_stmt *st)
 {
-    char ts[40];
+    char ts[40], rts[40];
     iso_ms(sqlite3_column_int64(st, 3), ts);
+    /* entries made before the column existed were received when stamped */
+    iso_ms(sqlite3_column_type(st, 9) == SQLITE_NULL ? sqlite3_column_int64(st, 3) : sqlite3_column_int64(st, 9), rts);
     const char *ln = (const char *)sqlite3_column_text(st, 0);
     char *full = mb_asprintf("projects/%s/logs/%s", gc->project, ln);
     json_t *jp = sqlite3_column_text(st, 5) ? json_loads((const char *)sqlite3_column_text(st, 5), 0, NULL) : NULL;
@@ -309,6 +314,7 @@ static json_t *entry_row(mb_gc *gc, sqlite3_stmt *st)
                           "text_payload", sqlite3_column_text(st, 4), "json_payload", jp,
                           "resource", "type", sqlite3_column_text(st, 6), "labels",
                           rl ? rl : json_object(), "insert_id", sqlite3_column_text(st, 8));
+    json_object_set_new(e, "receive_timestamp", json_string(rts));
     free(full);
     return e;
 }
@@ -318,7 +324,7 @@ int mb_gc_log_list(mb_gc *gc, const char *filter, int max, json_t **out, mb_err 
     *out = NULL;
     sqlite3_stmt *st;
     int rc = mb_gc__prep(gc, "SELECT log_name, severity, severity_num, ts, text_payload, json_payload, "
-                             "resource_type, resource_labels, insert_id FROM __log_entries "
+                             "resource_type, resource_labels, insert_id, received FROM __log_entries "
                              "ORDER BY ts DESC, seq DESC", &st, err);
     if (rc) return rc;
     json_t *arr = json_array();
@@ -383,7 +389,7 @@ int mb_gc_log_sink_create(mb_gc *gc, const char *name, const char *destination,
     if (rc) return rc;
     sqlite3_stmt *st;
     if ((rc = mb_gc__prep(gc, "INSERT INTO __log_sinks VALUES(?,?,?,NULL,?,?)", &st, err))) return rc;
-    int64_t now = mb_gc_now_ms();
+    int64_t now = mb_gc_clock_ms(gc);
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, destination, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, filter, -1, SQLITE_STATIC);
@@ -435,7 +441,7 @@ int mb_gc_log_bucket_create(mb_gc *gc, const char *id, const char *location, int
         return mb_err_set(err, MB_EINVAL, "retention_days must be between 1 and 3650");
     sqlite3_stmt *st;
     if ((rc = mb_gc__prep(gc, "INSERT INTO __log_buckets VALUES(?,?,?,?,?,?)", &st, err))) return rc;
-    int64_t now = mb_gc_now_ms();
+    int64_t now = mb_gc_clock_ms(gc);
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, location && *location ? location : "global", -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, retention_days);

@@ -17,7 +17,6 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 static const char SCHEMA[] =
     "PRAGMA foreign_keys=OFF;"
@@ -39,7 +38,7 @@ static const char SCHEMA[] =
     " created INTEGER, updated INTEGER, PRIMARY KEY(bucket, name));"
     "CREATE TABLE IF NOT EXISTS __log_entries(seq INTEGER PRIMARY KEY, log_name TEXT,"
     " severity TEXT, severity_num INTEGER, ts INTEGER, text_payload TEXT, json_payload TEXT,"
-    " resource_type TEXT, resource_labels TEXT, insert_id TEXT);"
+    " resource_type TEXT, resource_labels TEXT, insert_id TEXT, received INTEGER);"
     "CREATE TABLE IF NOT EXISTS __log_sinks(name TEXT PRIMARY KEY, destination TEXT,"
     " filter TEXT, description TEXT, created INTEGER, updated INTEGER);"
     "CREATE TABLE IF NOT EXISTS __log_buckets(name TEXT PRIMARY KEY, location TEXT,"
@@ -52,13 +51,6 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS __gcs_uploads(id TEXT PRIMARY KEY, bucket TEXT, name TEXT,"
     " content_type TEXT, total INTEGER, data BLOB, created INTEGER);"
     "COMMIT;";
-
-int64_t mb_gc_now_ms(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
 
 int mb_gc__exec(mb_gc *gc, const char *sql, mb_err *err)
 {
@@ -97,14 +89,14 @@ int mb_gc__check_id(const char *what, const char *id, mb_err *err)
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)id[i];
         int ok = isalnum(c) || c == '_';
-        if (!strcmp(what, "Bucket")) ok = ok || c == '-' || c == '.';
+        if (!strcmp(what, "Bucket") || !strcmp(what, "Sink")) ok = ok || c == '-' || c == '.';
         if (!strcmp(what, "Table")) ok = ok || c == '-' || c >= 0x80;
         if (!ok)
             return mb_err_set(err, MB_EINVAL,
                               "Invalid %s ID \"%.*s\": it may contain only letters, digits and "
                               "underscores%s",
                               what, (int)mb_utf8_cut(id, n, 200), id,
-                              !strcmp(what, "Bucket") ? ", dashes and dots" : "");
+                              !strcmp(what, "Bucket") || !strcmp(what, "Sink") ? ", dashes and dots" : "");
     }
     return MB_OK;
 }
@@ -139,9 +131,15 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
                                  "PRAGMA journal_mode=MEMORY; PRAGMA temp_store=MEMORY", err);
     if (!rc) rc = mb_gc__exec(gc, SCHEMA, err); /* one transaction: one sync, not one per table */
     if (rc) mb_gc__rollback(gc);
+    /* a project made before log entries kept their receive time gets the column */
+    sqlite3_stmt *probe = NULL;
+    if (!rc && sqlite3_prepare_v2(db, "SELECT received FROM __log_entries LIMIT 0", -1, &probe, NULL) != SQLITE_OK)
+        rc = mb_gc__exec(gc, "ALTER TABLE __log_entries ADD COLUMN received INTEGER", err);
+    sqlite3_finalize(probe);
     if (!rc && mb_gc__udf_register(db) != SQLITE_OK)
         rc = mb_err_set(err, MB_EIO, "cannot register functions: %s", sqlite3_errmsg(db));
     sqlite3_stmt *st = NULL;
+    int fresh = 0;
     if (!rc) rc = mb_gc__prep(gc, "SELECT value FROM __meta WHERE key='project'", &st, err);
     if (!rc) {
         if (sqlite3_step(st) == SQLITE_ROW) {
@@ -154,6 +152,7 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
             rc = mb_err_set(err, MB_EINVAL, "%s holds no project and none was given", path);
         } else {
             gc->project = mb_strdup(project_id);
+            fresh = 1;
             sqlite3_stmt *ins;
             rc = mb_gc__prep(gc, "INSERT INTO __meta VALUES('project', ?)", &ins, err);
             if (!rc) {
@@ -165,6 +164,8 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
         }
     }
     sqlite3_finalize(st);
+    if (!rc) rc = mb_gc__clock_load(gc);
+    if (!rc && fresh) rc = mb_gc__set_created(gc, err);
     if (rc) {
         mb_gc_close(gc);
         return rc;
@@ -176,6 +177,7 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
 void mb_gc_close(mb_gc *gc)
 {
     if (!gc) return;
+    mb_gc__clock_forget(gc);
     sqlite3_close(gc->db);
     free(gc->project);
     free(gc);
@@ -300,7 +302,7 @@ int mb_gc_bq_dataset_create(mb_gc *gc, const char *id, const char *description,
     sqlite3_stmt *st;
     if ((rc = mb_gc__prep(gc, "INSERT INTO __bq_datasets VALUES(?,?,?,'{}',?,?)", &st, err)))
         return rc;
-    int64_t now = mb_gc_now_ms();
+    int64_t now = mb_gc_clock_ms(gc);
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, description, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, location && *location ? location : "US", -1, SQLITE_STATIC);
@@ -424,7 +426,7 @@ int mb_gc_bq_table_create(mb_gc *gc, const char *dataset, const char *table, jso
     if (!rc) rc = mb_gc__exec(gc, ddl.data, err);
     if (!rc) rc = mb_gc__prep(gc, "INSERT INTO __bq_tables VALUES(?,?,?,?,?,?)", &st, err);
     if (!rc) {
-        int64_t now = mb_gc_now_ms();
+        int64_t now = mb_gc_clock_ms(gc);
         sqlite3_bind_text(st, 1, dataset, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, table, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, description, -1, SQLITE_STATIC);

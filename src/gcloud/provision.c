@@ -43,6 +43,12 @@ int mb_gcloud_provision(const char *db_path, const char *baseline, const char *p
     } else {
         mb_gc *gc;
         rc = mb_gc_open(":memory:", project_id, &gc, err);
+        /* a new project's clock: MCPBOX_GCLOUD_CLOCK (default: the host's time) */
+        if (!rc) {
+            rc = mb_gc_clock_env(gc, getenv("MCPBOX_GCLOUD_CLOCK"), err);
+            if (!rc) rc = mb_gc__set_created(gc, err);
+            if (rc) mb_gc_close(gc);
+        }
         if (!rc) {
             sqlite3_int64 n = 0;
             unsigned char *bytes = sqlite3_serialize(gc->db, "main", &n, 0);
@@ -119,9 +125,11 @@ char *mb_gcloud_sa_key(const char *project_id, const char *token_uri, mb_err *er
     mb_random_bytes(r, sizeof r, NULL);
     mb_hex(r, sizeof r, kid);
     char *email = mb_asprintf("mcpbox@%s.iam.gserviceaccount.com", project_id);
+    char uid[24];
+    mb_gc__sa_unique_id(project_id, uid);
     json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "type", "service_account", "project_id",
                           project_id, "private_key_id", kid, "private_key", pem, "client_email", email, "client_id",
-                          "100000000000000000001", "auth_uri", "https://accounts.google.com/o/oauth2/auth",
+                          uid, "auth_uri", "https://accounts.google.com/o/oauth2/auth",
                           "token_uri", token_uri, "auth_provider_x509_cert_url",
                           "https://www.googleapis.com/oauth2/v1/certs", "client_x509_cert_url", "",
                           "universe_domain", "googleapis.com");

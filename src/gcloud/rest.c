@@ -2,27 +2,29 @@
  * rest.c - the REST facade: BigQuery v2 and the Cloud Storage JSON API on
  * their own port (default 127.0.0.1:10050), shaped as google-cloud-bigquery
  * and google-cloud-storage call them with BIGQUERY_EMULATOR_HOST /
- * STORAGE_EMULATOR_HOST, plus a token endpoint for service-account key
- * files whose token_uri points here.
+ * STORAGE_EMULATOR_HOST; the routing, which also hands the OAuth, userinfo,
+ * Resource Manager and clock paths to identity.c and Cloud Logging v2 to
+ * rest_logging.c.
  *
- * The project id selects the sandbox (a resolver the daemon gives maps it
- * to that sandbox's project database). BigQuery paths carry it
+ * The project id (or its number) selects the sandbox (a resolver the daemon
+ * gives maps it to that sandbox's project database). BigQuery paths carry it
  * (/bigquery/v2/projects/P/...); Storage paths do not, so it comes from a
  * /p/P prefix (STORAGE_EMULATOR_HOST=http://127.0.0.1:10050/p/P), the
  * ?project= parameter, or the bearer token (auth_data's access_token is
- * the project id). Any bearer token is accepted: the port is for the local
- * machine.
+ * the project id). Any bearer token is accepted on these paths: the port is
+ * for the local machine.
  *
  * Served: datasets (list, insert, get, delete), tables (list, insert, get,
  * delete), tabledata.insertAll and list, jobs.query, jobs.insert (query and
  * load jobs; loads from gs:// objects or a multipart upload), jobs.get,
  * getQueryResults; buckets (list, insert, get, patch, delete), objects
- * (list with prefix/delimiter, get metadata or media, delete, media and
- * multipart upload, download). Not served: resumable uploads, copy/rewrite,
- * IAM, routines, models: 501 naming the call.
+ * (list with prefix/delimiter, get metadata or media, delete, media,
+ * multipart and resumable uploads (resumable.c), download), V4 signed URLs
+ * (signed.c). Not served: copy/rewrite, IAM, routines, models: 501 naming
+ * the call.
  */
 #define _GNU_SOURCE
-#include "gcloud/gcloud_int.h"
+#include "gcloud/rest_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -49,16 +51,9 @@ typedef struct req {
     int too_big;
 } req;
 
-typedef struct reply {
-    int status;
-    char *body;
-    size_t len;
-    const char *type;
-    char *location; /* a resumable upload's session URI */
-    char *range;    /* a resumable upload's "bytes=0-N" */
-} reply;
+typedef mb_gc__reply reply;
 
-static void reply_json(reply *r, int status, json_t *j)
+void mb_gc__reply_json(reply *r, int status, json_t *j)
 {
     r->status = status;
     r->body = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : mb_strdup("");
@@ -67,7 +62,7 @@ static void reply_json(reply *r, int status, json_t *j)
     json_decref(j);
 }
 
-static void reply_error(reply *r, int status, const char *msg)
+void mb_gc__reply_error(reply *r, int status, const char *msg)
 {
     const char *reason = status == 404 ? "notFound" : status == 409 ? "duplicate"
                          : status == 501 ? "notImplemented" : status == 413 ? "tooLarge" : "invalid";
@@ -75,10 +70,13 @@ static void reply_error(reply *r, int status, const char *msg)
                      : status == 501 ? "UNIMPLEMENTED" : "INVALID_ARGUMENT";
     size_t n;
     char *m = mb_utf8_repair(msg, strlen(msg), &n);
-    reply_json(r, status, json_pack("{s:{s:i,s:s,s:[{s:s,s:s,s:s}],s:s}}", "error", "code", status, "message", m,
-                                    "errors", "message", m, "domain", "global", "reason", reason, "status", st));
+    mb_gc__reply_json(r, status, json_pack("{s:{s:i,s:s,s:[{s:s,s:s,s:s}],s:s}}", "error", "code", status, "message", m,
+                                           "errors", "message", m, "domain", "global", "reason", reason, "status", st));
     free(m);
 }
+
+static void reply_json(reply *r, int status, json_t *j) { mb_gc__reply_json(r, status, j); }
+static void reply_error(reply *r, int status, const char *msg) { mb_gc__reply_error(r, status, msg); }
 
 static int status_of(int code)
 {
@@ -91,7 +89,8 @@ static int status_of(int code)
     }
 }
 
-static void reply_err(reply *r, const mb_err *e) { reply_error(r, status_of(e->code), e->msg); }
+void mb_gc__reply_err(reply *r, const mb_err *e) { reply_error(r, status_of(e->code), e->msg); }
+static void reply_err(reply *r, const mb_err *e) { mb_gc__reply_err(r, e); }
 
 /* --------------------------------------------------------------- helpers */
 
@@ -113,14 +112,17 @@ static json_t *segments(const char *path)
     return a;
 }
 
-static const char *seg(json_t *a, size_t i) { return json_string_value(json_array_get(a, i)); }
+const char *mb_gc__seg(json_t *a, size_t i) { return json_string_value(json_array_get(a, i)); }
+static const char *seg(json_t *a, size_t i) { return mb_gc__seg(a, i); }
 
-static int is(json_t *a, size_t i, const char *s) { return seg(a, i) && !strcmp(seg(a, i), s); }
+int mb_gc__seg_is(json_t *a, size_t i, const char *s) { return seg(a, i) && !strcmp(seg(a, i), s); }
+static int is(json_t *a, size_t i, const char *s) { return mb_gc__seg_is(a, i, s); }
 
-static const char *qarg(struct MHD_Connection *c, const char *k)
+const char *mb_gc__qarg(struct MHD_Connection *c, const char *k)
 {
     return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k);
 }
+static const char *qarg(struct MHD_Connection *c, const char *k) { return mb_gc__qarg(c, k); }
 
 static char *iso_ms(int64_t ms)
 {
@@ -324,17 +326,17 @@ static json_t *query_response(const char *project, const char *job_id, mb_gc_res
 }
 
 static json_t *job_resource(const char *project, const char *job_id, const char *type, const char *stype,
-                            json_t *config, const char *error)
+                            json_t *config, const char *error, int64_t created, int64_t ended)
 {
-    int64_t now = mb_gc_now_ms();
-    char ms[32];
-    snprintf(ms, sizeof ms, "%lld", (long long)now);
+    char ms[32], end[32];
+    snprintf(ms, sizeof ms, "%lld", (long long)created);
+    snprintf(end, sizeof end, "%lld", (long long)ended);
     json_t *st = json_pack("{s:s}", "state", "DONE");
     if (error) {
         json_object_set_new(st, "errorResult", json_pack("{s:s,s:s}", "reason", "invalidQuery", "message", error));
         json_object_set_new(st, "errors", json_pack("[{s:s,s:s}]", "reason", "invalidQuery", "message", error));
     }
-    json_t *stats = json_pack("{s:s,s:s,s:s}", "creationTime", ms, "startTime", ms, "endTime", ms);
+    json_t *stats = json_pack("{s:s,s:s,s:s}", "creationTime", ms, "startTime", ms, "endTime", end);
     if (!strcmp(type, "query"))
         json_object_set_new(stats, "query", json_pack("{s:s,s:s,s:s}", "statementType", stype ? stype : "SELECT",
                                                       "totalBytesProcessed", "0", "totalBytesBilled", "0"));
@@ -355,6 +357,21 @@ static const char *req_job_id(json_t *body, char buf[64])
         return buf;
     }
     return NULL;
+}
+
+/* The client's job id names the stored job and its result; job becomes it. */
+static void rename_job(mb_gc *gc, char job[64], const char *want)
+{
+    static const char *const SQL[] = {"UPDATE __bq_results SET job_id=?1 WHERE job_id=?2",
+                                      "UPDATE __bq_jobs SET id=?1 WHERE id=?2"};
+    for (size_t i = 0; i < 2; i++) {
+        sqlite3_stmt *st;
+        if (mb_gc__prep(gc, SQL[i], &st, NULL)) continue;
+        sqlite3_bind_text(st, 1, want, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, job, -1, SQLITE_STATIC);
+        mb_gc__step_done(gc, st, NULL);
+    }
+    snprintf(job, 64, "%s", want);
 }
 
 /* A load job from gs://bucket/object URIs or uploaded bytes. */
@@ -600,25 +617,12 @@ static void bigquery(mb_gc *gc, struct MHD_Connection *c, const char *method, js
                          : run_job(gc, json_string_value(json_object_get(qc, "query")) ?: "",
                                    json_object_get(qc, "queryParameters"), json_is_true(json_object_get(cfg, "dryRun")),
                                    job, &res, &e);
-            if (!rc && want) {
-                /* the client's job id names the stored result */
-                sqlite3_stmt *st;
-                if (!mb_gc__prep(gc, "UPDATE __bq_results SET job_id=?1 WHERE job_id=?2", &st, NULL)) {
-                    sqlite3_bind_text(st, 1, want, -1, SQLITE_STATIC);
-                    sqlite3_bind_text(st, 2, job, -1, SQLITE_STATIC);
-                    mb_gc__step_done(gc, st, NULL);
-                }
-                if (!mb_gc__prep(gc, "UPDATE __bq_jobs SET id=?1 WHERE id=?2", &st, NULL)) {
-                    sqlite3_bind_text(st, 1, want, -1, SQLITE_STATIC);
-                    sqlite3_bind_text(st, 2, job, -1, SQLITE_STATIC);
-                    mb_gc__step_done(gc, st, NULL);
-                }
-                snprintf(job, sizeof job, "%s", want);
-            }
+            if (!rc && want) rename_job(gc, job, want);
             if (rc && e.code != MB_EINVAL && e.code != MB_ENOTFOUND) reply_err(r, &e);
             else {
                 json_t *o = job_resource(project, rc ? (want ? want : "failed") : job, "query",
-                                         rc ? NULL : res.statement_type, cfg, rc ? e.msg : NULL);
+                                         rc ? NULL : res.statement_type, cfg, rc ? e.msg : NULL,
+                                         mb_gc_clock_ms(gc), mb_gc_clock_ms(gc));
                 if (rc) {
                     /* a failed job is a job; its error comes back on result() */
                     reply_err(r, &e);
@@ -629,8 +633,10 @@ static void bigquery(mb_gc *gc, struct MHD_Connection *c, const char *method, js
         } else if (json_object_get(cfg, "load")) {
             int rc = do_load(gc, json_object_get(cfg, "load"), data, dlen, &e);
             mb_gc_bq_job_add(gc, "load", NULL, rc ? e.msg : NULL, job);
+            if (!rc && want) rename_job(gc, job, want);
             if (rc) reply_err(r, &e);
-            else reply_json(r, 200, job_resource(project, want ? want : job, "load", NULL, cfg, NULL));
+            else reply_json(r, 200, job_resource(project, job, "load", NULL, cfg, NULL, mb_gc_clock_ms(gc),
+                                                 mb_gc_clock_ms(gc)));
         } else {
             reply_error(r, 501, "Unsupported: only query and load jobs are served");
         }
@@ -645,7 +651,9 @@ static void bigquery(mb_gc *gc, struct MHD_Connection *c, const char *method, js
             json_t *cfg = json_pack("{s:{s:O}}", json_string_value(json_object_get(j, "type")), "query",
                                     json_object_get(j, "query") ?: json_null());
             reply_json(r, 200, job_resource(project, seg(sg, k + 1), json_string_value(json_object_get(j, "type")),
-                                            stype, cfg, json_string_value(json_object_get(j, "error"))));
+                                            stype, cfg, json_string_value(json_object_get(j, "error")),
+                                            json_integer_value(json_object_get(j, "created")),
+                                            json_integer_value(json_object_get(j, "ended"))));
             json_decref(cfg);
             json_decref(j);
         }
@@ -654,7 +662,9 @@ static void bigquery(mb_gc *gc, struct MHD_Connection *c, const char *method, js
         if (mb_gc_bq_job_get(gc, seg(sg, k + 1), &j, &e)) reply_err(r, &e);
         else {
             reply_json(r, 200, json_pack("{s:s,s:o}", "kind", "bigquery#jobCancelResponse", "job",
-                                         job_resource(project, seg(sg, k + 1), "query", NULL, NULL, NULL)));
+                                         job_resource(project, seg(sg, k + 1), "query", NULL, NULL, NULL,
+                                                      json_integer_value(json_object_get(j, "created")),
+                                                      json_integer_value(json_object_get(j, "ended")))));
             json_decref(j);
         }
     } else {
@@ -994,9 +1004,8 @@ static void route(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url,
         project = mb_strdup(seg(sg, 1));
         k = 2;
     }
-    if (is(sg, k, "token") && !strcmp(method, "POST")) {
-        reply_json(r, 200, json_pack("{s:s,s:s,s:i}", "access_token", project ? project : "mcpbox", "token_type",
-                                     "Bearer", "expires_in", 3600));
+    if (mb_gc__rest_identity(c, method, sg, k, project, raw, rs->resolve, rs->ctx, r) ||
+        mb_gc__rest_logging(c, method, sg, k, project, raw, rs->resolve, rs->ctx, r)) {
         free(project);
         json_decref(sg);
         return;
@@ -1017,9 +1026,14 @@ static void route(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url,
         project = mb_strdup(seg(sg, b + 3));
     } else if (gcs && !project) {
         const char *q = qarg(c, "project");
-        const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
         if (q) project = mb_strdup(q);
-        else if (auth && !strncasecmp(auth, "Bearer mcpbox-", 14)) project = mb_strdup(auth + 7);
+        else project = mb_gc__bearer_project(c);
+    }
+    char *by_number = project ? mb_gc__project_of_number(project) : NULL;
+    if (by_number) {
+        /* a project number (Resource Manager v3's name) names the same project */
+        free(project);
+        project = by_number;
     }
     if (!bq && !gcs) {
         reply_error(r, 404, "Not Found");

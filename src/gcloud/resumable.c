@@ -43,7 +43,7 @@ int mb_gc__upload_start(mb_gc *gc, const char *bucket, const char *name, const c
     sqlite3_bind_text(st, 4, ctype, -1, SQLITE_STATIC);
     if (total >= 0) sqlite3_bind_int64(st, 5, total);
     else sqlite3_bind_null(st, 5);
-    sqlite3_bind_int64(st, 6, mb_gc_now_ms());
+    sqlite3_bind_int64(st, 6, mb_gc_clock_ms(gc));
     return mb_gc__step_done(gc, st, err);
 }
 

@@ -126,7 +126,7 @@ int mb_gc_gcs_sign_url(mb_gc *gc, const char *base, const char *method, const ch
     while (pl && prefix[pl - 1] == '/') prefix[--pl] = '\0';
     char *path = mb_asprintf("%s/%s/%s", prefix, bucket, object);
     EVP_PKEY *key = signing_key(gc, err); /* first: making one takes a while */
-    time_t now = (time_t)(mb_gc_now_ms() / 1000);
+    time_t now = (time_t)(mb_gc_clock_ms(gc) / 1000);
     struct tm tm;
     gmtime_r(&now, &tm);
     char date[20], day[9], exp[24];
@@ -236,6 +236,6 @@ int mb_gc_gcs_check_signed(mb_gc *gc, const char *method, const char *host, cons
         return xml_error(403, "SignatureDoesNotMatch",
                          "The request signature we calculated does not match the signature you provided. "
                          "Check your Google secret key and signing method.", xml);
-    if (mb_gc_now_ms() / 1000 > t0 + ex) return xml_error(400, "ExpiredToken", "The provided token has expired.", xml);
+    if (mb_gc_clock_ms(gc) / 1000 > t0 + ex) return xml_error(400, "ExpiredToken", "The provided token has expired.", xml);
     return 0;
 }

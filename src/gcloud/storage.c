@@ -68,7 +68,7 @@ int mb_gc_gcs_bucket_create(mb_gc *gc, const char *name, const char *location,
     char loc[64];
     snprintf(loc, sizeof loc, "%s", location && *location ? location : "US");
     for (char *c = loc; *c; c++) *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
-    int64_t now = mb_gc_now_ms();
+    int64_t now = mb_gc_clock_ms(gc);
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, loc, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 3, storage_class && *storage_class ? storage_class : "STANDARD", -1, SQLITE_STATIC);
@@ -150,7 +150,7 @@ int mb_gc_gcs_bucket_set(mb_gc *gc, const char *name, const char *key, json_t *v
     if (!strcmp(col, "versioning")) sqlite3_bind_int(st, 1, json_is_true(value));
     else if (json_is_string(value)) sqlite3_bind_text(st, 1, json_string_value(value), -1, SQLITE_STATIC);
     else sqlite3_bind_text(st, 1, json_dumps(value, JSON_COMPACT), -1, free);
-    sqlite3_bind_int64(st, 2, mb_gc_now_ms());
+    sqlite3_bind_int64(st, 2, mb_gc_clock_ms(gc));
     sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
     return mb_gc__step_done(gc, st, err);
 }
@@ -182,7 +182,7 @@ int mb_gc_gcs_object_put(mb_gc *gc, const char *bucket, const char *name, const 
                               "crc32c=excluded.crc32c, generation=excluded.generation, updated=excluded.updated",
                           &st, err)))
         return rc;
-    int64_t now = mb_gc_now_ms();
+    int64_t now = mb_gc_clock_ms(gc);
     sqlite3_bind_text(st, 1, bucket, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
     sqlite3_bind_blob64(st, 3, len ? data : "", len, SQLITE_STATIC);

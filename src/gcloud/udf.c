@@ -578,14 +578,14 @@ static void f_now_date(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
     (void)argc;
     (void)argv;
-    result_date(cx, (long)(mb_gc_now_ms() / 86400000LL));
+    result_date(cx, (long)(mb_gc__clock_cx(cx) / 86400000LL));
 }
 
 static void f_now_ts(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
     (void)argc;
     (void)argv;
-    int64_t ms = mb_gc_now_ms();
+    int64_t ms = mb_gc__clock_cx(cx);
     result_ts(cx, (long)(ms / 86400000LL), (ms % 86400000LL) * 1000);
 }
 

@@ -8,9 +8,11 @@ query_and_wait (jobs.query), load_table_from_file (multipart upload),
 list_buckets, create_bucket, Blob.upload_from_string (multipart upload),
 Blob.download_as_bytes (/download/... alt=media)). The project id selects
 the sandbox; two sandboxes do not see each other."""
+import base64
 import json
 import os
 import socket
+import time
 import uuid
 
 import httpx
@@ -173,8 +175,8 @@ def test_projects_select_sandboxes(env):
     assert httpx.get(f"{base}/bigquery/v2/projects/mcpbox-000000000000/datasets").status_code == 404
     assert httpx.get(f"{base}/storage/v1/b").status_code == 400  # no project at all
     assert httpx.get(f"{base}/storage/v1/b", headers={"Authorization": f"Bearer {pb}"}).json()["items"] == []
-    # the token endpoint for service-account key files
-    assert httpx.post(f"{base}/token", data={"grant_type": "x"}).json()["token_type"] == "Bearer"
+    # the token endpoint refuses what Google's refuses (test_gcloud_identity has the rest)
+    assert httpx.post(f"{base}/token", data={"grant_type": "x"}).json()["error"] == "unsupported_grant_type"
 
 
 def test_service_account_key_and_token(env):
@@ -190,8 +192,12 @@ def test_service_account_key_and_token(env):
     assert a["bigquery_emulator_host"] == base and a["storage_emulator_host"] == f"{base}/p/{project}"
     # the same key on the next read
     assert api.get(f"/sandbox/google_cloud/{sid}").json()["auth_data"]["service_account_key"] == key
+    now = int(time.time())
+    claims = {"iss": key["client_email"], "aud": key["token_uri"], "iat": now, "exp": now + 3600,
+              "scope": "https://www.googleapis.com/auth/cloud-platform"}
+    part = lambda o: base64.urlsafe_b64encode(json.dumps(o).encode()).rstrip(b"=").decode()  # noqa: E731
     tok = httpx.post(key["token_uri"], data={"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
-                                             "assertion": "x.y.z"}).json()
+                                             "assertion": f"{part({'alg': 'RS256'})}.{part(claims)}.c2ln"}).json()
     assert tok["access_token"] == project and tok["token_type"] == "Bearer"
     # that token selects the project on Storage paths without a prefix
     h = {"Authorization": f"Bearer {tok['access_token']}"}
@@ -320,3 +326,90 @@ def test_signed_urls_are_served_and_checked(env):
     assert h.get("/storage/v1/b/sig-bucket/o/up.txt?alt=media").content == b"uploaded"
     assert get(pu.path, query=pu.query).status_code == 403  # signed for PUT, not GET
     s.close()
+
+
+def test_logging_as_the_client_library_calls_it(env):
+    """Cloud Logging v2 as google-cloud-logging's HTTP transport sends it
+    (python-logging 3.x _http.py: entries:write from Logger.log_text /
+    log_struct, entries:list from Client.list_entries with resourceNames,
+    filter, orderBy, pageSize, pageToken in the body, Logger.delete) and the
+    REST GAPIC ConfigServiceV2Client (list/create/get log buckets, sinks).
+    Two sandboxes: each project's names reach only its own entries."""
+    api, base = env
+    a, pa = sandbox(api)
+    b, pb = sandbox(api)
+    entries = [{"logName": f"projects/{pa}/logs/app", "resource": {"type": "global", "labels": {}},
+                "textPayload": f"line {i}", "severity": "INFO" if i % 2 else "ERROR",
+                "timestamp": f"2025-03-10T09:00:0{i}Z"} for i in range(5)]
+    entries.append({"logName": f"projects/{pa}/logs/app", "resource": {"type": "gce_instance",
+                                                                      "labels": {"zone": "us-central1-a"}},
+                    "jsonPayload": {"event": "login", "user": {"id": 7}}, "severity": "NOTICE"})
+    r = httpx.post(f"{base}/v2/entries:write", json={"entries": entries})
+    assert r.status_code == 200 and r.json() == {}, r.text
+    # a dry run checks and writes nothing; a bad entry rejects the whole request
+    assert httpx.post(f"{base}/v2/entries:write", json={"entries": entries[:1], "dryRun": True}).status_code == 200
+    bad = [entries[0], {"logName": f"projects/{pa}/logs/app", "protoPayload": {}}]
+    r = httpx.post(f"{base}/v2/entries:write", json={"entries": bad})
+    assert r.status_code == 400 and "protoPayload" in r.json()["error"]["message"]
+    r = httpx.post(f"{base}/v2/entries:write", json={"entries": [{"logName": f"projects/{pb}/logs/x", "textPayload": "x"},
+                                                                {"logName": f"projects/{pa}/logs/x", "textPayload": "y"}]})
+    assert r.status_code == 400  # one request, one project
+
+    def listing(project, **kw):
+        r = httpx.post(f"{base}/v2/entries:list", json={"resourceNames": [f"projects/{project}"], **kw})
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    got = listing(pa)["entries"]
+    assert [e.get("textPayload") for e in got] == ["line 0", "line 1", "line 2", "line 3", "line 4", None]
+    assert got[5]["jsonPayload"] == {"event": "login", "user": {"id": 7}} and got[5]["severity"] == "NOTICE"
+    assert got[5]["resource"] == {"type": "gce_instance", "labels": {"zone": "us-central1-a"}}
+    assert got[0]["timestamp"] == "2025-03-10T09:00:00.000Z" and got[0]["insertId"]
+    assert set(got[0]) == {"logName", "resource", "timestamp", "receiveTimestamp", "severity", "insertId", "textPayload"}
+    desc = listing(pa, filter=f'logName="projects/{pa}/logs/app" AND severity>=ERROR', orderBy="timestamp desc")
+    assert [e["textPayload"] for e in desc["entries"]] == ["line 4", "line 2", "line 0"]
+    page = listing(pa, pageSize=2)
+    assert len(page["entries"]) == 2 and page["nextPageToken"]
+    rest = listing(pa, pageSize=10, pageToken=page["nextPageToken"])
+    assert len(rest["entries"]) == 4 and "nextPageToken" not in rest
+    assert listing(pa, filter='jsonPayload.user.id=7')["entries"][0]["jsonPayload"]["event"] == "login"
+    assert listing(pa, filter='timestamp >= "2025-03-10T09:00:03Z" AND timestamp < "2025-03-10T09:00:05Z"')[
+        "entries"][0]["textPayload"] == "line 3"
+    r = httpx.post(f"{base}/v2/entries:list", json={"resourceNames": [f"projects/{pa}"], "filter": "labels.x=1"})
+    assert r.status_code == 400 and "filter" in r.json()["error"]["message"]
+    assert httpx.post(f"{base}/v2/entries:list", json={}).status_code == 400
+    assert httpx.post(f"{base}/v2/entries:list", json={"resourceNames": ["projects/mcpbox-000000000000"]}).status_code == 403
+    # the project number names the project too
+    number = int(pa.split("-")[1], 16)
+    assert len(listing(str(number))["entries"]) == 6
+    # the other sandbox sees none of it
+    assert listing(pb) == {}
+    assert httpx.get(f"{base}/v2/projects/{pb}/logs").json() == {"logNames": []}
+    # logs: list, delete (Logger.delete)
+    assert httpx.get(f"{base}/v2/projects/{pa}/logs").json() == {"logNames": [f"projects/{pa}/logs/app"]}
+    assert httpx.delete(f"{base}/v2/projects/{pa}/logs/app").json() == {}
+    assert httpx.delete(f"{base}/v2/projects/{pa}/logs/app").status_code == 404
+    assert listing(pa) == {}
+    # log buckets (ConfigServiceV2Client list_buckets / create_bucket / get_bucket)
+    lb = f"{base}/v2/projects/{pa}/locations/global/buckets"
+    assert httpx.get(lb).json() == {}
+    r = httpx.post(lb, params={"bucketId": "exam_log-1"}, json={"retentionDays": 14, "description": "d"})
+    assert r.status_code == 200, r.text
+    made = r.json()
+    assert made["name"] == f"projects/{pa}/locations/global/buckets/exam_log-1" and made["retentionDays"] == 14
+    assert made["lifecycleState"] == "ACTIVE" and made["description"] == "d"
+    assert httpx.post(lb, params={"bucketId": "exam_log-1"}, json={}).status_code == 409
+    assert httpx.get(f"{lb}/exam_log-1").json() == made
+    assert httpx.get(f"{base}/v2/projects/{pa}/locations/-/buckets").json()["buckets"] == [made]
+    r = httpx.get(f"{lb}/nope")
+    assert r.status_code == 404 and r.json()["error"]["message"] == "Bucket `nope` does not exist."
+    assert httpx.get(f"{base}/v2/projects/{pb}/locations/global/buckets").json() == {}
+    # sinks
+    sk = f"{base}/v2/projects/{pa}/sinks"
+    r = httpx.post(sk, json={"name": "to-gcs", "destination": "storage.googleapis.com/b", "filter": "severity>=ERROR"})
+    assert r.status_code == 200 and r.json()["name"] == "to-gcs" and r.json()["writerIdentity"].startswith("serviceAccount:")
+    assert httpx.get(sk).json()["sinks"][0]["filter"] == "severity>=ERROR"
+    assert httpx.get(f"{sk}/to-gcs").json()["destination"] == "storage.googleapis.com/b"
+    assert httpx.delete(f"{sk}/to-gcs").json() == {}
+    assert httpx.get(f"{sk}/to-gcs").status_code == 404
+    assert httpx.get(f"{base}/v2/projects/{pa}/exclusions").status_code == 501

@@ -40,9 +40,9 @@ int gc_t_logging_read_logs(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     long long max = gc_arg_int(a, "max_entries");
     mb_gc *gc = gc_open(call, res, "Error reading logs");
     if (!gc) return 0;
-    /* read_logs(filter, max_results=...) with time_range_hours=24 */
+    /* read_logs(filter, max_results=...) with time_range_hours=24, on the sandbox's clock */
     char since[48];
-    mb_gc_isoformat(mb_gc_now_ms() - 24LL * 3600 * 1000, since);
+    mb_gc_isoformat(mb_gc_clock_ms(gc) - 24LL * 3600 * 1000, since);
     since[19] = '\0';
     char *f = *filter ? mb_asprintf("timestamp >= \"%sZ\" AND %s", since, filter)
                       : mb_asprintf("timestamp >= \"%sZ\"", since);
