@@ -352,6 +352,12 @@ struct mb_gw_session {
     mb_gw_backend *b;  /* reference */
     char version[16];  /* negotiated protocol version */
     json_t *caps;      /* client capabilities; read-only after creation */
+    char *note;        /* the notifications/mcpbox/client_initialized text with the
+                        * client's initialize params; read-only after creation.
+                        * It goes to the server with the session's first message
+                        * that reaches the process (mb_gw__route_note_locked), so
+                        * a session the gateway answers alone (initialize,
+                        * tools/list of a tools_static server) never wakes it */
     atomic_llong last_used_ms;
     atomic_int active; /* open GET streams + calls in flight: not idle */
     int in_table;      /* under gw->lock */
@@ -366,6 +372,7 @@ struct mb_gw_session {
     int ncalls;
     mb_gw_link sreqs;
     json_t *subs;      /* resource URIs subscribed through this session */
+    uint64_t noted_gen; /* b->gen + 1 of the process `note` went to (0: none yet) */
     int64_t stream_opened_ms;
 };
 
@@ -428,6 +435,9 @@ typedef struct mb_gw_sandbox {
     mb_gw_hnode node;   /* in gw->sandboxes, key = mb_hash_str(id) */
     char *id;
     mb_gw_link backends;
+    char *tenant;       /* opts.tenant_of's answer once it named one (a sandbox's
+                         * owner does not change), so that new sessions do not
+                         * ask the daemon's store each time; NULL: not known yet */
 } mb_gw_sandbox;
 
 struct mb_gateway {
@@ -516,6 +526,11 @@ void mb_gw__route_from_server(mb_gw_backend *b, uint64_t gen, const char *line, 
 /* An over-long line was dropped: answer the call it belonged to, if known. */
 void mb_gw__route_oversize(mb_gw_backend *b, uint64_t gen, size_t len, const char *head,
                           size_t head_len, const char *tail, size_t tail_len);
+/* Sends the server session s's client_initialized note (s->note) unless the
+ * running process already had it; with `then` (len bytes), that message
+ * follows in the same write. Returns what mb_gw__backend_send_locked does
+ * for the whole. */
+int mb_gw__route_send_noted_locked(mb_gw_session *s, const char *then, size_t len, mb_err *err);
 /* The gateway's own requests (initialize, tools/list) and their answers. */
 void mb_gw__route_send_initialize_locked(mb_gw_backend *b);
 void mb_gw__route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text);
@@ -547,7 +562,8 @@ int mb_gw__route_from_client_locked(mb_gw_stream *x, const mb_gw_cmsg *m, char *
 
 /* --------------------------------------- session.c: sessions and streams */
 
-mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const json_t *caps);
+/* params: the client's initialize params (borrowed; its note is made of them). */
+mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const json_t *params);
 void mb_gw__session_ref(mb_gw_session *s);
 void mb_gw__session_unref(mb_gw_session *s);
 /* Ends a session (under b->lock; the caller already took it out of the
@@ -614,5 +630,9 @@ void mb_gw__cond_init(pthread_cond_t *c);
  * telling whether the sandbox exists at all. */
 mb_gw_backend *mb_gw__lookup(mb_gateway *gw, const char *sandbox_id, const char *server,
                             int *sandbox_known, char *servers_out, size_t servers_cap);
+/* The tenant of a sandbox (opts.tenant_of, asked once per sandbox: the first
+ * answer that names one is kept). 0 with buf filled, -1 when none is known.
+ * Takes gw->lock itself: call it without. */
+int mb_gw__tenant_of(mb_gateway *gw, const char *sandbox_id, char *buf, size_t cap);
 
 #endif /* MB_GATEWAY_INT_H */

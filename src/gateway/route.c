@@ -51,6 +51,27 @@ static void send_quiet_locked(mb_gw_backend *b, const char *text)
         mb_debug("gateway: [%s/%s] %s", b->sandbox_id, b->server, e.msg);
 }
 
+int mb_gw__route_send_noted_locked(mb_gw_session *s, const char *then, size_t len, mb_err *err)
+{
+    mb_gw_backend *b = s->b;
+    mb_assert_held(&b->lock);
+    if (!s->note || s->noted_gen == b->gen + 1)
+        return then ? mb_gw__backend_send_locked(b, then, len, err) : MB_OK;
+    /* Not yet told to this process (the session's first message to it, or
+     * the first since a restart): the note and the message in one write. */
+    size_t nl = strlen(s->note);
+    mb_buf both = {0};
+    mb_buf_append(&both, s->note, nl);
+    if (then) {
+        mb_buf_putc(&both, '\n');
+        mb_buf_append(&both, then, len);
+    }
+    int rc = mb_gw__backend_send_locked(b, both.data, both.len, err);
+    mb_buf_free(&both);
+    if (rc == MB_OK) s->noted_gen = b->gen + 1;
+    return rc;
+}
+
 static mb_gw_pending *find_locked(mb_gw_backend *b, int64_t id)
 {
     mb_assert_held(&b->lock);
@@ -658,7 +679,8 @@ static int client_request(mb_gw_stream *x, const mb_gw_cmsg *m, const char *meth
     size_t n;
     char *t = upstream_request(m, p->id, token != NULL, &n);
     mb_err e;
-    if (mb_gw__backend_send_locked(b, t, n, &e)) mb_gw__pending_fail_locked(p, MB_GW_ESERVER, 0, e.msg);
+    if (mb_gw__route_send_noted_locked(s, t, n, &e))
+        mb_gw__pending_fail_locked(p, MB_GW_ESERVER, 0, e.msg);
     free(t);
 done:
     free(id_text);
@@ -694,7 +716,7 @@ static int client_notification(mb_gw_stream *x, const mb_gw_cmsg *m, const char 
         return 0;
     }
     mb_err e;
-    if (mb_gw__backend_send_locked(b, m->raw, m->raw_len, &e))
+    if (mb_gw__route_send_noted_locked(s, m->raw, m->raw_len, &e))
         mb_debug("gateway: [%s/%s] notification not delivered: %s", b->sandbox_id, b->server,
                  e.msg);
     return 0;
@@ -730,7 +752,7 @@ static int client_response(mb_gw_stream *x, const mb_gw_cmsg *m, char **errtext)
     }
     mb_gw__pending_free_locked(p);
     mb_err e;
-    if (mb_gw__backend_send_locked(b, t, n, &e))
+    if (mb_gw__route_send_noted_locked(s, t, n, &e))
         mb_debug("gateway: [%s/%s] response not delivered: %s", b->sandbox_id, b->server,
                  e.msg);
     free(t);

@@ -30,8 +30,9 @@
 
 static void active_add(mb_gw_session *s, int delta) { atomic_fetch_add(&s->active, delta); }
 
-mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const json_t *caps)
+mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const json_t *params)
 {
+    const json_t *caps = json_object_get(params, "capabilities");
     mb_gw_session *s = mb_calloc(1, sizeof *s);
     atomic_init(&s->refs, 1);
     atomic_init(&s->active, 0);
@@ -46,6 +47,14 @@ mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const j
     snprintf(s->version, sizeof s->version, "%s", version);
     s->caps = json_is_object(caps) ? json_deep_copy(caps) : json_object();
     s->subs = json_object();
+    /* The client's initialize, as the server hears of it: servers without a
+     * handler ignore unknown notifications; desktop-commander keeps the
+     * clientInfo as currentClient. */
+    json_t *pv = json_is_object(params) ? json_incref((json_t *)params) : json_object();
+    json_t *note = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
+                             "notifications/mcpbox/client_initialized", "params", pv);
+    s->note = mb_gw__json_text(note);
+    json_decref(note);
     atomic_init(&s->last_used_ms, mb_gw__now());
     mb_gw__list_init(&s->b_link);
     mb_gw__list_init(&s->streams);
@@ -61,6 +70,7 @@ void mb_gw__session_unref(mb_gw_session *s)
     if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
     json_decref(s->caps);
     json_decref(s->subs);
+    free(s->note);
     mb_gw__backend_unref(s->b);
     free(s);
 }
@@ -220,9 +230,7 @@ int mb_gw__sessions_insert(mb_gateway *gw, mb_gw_session *s, mb_err *err)
     session_key(s->id, &key);
     char tenant_buf[128];
     const char *tenant = NULL;
-    if (gw->opts.tenant_of &&
-        gw->opts.tenant_of(gw->opts.ctx, s->b->sandbox_id, tenant_buf, sizeof tenant_buf) == 0 &&
-        tenant_buf[0])
+    if (mb_gw__tenant_of(gw, s->b->sandbox_id, tenant_buf, sizeof tenant_buf) == 0)
         tenant = tenant_buf;
     const char *sandbox = s->b->sandbox_id;
     for (;;) {
