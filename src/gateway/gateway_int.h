@@ -355,7 +355,8 @@ struct mb_gw_session {
     char *note;        /* the notifications/mcpbox/client_initialized text with the
                         * client's initialize params; read-only after creation.
                         * It goes to the server with the session's first message
-                        * that reaches the process (mb_gw__route_note_locked), so
+                        * that reaches the process, and again with one after
+                        * another session's (mb_gw__route_send_noted_locked), so
                         * a session the gateway answers alone (initialize,
                         * tools/list of a tools_static server) never wakes it */
     atomic_llong last_used_ms;
@@ -372,7 +373,6 @@ struct mb_gw_session {
     int ncalls;
     mb_gw_link sreqs;
     json_t *subs;      /* resource URIs subscribed through this session */
-    uint64_t noted_gen; /* b->gen + 1 of the process `note` went to (0: none yet) */
     int64_t stream_opened_ms;
 };
 
@@ -411,6 +411,10 @@ struct mb_gw_backend {
     size_t nsessions;
     json_t *init_result;
     char up_version[16];
+    /* The session whose client_initialized note the process heard last
+     * (valid while noted_gen == gen + 1). */
+    uint64_t noted_gen;
+    char noted_sid[33];
     json_t *tools_acc;  /* pages of tools/list gathered so far */
     int tools_known, tools_fetching, tools_stale;
     int tools_static;   /* spec: clients' tools/list are answered from tools_text */
@@ -526,10 +530,13 @@ void mb_gw__route_from_server(mb_gw_backend *b, uint64_t gen, const char *line, 
 /* An over-long line was dropped: answer the call it belonged to, if known. */
 void mb_gw__route_oversize(mb_gw_backend *b, uint64_t gen, size_t len, const char *head,
                           size_t head_len, const char *tail, size_t tail_len);
-/* Sends the server session s's client_initialized note (s->note) unless the
- * running process already had it; with `then` (len bytes), that message
- * follows in the same write. Returns what mb_gw__backend_send_locked does
- * for the whole. */
+/* Sends a message of session s to the server (len bytes of `then`), preceded in the same write by s's
+ * client_initialized note (s->note) unless the last note the running
+ * process heard was s's: the server hears of every session that reaches it,
+ * before its first message and again whenever another session spoke in
+ * between, so a server that keeps "the current client" (desktop-commander's
+ * currentClient) sees the one whose request it serves. Returns what
+ * mb_gw__backend_send_locked does for the whole. */
 int mb_gw__route_send_noted_locked(mb_gw_session *s, const char *then, size_t len, mb_err *err);
 /* The gateway's own requests (initialize, tools/list) and their answers. */
 void mb_gw__route_send_initialize_locked(mb_gw_backend *b);

@@ -55,20 +55,18 @@ int mb_gw__route_send_noted_locked(mb_gw_session *s, const char *then, size_t le
 {
     mb_gw_backend *b = s->b;
     mb_assert_held(&b->lock);
-    if (!s->note || s->noted_gen == b->gen + 1)
-        return then ? mb_gw__backend_send_locked(b, then, len, err) : MB_OK;
-    /* Not yet told to this process (the session's first message to it, or
-     * the first since a restart): the note and the message in one write. */
-    size_t nl = strlen(s->note);
+    if (!s->note || (b->noted_gen == b->gen + 1 && !strcmp(b->noted_sid, s->id)))
+        return mb_gw__backend_send_locked(b, then, len, err);
     mb_buf both = {0};
-    mb_buf_append(&both, s->note, nl);
-    if (then) {
-        mb_buf_putc(&both, '\n');
-        mb_buf_append(&both, then, len);
-    }
+    mb_buf_puts(&both, s->note);
+    mb_buf_putc(&both, '\n');
+    mb_buf_append(&both, then, len);
     int rc = mb_gw__backend_send_locked(b, both.data, both.len, err);
     mb_buf_free(&both);
-    if (rc == MB_OK) s->noted_gen = b->gen + 1;
+    if (rc == MB_OK) {
+        b->noted_gen = b->gen + 1;
+        memcpy(b->noted_sid, s->id, sizeof b->noted_sid);
+    }
     return rc;
 }
 

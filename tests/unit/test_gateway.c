@@ -680,8 +680,9 @@ static mb_gw_session *open_named_session(world *w, const char *who)
 /* A client's initialize reaches the server as notifications/mcpbox/
  * client_initialized with its params, not when the session opens but right
  * before the session's first message the server gets, in the same write;
- * once per session and process (again after a restart); never for a session
- * the gateway answers alone (tools/list of a tools_static server). */
+ * again when another session spoke in between, or the process restarted;
+ * never for a session the gateway answers alone (tools/list of a
+ * tools_static server). */
 static void test_client_note_deferred(void **state)
 {
     world *w = *state;
@@ -741,7 +742,20 @@ static void test_client_note_deferred(void **state)
     w->f.keep_notes = 1;
     u = fake_read(&w->f, 2000);
     assert_string_equal(method_of(u), "ping");
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}}",
+               (long long)json_integer_value(json_object_get(u, "id")));
     json_decref(u);
+    json_decref(stream_next(w, xa2, 2000, NULL));
+    w->f.keep_notes = 0;
+    /* beta again, after alpha: beta's note again */
+    client_says(w, xb, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/roots/list_changed\"}",
+                NULL);
+    server_got_note(w, "beta");
+    w->f.keep_notes = 1;
+    u = fake_read(&w->f, 2000);
+    assert_string_equal(method_of(u), "notifications/roots/list_changed");
+    json_decref(u);
+    assert_null(fake_read(&w->f, 100));
     w->f.keep_notes = 0;
     mb_gw__stream_unref(xa);
     mb_gw__stream_unref(xa2);
