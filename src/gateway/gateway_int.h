@@ -246,7 +246,8 @@ char *mb_gw__error_text(const char *id_text, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Protocol versions the gateway speaks, oldest first, NULL-terminated. */
-extern const char *const mb_gw_versions[];
+#define MB_GW_NVERSIONS 4
+extern const char *const mb_gw_versions[MB_GW_NVERSIONS + 1];
 int mb_gw__version_supported(const char *v);
 /* The version a session gets when its client asks for `requested`: that one
  * if supported, else the latest. */
@@ -410,6 +411,10 @@ struct mb_gw_backend {
     mb_gw_link calls, sreqs, sessions;
     size_t nsessions;
     json_t *init_result;
+    /* init_result as clients get it, one text per protocol version they
+     * negotiate (index into mb_gw_versions; built on first use, dropped
+     * with init_result): a new session's initialize costs no JSON work. */
+    char *init_texts[MB_GW_NVERSIONS];
     char up_version[16];
     /* The session whose client_initialized note the process heard last
      * (valid while noted_gen == gen + 1). */
@@ -540,6 +545,12 @@ void mb_gw__route_oversize(mb_gw_backend *b, uint64_t gen, size_t len, const cha
 int mb_gw__route_send_noted_locked(mb_gw_session *s, const char *then, size_t len, mb_err *err);
 /* The gateway's own requests (initialize, tools/list) and their answers. */
 void mb_gw__route_send_initialize_locked(mb_gw_backend *b);
+/* The InitializeResult text a client negotiating `version` (one of
+ * mb_gw_versions) gets: the server's, with that protocolVersion; NULL before
+ * the server answered initialize. Owned by b (valid while b->lock is held). */
+const char *mb_gw__init_text_locked(mb_gw_backend *b, const char *version);
+/* Forgets those texts (init_result changes or goes). */
+void mb_gw__init_texts_clear_locked(mb_gw_backend *b);
 void mb_gw__route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text);
 
 /* One message of a client's POST, as parsed by http.c. */

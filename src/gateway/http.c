@@ -343,13 +343,16 @@ static enum MHD_Result do_initialize(const ctx *c, mb_gw_backend *b, json_t *j, 
      * by the gateway); it hears of the client (s->note) with the session's
      * first message that reaches it. */
     pthread_mutex_lock(&b->lock);
-    json_t *result = json_deep_copy(b->init_result);
+    const char *result = mb_gw__init_text_locked(b, version);
+    mb_buf out = {0};
+    mb_buf_puts(&out, "{\"jsonrpc\":\"2.0\",\"id\":");
+    mb_buf_puts(&out, id_text);
+    mb_buf_puts(&out, ",\"result\":");
+    if (result) mb_buf_puts(&out, result);
+    else mb_buf_printf(&out, "{\"protocolVersion\":\"%s\"}", version);
+    mb_buf_putc(&out, '}');
     pthread_mutex_unlock(&b->lock);
-    if (!result) result = json_object();
-    json_object_set_new(result, "protocolVersion", json_string(version));
-    json_t *resp = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
-    char *text = mb_gw__with_id(mb_gw__json_text(resp), id_text);
-    json_decref(resp);
+    char *text = mb_buf_steal(&out);
     free(id_text);
     enum MHD_Result ret;
     if (acc_json) {

@@ -136,6 +136,30 @@ void mb_gw__route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text)
     free(t);
 }
 
+void mb_gw__init_texts_clear_locked(mb_gw_backend *b)
+{
+    mb_assert_held(&b->lock);
+    for (int i = 0; i < MB_GW_NVERSIONS; i++) {
+        free(b->init_texts[i]);
+        b->init_texts[i] = NULL;
+    }
+}
+
+const char *mb_gw__init_text_locked(mb_gw_backend *b, const char *version)
+{
+    mb_assert_held(&b->lock);
+    int i = 0;
+    while (i < MB_GW_NVERSIONS && strcmp(mb_gw_versions[i], version)) i++;
+    if (i == MB_GW_NVERSIONS || !b->init_result) return NULL;
+    if (!b->init_texts[i]) {
+        json_t *r = json_deep_copy(b->init_result);
+        json_object_set_new(r, "protocolVersion", json_string(version));
+        b->init_texts[i] = mb_gw__json_text(r);
+        json_decref(r);
+    }
+    return b->init_texts[i];
+}
+
 /* Returns 0, or -1 when the server refused initialize (the caller kills it). */
 static int init_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_span *sp)
 {
@@ -153,6 +177,7 @@ static int init_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_sp
     }
     json_decref(b->init_result);
     b->init_result = result;
+    mb_gw__init_texts_clear_locked(b);
     const char *v = json_string_value(json_object_get(result, "protocolVersion"));
     snprintf(b->up_version, sizeof b->up_version, "%s", v ? v : "");
     b->state = MB_GW_READY;
@@ -606,10 +631,16 @@ static int tools_from_copy_locked(mb_gw_pending *p, const char *method, json_t *
         return 0;
     size_t n = strlen(b->tools_text);
     if (p->obs.on) mb_gw__observe_locked(p, 0, n, NULL);
-    char *t = mb_asprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", p->orig_id,
-                          b->tools_text);
-    mb_gw__pending_answer_locked(p, t, strlen(t));
-    free(t);
+    /* appended, not printed: the list is tens of KiB */
+    mb_buf t = {0};
+    mb_buf_reserve(&t, n + strlen(p->orig_id) + 40);
+    mb_buf_puts(&t, "{\"jsonrpc\":\"2.0\",\"id\":");
+    mb_buf_puts(&t, p->orig_id);
+    mb_buf_puts(&t, ",\"result\":");
+    mb_buf_append(&t, b->tools_text, n);
+    mb_buf_putc(&t, '}');
+    mb_gw__pending_answer_locked(p, t.data, t.len);
+    mb_buf_free(&t);
     mb_gw__pending_free_locked(p);
     return 1;
 }

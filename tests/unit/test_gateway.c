@@ -1335,7 +1335,7 @@ static void test_http_routing(void **state)
     assert_true(ready);
     assert_string_equal(json_string_value(json_object_get(json_object_get(md, "server_info"), "version")),
                         "1.2.3");
-    assert_int_equal(json_integer_value(json_object_get(md, "tools_count")), 18);
+    assert_int_equal(json_integer_value(json_object_get(md, "tools_count")), 19);
     char sha[65];
     snprintf(sha, sizeof sha, "%s", json_string_value(json_object_get(md, "tools_sha256")));
     json_decref(md);
