@@ -28,6 +28,30 @@
 
 /* ------------------------------------------------------------- sessions */
 
+/* 16 bytes from the kernel's CSPRNG for a session id (the id is the
+ * session's capability), drawn 4 KiB at a time: one getrandom() per 256
+ * sessions rather than per session (a system call costs microseconds in a
+ * VM, and a warm acquire opens a session per server). Bytes are used once
+ * and wiped. */
+static void session_random(unsigned char out[16])
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static unsigned char pool[4096];
+    static size_t left;
+    pthread_mutex_lock(&lock);
+    if (left < 16) {
+        if (mb_random_bytes(pool, sizeof pool, NULL) != MB_OK) {
+            fprintf(stderr, "mcpbox: no randomness available\n");
+            abort();
+        }
+        left = sizeof pool;
+    }
+    left -= 16;
+    memcpy(out, pool + left, 16);
+    memset(pool + left, 0, 16);
+    pthread_mutex_unlock(&lock);
+}
+
 static void active_add(mb_gw_session *s, int delta) { atomic_fetch_add(&s->active, delta); }
 
 mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const json_t *params)
@@ -37,10 +61,7 @@ mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const j
     atomic_init(&s->refs, 1);
     atomic_init(&s->active, 0);
     unsigned char rnd[16];
-    if (mb_random_bytes(rnd, sizeof rnd, NULL) != MB_OK) {
-        fprintf(stderr, "mcpbox: no randomness available\n");
-        abort();
-    }
+    session_random(rnd);
     mb_hex(rnd, sizeof rnd, s->id);
     mb_gw__backend_ref(b);
     s->b = b;
