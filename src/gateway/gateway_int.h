@@ -72,6 +72,8 @@
 #define MB_GW_MAX_GET_STREAMS 4
 /* Calls one session may have in flight at once. */
 #define MB_GW_MAX_CALLS_PER_SESSION 1024
+/* A session's client_initialized note is kept this small (session.c). */
+#define MB_GW_NOTE_MAX (64u << 10)
 /* Messages one POST may carry (JSON-RPC batch). */
 #define MB_GW_MAX_BATCH 256
 /* Kept from the end of a server's stderr, quoted when it fails. */

@@ -54,6 +54,36 @@ static void session_random(unsigned char out[16])
 
 static void active_add(mb_gw_session *s, int delta) { atomic_fetch_add(&s->active, delta); }
 
+/* The client's initialize as the server hears of it (servers without a
+ * handler ignore unknown notifications; desktop-commander keeps the
+ * clientInfo as currentClient). It lives as long as the session, so params
+ * over MB_GW_NOTE_MAX are cut down to protocolVersion and clientInfo, then
+ * to nothing. */
+static char *client_note(const json_t *params)
+{
+    json_t *pv = json_is_object(params) ? json_incref((json_t *)params) : json_object();
+    for (int pass = 0;; pass++) {
+        json_t *note = json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method",
+                                 "notifications/mcpbox/client_initialized", "params", pv);
+        char *t = mb_gw__json_text(note);
+        json_decref(note);
+        if (strlen(t) <= MB_GW_NOTE_MAX || pass == 2) {
+            json_decref(pv);
+            return t;
+        }
+        free(t);
+        json_t *keep = json_object();
+        if (pass == 0) {
+            json_t *v = json_object_get(pv, "protocolVersion");
+            if (v) json_object_set(keep, "protocolVersion", v);
+            v = json_object_get(pv, "clientInfo");
+            if (v) json_object_set(keep, "clientInfo", v);
+        }
+        json_decref(pv);
+        pv = keep;
+    }
+}
+
 mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const json_t *params)
 {
     const json_t *caps = json_object_get(params, "capabilities");
@@ -68,14 +98,7 @@ mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const j
     snprintf(s->version, sizeof s->version, "%s", version);
     s->caps = json_is_object(caps) ? json_deep_copy(caps) : json_object();
     s->subs = json_object();
-    /* The client's initialize, as the server hears of it: servers without a
-     * handler ignore unknown notifications; desktop-commander keeps the
-     * clientInfo as currentClient. */
-    json_t *pv = json_is_object(params) ? json_incref((json_t *)params) : json_object();
-    json_t *note = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
-                             "notifications/mcpbox/client_initialized", "params", pv);
-    s->note = mb_gw__json_text(note);
-    json_decref(note);
+    s->note = client_note(params);
     atomic_init(&s->last_used_ms, mb_gw__now());
     mb_gw__list_init(&s->b_link);
     mb_gw__list_init(&s->streams);

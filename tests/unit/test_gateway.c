@@ -766,6 +766,39 @@ static void test_client_note_deferred(void **state)
     mb_gw__session_unref(b);
 }
 
+/* A session's note lives as long as the session: huge initialize params are
+ * cut to protocolVersion and clientInfo, then to nothing. */
+static void test_client_note_bounded(void **state)
+{
+    world *w = *state;
+    char *big = malloc(MB_GW_NOTE_MAX + 10);
+    memset(big, 'x', MB_GW_NOTE_MAX + 9);
+    big[MB_GW_NOTE_MAX + 9] = '\0';
+    json_t *p1 = json_pack("{s:s, s:{s:s}, s:{s:s, s:s}}", "protocolVersion", "2025-06-18",
+                           "capabilities", "huge", big, "clientInfo", "name", "small", "version",
+                           "1");
+    json_t *p2 = json_pack("{s:s, s:{s:s, s:s}}", "protocolVersion", "2025-06-18",
+                           "clientInfo", "name", big, "version", "1");
+    mb_gw_session *a = mb_gw__session_new(w->b, "2025-06-18", p1);
+    mb_gw_session *b = mb_gw__session_new(w->b, "2025-06-18", p2);
+    assert_true(strlen(a->note) <= MB_GW_NOTE_MAX && strlen(b->note) <= MB_GW_NOTE_MAX);
+    json_error_t e;
+    json_t *na = json_loads(a->note, 0, &e), *nb = json_loads(b->note, 0, &e);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(
+                            na, "params"), "clientInfo"), "name")), "small");
+    assert_null(json_object_get(json_object_get(na, "params"), "capabilities"));
+    assert_int_equal(json_object_size(json_object_get(nb, "params")), 0);
+    assert_string_equal(json_string_value(json_object_get(nb, "method")),
+                        "notifications/mcpbox/client_initialized");
+    json_decref(na);
+    json_decref(nb);
+    json_decref(p1);
+    json_decref(p2);
+    free(big);
+    mb_gw__session_unref(a);
+    mb_gw__session_unref(b);
+}
+
 static void test_id_rewriting(void **state)
 {
     world *w = *state;
@@ -1383,6 +1416,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tools_static, world_up_static, world_down),
         cmocka_unit_test_setup_teardown(test_tools_list_forwarded, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_client_note_deferred, world_up_static, world_down),
+        cmocka_unit_test_setup_teardown(test_client_note_bounded, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_server_requests, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_session_end_and_cancel, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_timeout, world_up_short, world_down),
