@@ -74,6 +74,7 @@ void mb_gw__backend_unref(mb_gw_backend *b)
     mb_buf_free(&b->inq);
     mb_gw__table_dispose(&b->pending);
     json_decref(b->init_result);
+    for (int i = 0; i < MB_GW_NVERSIONS; i++) free(b->init_texts[i]);
     json_decref(b->tools_acc);
     free(b->tools_text);
     pthread_mutex_destroy(&b->lock);

@@ -87,6 +87,27 @@ mb_gw_backend *mb_gw__lookup(mb_gateway *gw, const char *sandbox_id, const char 
     return b;
 }
 
+int mb_gw__tenant_of(mb_gateway *gw, const char *sandbox_id, char *buf, size_t cap)
+{
+    if (!gw->opts.tenant_of || !cap) return -1;
+    int have = 0;
+    pthread_rwlock_rdlock(&gw->lock);
+    mb_gw_sandbox *sb = find_sandbox(gw, sandbox_id);
+    if (sb && sb->tenant) {
+        snprintf(buf, cap, "%s", sb->tenant);
+        have = 1;
+    }
+    pthread_rwlock_unlock(&gw->lock);
+    if (have) return 0;
+    /* Asked outside the lock: the daemon reads its store. */
+    if (gw->opts.tenant_of(gw->opts.ctx, sandbox_id, buf, cap) != 0 || !buf[0]) return -1;
+    pthread_rwlock_wrlock(&gw->lock);
+    sb = find_sandbox(gw, sandbox_id);
+    if (sb && !sb->tenant) sb->tenant = mb_strdup(buf);
+    pthread_rwlock_unlock(&gw->lock);
+    return 0;
+}
+
 /* References to every backend of a sandbox (caller unrefs and frees). */
 static mb_gw_backend **sandbox_backends(mb_gateway *gw, const char *id, size_t *n, int take)
 {
@@ -108,6 +129,7 @@ static mb_gw_backend **sandbox_backends(mb_gateway *gw, const char *id, size_t *
             mb_gw__table_remove(&gw->sandboxes, &sb->node);
             while (!mb_gw__list_empty(&sb->backends)) mb_gw__list_del(sb->backends.next);
             free(sb->id);
+            free(sb->tenant);
             free(sb);
         } else {
             for (size_t i = 0; i < *n; i++) mb_gw__backend_ref(bs[i]);

@@ -72,6 +72,8 @@
 #define MB_GW_MAX_GET_STREAMS 4
 /* Calls one session may have in flight at once. */
 #define MB_GW_MAX_CALLS_PER_SESSION 1024
+/* A session's client_initialized note is kept this small (session.c). */
+#define MB_GW_NOTE_MAX (64u << 10)
 /* Messages one POST may carry (JSON-RPC batch). */
 #define MB_GW_MAX_BATCH 256
 /* Kept from the end of a server's stderr, quoted when it fails. */
@@ -246,7 +248,8 @@ char *mb_gw__error_text(const char *id_text, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Protocol versions the gateway speaks, oldest first, NULL-terminated. */
-extern const char *const mb_gw_versions[];
+#define MB_GW_NVERSIONS 4
+extern const char *const mb_gw_versions[MB_GW_NVERSIONS + 1];
 int mb_gw__version_supported(const char *v);
 /* The version a session gets when its client asks for `requested`: that one
  * if supported, else the latest. */
@@ -352,6 +355,13 @@ struct mb_gw_session {
     mb_gw_backend *b;  /* reference */
     char version[16];  /* negotiated protocol version */
     json_t *caps;      /* client capabilities; read-only after creation */
+    char *note;        /* the notifications/mcpbox/client_initialized text with the
+                        * client's initialize params; read-only after creation.
+                        * It goes to the server with the session's first message
+                        * that reaches the process, and again with one after
+                        * another session's (mb_gw__route_send_noted_locked), so
+                        * a session the gateway answers alone (initialize,
+                        * tools/list of a tools_static server) never wakes it */
     atomic_llong last_used_ms;
     atomic_int active; /* open GET streams + calls in flight: not idle */
     int in_table;      /* under gw->lock */
@@ -403,7 +413,15 @@ struct mb_gw_backend {
     mb_gw_link calls, sreqs, sessions;
     size_t nsessions;
     json_t *init_result;
+    /* init_result as clients get it, one text per protocol version they
+     * negotiate (index into mb_gw_versions; built on first use, dropped
+     * with init_result): a new session's initialize costs no JSON work. */
+    char *init_texts[MB_GW_NVERSIONS];
     char up_version[16];
+    /* The session whose client_initialized note the process heard last
+     * (valid while noted_gen == gen + 1). */
+    uint64_t noted_gen;
+    char noted_sid[33];
     json_t *tools_acc;  /* pages of tools/list gathered so far */
     int tools_known, tools_fetching, tools_stale;
     int tools_static;   /* spec: clients' tools/list are answered from tools_text */
@@ -428,6 +446,9 @@ typedef struct mb_gw_sandbox {
     mb_gw_hnode node;   /* in gw->sandboxes, key = mb_hash_str(id) */
     char *id;
     mb_gw_link backends;
+    char *tenant;       /* opts.tenant_of's answer once it named one (a sandbox's
+                         * owner does not change), so that new sessions do not
+                         * ask the daemon's store each time; NULL: not known yet */
 } mb_gw_sandbox;
 
 struct mb_gateway {
@@ -516,8 +537,22 @@ void mb_gw__route_from_server(mb_gw_backend *b, uint64_t gen, const char *line, 
 /* An over-long line was dropped: answer the call it belonged to, if known. */
 void mb_gw__route_oversize(mb_gw_backend *b, uint64_t gen, size_t len, const char *head,
                           size_t head_len, const char *tail, size_t tail_len);
+/* Sends a message of session s to the server (len bytes of `then`), preceded in the same write by s's
+ * client_initialized note (s->note) unless the last note the running
+ * process heard was s's: the server hears of every session that reaches it,
+ * before its first message and again whenever another session spoke in
+ * between, so a server that keeps "the current client" (desktop-commander's
+ * currentClient) sees the one whose request it serves. Returns what
+ * mb_gw__backend_send_locked does for the whole. */
+int mb_gw__route_send_noted_locked(mb_gw_session *s, const char *then, size_t len, mb_err *err);
 /* The gateway's own requests (initialize, tools/list) and their answers. */
 void mb_gw__route_send_initialize_locked(mb_gw_backend *b);
+/* The InitializeResult text a client negotiating `version` (one of
+ * mb_gw_versions) gets: the server's, with that protocolVersion; NULL before
+ * the server answered initialize. Owned by b (valid while b->lock is held). */
+const char *mb_gw__init_text_locked(mb_gw_backend *b, const char *version);
+/* Forgets those texts (init_result changes or goes). */
+void mb_gw__init_texts_clear_locked(mb_gw_backend *b);
 void mb_gw__route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text);
 
 /* One message of a client's POST, as parsed by http.c. */
@@ -547,7 +582,8 @@ int mb_gw__route_from_client_locked(mb_gw_stream *x, const mb_gw_cmsg *m, char *
 
 /* --------------------------------------- session.c: sessions and streams */
 
-mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const json_t *caps);
+/* params: the client's initialize params (borrowed; its note is made of them). */
+mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const json_t *params);
 void mb_gw__session_ref(mb_gw_session *s);
 void mb_gw__session_unref(mb_gw_session *s);
 /* Ends a session (under b->lock; the caller already took it out of the
@@ -614,5 +650,9 @@ void mb_gw__cond_init(pthread_cond_t *c);
  * telling whether the sandbox exists at all. */
 mb_gw_backend *mb_gw__lookup(mb_gateway *gw, const char *sandbox_id, const char *server,
                             int *sandbox_known, char *servers_out, size_t servers_cap);
+/* The tenant of a sandbox (opts.tenant_of, asked once per sandbox: the first
+ * answer that names one is kept). 0 with buf filled, -1 when none is known.
+ * Takes gw->lock itself: call it without. */
+int mb_gw__tenant_of(mb_gateway *gw, const char *sandbox_id, char *buf, size_t cap);
 
 #endif /* MB_GATEWAY_INT_H */

@@ -332,7 +332,7 @@ static enum MHD_Result do_initialize(const ctx *c, mb_gw_backend *b, json_t *j, 
         return send_json(c, MHD_HTTP_SERVICE_UNAVAILABLE, t);
     }
     const char *version = mb_gw__version_negotiate(asked);
-    mb_gw_session *s = mb_gw__session_new(b, version, json_object_get(params, "capabilities"));
+    mb_gw_session *s = mb_gw__session_new(b, version, params);
     if (mb_gw__sessions_insert(gw, s, &e)) {
         mb_gw__session_unref(s);
         char *t = mb_gw__error_text(id_text, MB_GW_ESERVER, "%s", e.msg);
@@ -340,26 +340,19 @@ static enum MHD_Result do_initialize(const ctx *c, mb_gw_backend *b, json_t *j, 
         return send_json(c, MHD_HTTP_SERVICE_UNAVAILABLE, t);
     }
     /* The server never sees a client's initialize (it was initialized once,
-     * by the gateway); it is told who connected with a notification that
-     * servers without a handler ignore (desktop-commander reports it as
-     * currentClient). */
-    json_t *note = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
-                             "notifications/mcpbox/client_initialized", "params",
-                             json_is_object(params) ? json_incref(params) : json_object());
-    char *note_text = mb_gw__json_text(note);
-    json_decref(note);
-    mb_err ne = {0};
+     * by the gateway); it hears of the client (s->note) with the session's
+     * first message that reaches it. */
     pthread_mutex_lock(&b->lock);
-    if (mb_gw__backend_send_locked(b, note_text, strlen(note_text), &ne))
-        mb_debug("gateway: [%s/%s] %s", b->sandbox_id, b->server, ne.msg);
-    json_t *result = json_deep_copy(b->init_result);
+    const char *result = mb_gw__init_text_locked(b, version);
+    mb_buf out = {0};
+    mb_buf_puts(&out, "{\"jsonrpc\":\"2.0\",\"id\":");
+    mb_buf_puts(&out, id_text);
+    mb_buf_puts(&out, ",\"result\":");
+    if (result) mb_buf_puts(&out, result);
+    else mb_buf_printf(&out, "{\"protocolVersion\":\"%s\"}", version);
+    mb_buf_putc(&out, '}');
     pthread_mutex_unlock(&b->lock);
-    free(note_text);
-    if (!result) result = json_object();
-    json_object_set_new(result, "protocolVersion", json_string(version));
-    json_t *resp = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
-    char *text = mb_gw__with_id(mb_gw__json_text(resp), id_text);
-    json_decref(resp);
+    char *text = mb_buf_steal(&out);
     free(id_text);
     enum MHD_Result ret;
     if (acc_json) {

@@ -327,7 +327,7 @@ char *mb_gw__error_text(const char *id_text, int code, const char *fmt, ...)
 
 /* ------------------------------------------------------------- versions */
 
-const char *const mb_gw_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
+const char *const mb_gw_versions[MB_GW_NVERSIONS + 1] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
                                       NULL};
 
 int mb_gw__version_supported(const char *v)

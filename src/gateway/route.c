@@ -51,6 +51,25 @@ static void send_quiet_locked(mb_gw_backend *b, const char *text)
         mb_debug("gateway: [%s/%s] %s", b->sandbox_id, b->server, e.msg);
 }
 
+int mb_gw__route_send_noted_locked(mb_gw_session *s, const char *then, size_t len, mb_err *err)
+{
+    mb_gw_backend *b = s->b;
+    mb_assert_held(&b->lock);
+    if (!s->note || (b->noted_gen == b->gen + 1 && !strcmp(b->noted_sid, s->id)))
+        return mb_gw__backend_send_locked(b, then, len, err);
+    mb_buf both = {0};
+    mb_buf_puts(&both, s->note);
+    mb_buf_putc(&both, '\n');
+    mb_buf_append(&both, then, len);
+    int rc = mb_gw__backend_send_locked(b, both.data, both.len, err);
+    mb_buf_free(&both);
+    if (rc == MB_OK) {
+        b->noted_gen = b->gen + 1;
+        memcpy(b->noted_sid, s->id, sizeof b->noted_sid);
+    }
+    return rc;
+}
+
 static mb_gw_pending *find_locked(mb_gw_backend *b, int64_t id)
 {
     mb_assert_held(&b->lock);
@@ -117,6 +136,30 @@ void mb_gw__route_fetch_tools_locked(mb_gw_backend *b, const char *cursor_text)
     free(t);
 }
 
+void mb_gw__init_texts_clear_locked(mb_gw_backend *b)
+{
+    mb_assert_held(&b->lock);
+    for (int i = 0; i < MB_GW_NVERSIONS; i++) {
+        free(b->init_texts[i]);
+        b->init_texts[i] = NULL;
+    }
+}
+
+const char *mb_gw__init_text_locked(mb_gw_backend *b, const char *version)
+{
+    mb_assert_held(&b->lock);
+    int i = 0;
+    while (i < MB_GW_NVERSIONS && strcmp(mb_gw_versions[i], version)) i++;
+    if (i == MB_GW_NVERSIONS || !b->init_result) return NULL;
+    if (!b->init_texts[i]) {
+        json_t *r = json_deep_copy(b->init_result);
+        json_object_set_new(r, "protocolVersion", json_string(version));
+        b->init_texts[i] = mb_gw__json_text(r);
+        json_decref(r);
+    }
+    return b->init_texts[i];
+}
+
 /* Returns 0, or -1 when the server refused initialize (the caller kills it). */
 static int init_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_span *sp)
 {
@@ -134,6 +177,7 @@ static int init_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_sp
     }
     json_decref(b->init_result);
     b->init_result = result;
+    mb_gw__init_texts_clear_locked(b);
     const char *v = json_string_value(json_object_get(result, "protocolVersion"));
     snprintf(b->up_version, sizeof b->up_version, "%s", v ? v : "");
     b->state = MB_GW_READY;
@@ -587,10 +631,16 @@ static int tools_from_copy_locked(mb_gw_pending *p, const char *method, json_t *
         return 0;
     size_t n = strlen(b->tools_text);
     if (p->obs.on) mb_gw__observe_locked(p, 0, n, NULL);
-    char *t = mb_asprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", p->orig_id,
-                          b->tools_text);
-    mb_gw__pending_answer_locked(p, t, strlen(t));
-    free(t);
+    /* appended, not printed: the list is tens of KiB */
+    mb_buf t = {0};
+    mb_buf_reserve(&t, n + strlen(p->orig_id) + 40);
+    mb_buf_puts(&t, "{\"jsonrpc\":\"2.0\",\"id\":");
+    mb_buf_puts(&t, p->orig_id);
+    mb_buf_puts(&t, ",\"result\":");
+    mb_buf_append(&t, b->tools_text, n);
+    mb_buf_putc(&t, '}');
+    mb_gw__pending_answer_locked(p, t.data, t.len);
+    mb_buf_free(&t);
     mb_gw__pending_free_locked(p);
     return 1;
 }
@@ -658,7 +708,8 @@ static int client_request(mb_gw_stream *x, const mb_gw_cmsg *m, const char *meth
     size_t n;
     char *t = upstream_request(m, p->id, token != NULL, &n);
     mb_err e;
-    if (mb_gw__backend_send_locked(b, t, n, &e)) mb_gw__pending_fail_locked(p, MB_GW_ESERVER, 0, e.msg);
+    if (mb_gw__route_send_noted_locked(s, t, n, &e))
+        mb_gw__pending_fail_locked(p, MB_GW_ESERVER, 0, e.msg);
     free(t);
 done:
     free(id_text);
@@ -694,7 +745,7 @@ static int client_notification(mb_gw_stream *x, const mb_gw_cmsg *m, const char 
         return 0;
     }
     mb_err e;
-    if (mb_gw__backend_send_locked(b, m->raw, m->raw_len, &e))
+    if (mb_gw__route_send_noted_locked(s, m->raw, m->raw_len, &e))
         mb_debug("gateway: [%s/%s] notification not delivered: %s", b->sandbox_id, b->server,
                  e.msg);
     return 0;
@@ -730,7 +781,7 @@ static int client_response(mb_gw_stream *x, const mb_gw_cmsg *m, char **errtext)
     }
     mb_gw__pending_free_locked(p);
     mb_err e;
-    if (mb_gw__backend_send_locked(b, t, n, &e))
+    if (mb_gw__route_send_noted_locked(s, t, n, &e))
         mb_debug("gateway: [%s/%s] response not delivered: %s", b->sandbox_id, b->server,
                  e.msg);
     free(t);

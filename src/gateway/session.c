@@ -28,24 +28,77 @@
 
 /* ------------------------------------------------------------- sessions */
 
+/* 16 bytes from the kernel's CSPRNG for a session id (the id is the
+ * session's capability), drawn 4 KiB at a time: one getrandom() per 256
+ * sessions rather than per session (a system call costs microseconds in a
+ * VM, and a warm acquire opens a session per server). Bytes are used once
+ * and wiped. */
+static void session_random(unsigned char out[16])
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static unsigned char pool[4096];
+    static size_t left;
+    pthread_mutex_lock(&lock);
+    if (left < 16) {
+        if (mb_random_bytes(pool, sizeof pool, NULL) != MB_OK) {
+            fprintf(stderr, "mcpbox: no randomness available\n");
+            abort();
+        }
+        left = sizeof pool;
+    }
+    left -= 16;
+    memcpy(out, pool + left, 16);
+    memset(pool + left, 0, 16);
+    pthread_mutex_unlock(&lock);
+}
+
 static void active_add(mb_gw_session *s, int delta) { atomic_fetch_add(&s->active, delta); }
 
-mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const json_t *caps)
+/* The client's initialize as the server hears of it (servers without a
+ * handler ignore unknown notifications; desktop-commander keeps the
+ * clientInfo as currentClient). It lives as long as the session, so params
+ * over MB_GW_NOTE_MAX are cut down to protocolVersion and clientInfo, then
+ * to nothing. */
+static char *client_note(const json_t *params)
 {
+    json_t *pv = json_is_object(params) ? json_incref((json_t *)params) : json_object();
+    for (int pass = 0;; pass++) {
+        json_t *note = json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method",
+                                 "notifications/mcpbox/client_initialized", "params", pv);
+        char *t = mb_gw__json_text(note);
+        json_decref(note);
+        if (strlen(t) <= MB_GW_NOTE_MAX || pass == 2) {
+            json_decref(pv);
+            return t;
+        }
+        free(t);
+        json_t *keep = json_object();
+        if (pass == 0) {
+            json_t *v = json_object_get(pv, "protocolVersion");
+            if (v) json_object_set(keep, "protocolVersion", v);
+            v = json_object_get(pv, "clientInfo");
+            if (v) json_object_set(keep, "clientInfo", v);
+        }
+        json_decref(pv);
+        pv = keep;
+    }
+}
+
+mb_gw_session *mb_gw__session_new(mb_gw_backend *b, const char *version, const json_t *params)
+{
+    const json_t *caps = json_object_get(params, "capabilities");
     mb_gw_session *s = mb_calloc(1, sizeof *s);
     atomic_init(&s->refs, 1);
     atomic_init(&s->active, 0);
     unsigned char rnd[16];
-    if (mb_random_bytes(rnd, sizeof rnd, NULL) != MB_OK) {
-        fprintf(stderr, "mcpbox: no randomness available\n");
-        abort();
-    }
+    session_random(rnd);
     mb_hex(rnd, sizeof rnd, s->id);
     mb_gw__backend_ref(b);
     s->b = b;
     snprintf(s->version, sizeof s->version, "%s", version);
     s->caps = json_is_object(caps) ? json_deep_copy(caps) : json_object();
     s->subs = json_object();
+    s->note = client_note(params);
     atomic_init(&s->last_used_ms, mb_gw__now());
     mb_gw__list_init(&s->b_link);
     mb_gw__list_init(&s->streams);
@@ -61,6 +114,7 @@ void mb_gw__session_unref(mb_gw_session *s)
     if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
     json_decref(s->caps);
     json_decref(s->subs);
+    free(s->note);
     mb_gw__backend_unref(s->b);
     free(s);
 }
@@ -220,9 +274,7 @@ int mb_gw__sessions_insert(mb_gateway *gw, mb_gw_session *s, mb_err *err)
     session_key(s->id, &key);
     char tenant_buf[128];
     const char *tenant = NULL;
-    if (gw->opts.tenant_of &&
-        gw->opts.tenant_of(gw->opts.ctx, s->b->sandbox_id, tenant_buf, sizeof tenant_buf) == 0 &&
-        tenant_buf[0])
+    if (mb_gw__tenant_of(gw, s->b->sandbox_id, tenant_buf, sizeof tenant_buf) == 0)
         tenant = tenant_buf;
     const char *sandbox = s->b->sandbox_id;
     for (;;) {

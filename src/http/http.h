@@ -84,7 +84,8 @@ struct mb_http_req {
     void *raw_state;
     int64_t started_ms;
     char request_id[40];      /* the client's X-Request-Id when it is 1..36 of
-                                 [A-Za-z0-9._:-], else 16 random hex digits;
+                                 [A-Za-z0-9._:-], else 16 hex digits that
+                                 differ per request (server.c);
                                  sent back in X-Request-Id, carried by the
                                  thread's log records (mb_log_context_set) */
     uint64_t drain_limit;     /* body bytes read and dropped after a refusal

@@ -6,6 +6,9 @@
 #include "http/http_int.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -131,6 +134,13 @@ static enum MHD_Result drain(mb_http_server *srv, mb_http_req *req, size_t *uplo
     return ret;
 }
 
+static uint64_t request_id_key_value;
+static void request_id_key(void)
+{
+    if (mb_random_bytes(&request_id_key_value, sizeof request_id_key_value, NULL) != MB_OK)
+        request_id_key_value = (uint64_t)mb_mono_ms();
+}
+
 /* The client's id when it is short and plain, else a fresh one. */
 static void set_request_id(mb_http_req *req, const char *given)
 {
@@ -145,8 +155,18 @@ static void set_request_id(mb_http_req *req, const char *given)
         memcpy(req->request_id, given, n + 1);
         return;
     }
+    /* 16 hex digits that differ per request: a process-wide counter mixed
+     * with a random key drawn once (splitmix64), not a getrandom() per
+     * request (a system call is microseconds in a VM). Not a secret. */
+    static atomic_uint_fast64_t next;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, request_id_key);
+    uint64_t z = request_id_key_value + 0x9e3779b97f4a7c15ull * (atomic_fetch_add(&next, 1) + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
     unsigned char r[8];
-    if (mb_random_bytes(r, sizeof r, NULL) != MB_OK) memset(r, 0, sizeof r);
+    for (int i = 0; i < 8; i++) r[i] = (unsigned char)(z >> (8 * i));
     mb_hex(r, sizeof r, req->request_id);
 }
 

@@ -242,6 +242,13 @@ static int parse_server(const char *file, const char *name, json_t *js, json_t *
     if (ts && !json_is_boolean(ts))
         return mb_err_set(err, MB_EINVAL, "%s: servers.%s.tools_static must be true or false",
                           file, name);
+    /* A native server (`${MCPBOX} mcp NAME`) is built on src/mcp, whose tools
+     * are registered before it serves and never change: tools_static unless
+     * its entry says false. */
+    const char *a0 = json_string_value(json_array_get(argv, 0));
+    const char *a1 = json_string_value(json_array_get(argv, 1));
+    if (!ts && a0 && a1 && !strcmp(a0, "${MCPBOX}") && !strcmp(a1, "mcp"))
+        json_object_set_new(js, "tools_static", json_true());
     /* "headers": request headers the gateway forwards to this server per
      * request (docs/GATEWAY.md#forwarded-headers). */
     json_t *hd = json_object_get(js, "headers");

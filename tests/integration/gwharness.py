@@ -133,14 +133,14 @@ class Session:
     """A raw MCP session: exact control over headers and bodies."""
 
     def __init__(self, url, version="2025-11-25", capabilities=None, accept=ACCEPT_BOTH,
-                 timeout=60):
+                 timeout=60, client_name="raw-test"):
         self.url = url
         self.http = httpx.Client(timeout=timeout)
         self.accept = accept
         r = self.http.post(url, json={
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {"protocolVersion": version, "capabilities": capabilities or {},
-                       "clientInfo": {"name": "raw-test", "version": "1"}}},
+                       "clientInfo": {"name": client_name, "version": "1"}}},
             headers={"Accept": ACCEPT_BOTH})
         assert r.status_code == 200, r.text
         self.init = messages(r)[0]

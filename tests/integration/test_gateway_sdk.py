@@ -119,7 +119,7 @@ def test_health_reports_drift_hash(mock):
     code, first = mock.health()
     assert code == 200 and first["ready"] is True
     assert first["server_info"] == {"name": "mock-server", "version": "1.2.3"}
-    assert first["tools_count"] == 18 and re.fullmatch(r"[0-9a-f]{64}", first["tools_sha256"])
+    assert first["tools_count"] == 19 and re.fullmatch(r"[0-9a-f]{64}", first["tools_sha256"])
     # a crash and restart does not change the tool surface, so not the hash
     s = h.Session(mock.url)
     r = s.call("exit")

@@ -325,6 +325,8 @@ typedef struct fake {
     int from_gw[2]; /* the test reads [0]: the server's stdin */
     int spawns, kills;
     mb_buf pending;
+    int keep_notes; /* fake_read returns client_initialized notes too */
+    int notes;      /* client_initialized notes fake_read passed over */
 } fake;
 
 static int fake_spawn(void *ctx, const char *sb, const char *srv, const mb_backend_spec *spec,
@@ -369,6 +371,12 @@ static json_t *fake_read(fake *f, int timeout_ms)
             json_t *j = json_loadb(f->pending.data, (size_t)(nl - f->pending.data), 0, &e);
             mb_buf_consume(&f->pending, (size_t)(nl - f->pending.data) + 1);
             assert_non_null(j);
+            const char *m = json_string_value(json_object_get(j, "method"));
+            if (!f->keep_notes && m && !strcmp(m, "notifications/mcpbox/client_initialized")) {
+                f->notes++;
+                json_decref(j);
+                continue;
+            }
             return j;
         }
         struct pollfd p = {f->from_gw[0], POLLIN, 0};
@@ -470,8 +478,9 @@ static mb_gw_session *open_session(world *w, const char *caps_json)
 {
     json_error_t e;
     json_t *caps = caps_json ? json_loads(caps_json, 0, &e) : NULL;
-    mb_gw_session *s = mb_gw__session_new(w->b, "2025-11-25", caps);
-    json_decref(caps);
+    json_t *params = json_pack("{s:o*}", "capabilities", caps);
+    mb_gw_session *s = mb_gw__session_new(w->b, "2025-11-25", params);
+    json_decref(params);
     assert_int_equal(mb_gw__sessions_insert(w->gw, s, NULL), 0);
     return s;
 }
@@ -639,6 +648,155 @@ static void test_tools_list_forwarded(void **state)
     mb_gw__stream_unref(x);
     mb_gw__sessions_end(w->gw, s, "test over");
     mb_gw__session_unref(s);
+}
+
+/* The next line the server got, which must be session s's client_initialized
+ * note carrying clientInfo.name `who`. */
+static void server_got_note(world *w, const char *who)
+{
+    w->f.keep_notes = 1;
+    json_t *n = fake_read(&w->f, 2000);
+    w->f.keep_notes = 0;
+    assert_non_null(n);
+    assert_string_equal(method_of(n), "notifications/mcpbox/client_initialized");
+    assert_null(json_object_get(n, "id"));
+    json_t *p = json_object_get(n, "params");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(p, "clientInfo"),
+                                                          "name")), who);
+    assert_string_equal(json_string_value(json_object_get(p, "protocolVersion")), "2025-06-18");
+    json_decref(n);
+}
+
+static mb_gw_session *open_named_session(world *w, const char *who)
+{
+    json_t *params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", "2025-06-18",
+                               "capabilities", "clientInfo", "name", who, "version", "1");
+    mb_gw_session *s = mb_gw__session_new(w->b, "2025-06-18", params);
+    json_decref(params);
+    assert_int_equal(mb_gw__sessions_insert(w->gw, s, NULL), 0);
+    return s;
+}
+
+/* A client's initialize reaches the server as notifications/mcpbox/
+ * client_initialized with its params, not when the session opens but right
+ * before the session's first message the server gets, in the same write;
+ * again when another session spoke in between, or the process restarted;
+ * never for a session the gateway answers alone (tools/list of a
+ * tools_static server). */
+static void test_client_note_deferred(void **state)
+{
+    world *w = *state;
+    mb_gw_session *a = open_named_session(w, "alpha"), *b = open_named_session(w, "beta");
+    w->f.keep_notes = 1;
+    assert_null(fake_read(&w->f, 100)); /* opening sessions sends nothing */
+    w->f.keep_notes = 0;
+    mb_gw_stream *xa = exchange(a), *xb = exchange(b);
+    /* tools/list answered from the gateway's copy: still nothing */
+    client_says(w, xa, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", NULL);
+    json_t *j = stream_next(w, xa, 2000, NULL);
+    assert_non_null(json_object_get(j, "result"));
+    json_decref(j);
+    w->f.keep_notes = 1;
+    assert_null(fake_read(&w->f, 100));
+    w->f.keep_notes = 0;
+    /* beta's first call: beta's note, then the call */
+    client_says(w, xb, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                       "{\"name\":\"t\"}}", NULL);
+    server_got_note(w, "beta");
+    w->f.keep_notes = 1;
+    json_t *u = fake_read(&w->f, 2000);
+    assert_string_equal(method_of(u), "tools/call");
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}}",
+               (long long)json_integer_value(json_object_get(u, "id")));
+    json_decref(u);
+    json_decref(stream_next(w, xb, 2000, NULL));
+    /* beta's second message: no note */
+    client_says(w, xb, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/roots/list_changed\"}",
+                NULL);
+    u = fake_read(&w->f, 2000);
+    assert_string_equal(method_of(u), "notifications/roots/list_changed");
+    json_decref(u);
+    w->f.keep_notes = 0;
+    /* alpha's first message that goes upstream (a notification) brings alpha's */
+    client_says(w, xa, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/roots/list_changed\"}",
+                NULL);
+    server_got_note(w, "alpha");
+    w->f.keep_notes = 1;
+    u = fake_read(&w->f, 2000);
+    assert_string_equal(method_of(u), "notifications/roots/list_changed");
+    json_decref(u);
+    w->f.keep_notes = 0;
+
+    /* the server restarts: the new process hears of a session again with
+     * its next message */
+    fake_close(&w->f);
+    for (int i = 0; i < 300 && __atomic_load_n(&w->f.spawns, __ATOMIC_SEQ_CST) < 2; i++)
+        usleep(10 * 1000);
+    mb_buf_reset(&w->f.pending);
+    fake_handshake(&w->f);
+    mb_err err;
+    assert_int_equal(mb_gateway_start(w->gw, "sb", "srv", 3000, &err), 0);
+    mb_gw_stream *xa2 = exchange(a);
+    client_says(w, xa2, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}", NULL);
+    server_got_note(w, "alpha");
+    w->f.keep_notes = 1;
+    u = fake_read(&w->f, 2000);
+    assert_string_equal(method_of(u), "ping");
+    fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}}",
+               (long long)json_integer_value(json_object_get(u, "id")));
+    json_decref(u);
+    json_decref(stream_next(w, xa2, 2000, NULL));
+    w->f.keep_notes = 0;
+    /* beta again, after alpha: beta's note again */
+    client_says(w, xb, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/roots/list_changed\"}",
+                NULL);
+    server_got_note(w, "beta");
+    w->f.keep_notes = 1;
+    u = fake_read(&w->f, 2000);
+    assert_string_equal(method_of(u), "notifications/roots/list_changed");
+    json_decref(u);
+    assert_null(fake_read(&w->f, 100));
+    w->f.keep_notes = 0;
+    mb_gw__stream_unref(xa);
+    mb_gw__stream_unref(xa2);
+    mb_gw__stream_unref(xb);
+    mb_gw__sessions_end(w->gw, a, "test over");
+    mb_gw__sessions_end(w->gw, b, "test over");
+    mb_gw__session_unref(a);
+    mb_gw__session_unref(b);
+}
+
+/* A session's note lives as long as the session: huge initialize params are
+ * cut to protocolVersion and clientInfo, then to nothing. */
+static void test_client_note_bounded(void **state)
+{
+    world *w = *state;
+    char *big = malloc(MB_GW_NOTE_MAX + 10);
+    memset(big, 'x', MB_GW_NOTE_MAX + 9);
+    big[MB_GW_NOTE_MAX + 9] = '\0';
+    json_t *p1 = json_pack("{s:s, s:{s:s}, s:{s:s, s:s}}", "protocolVersion", "2025-06-18",
+                           "capabilities", "huge", big, "clientInfo", "name", "small", "version",
+                           "1");
+    json_t *p2 = json_pack("{s:s, s:{s:s, s:s}}", "protocolVersion", "2025-06-18",
+                           "clientInfo", "name", big, "version", "1");
+    mb_gw_session *a = mb_gw__session_new(w->b, "2025-06-18", p1);
+    mb_gw_session *b = mb_gw__session_new(w->b, "2025-06-18", p2);
+    assert_true(strlen(a->note) <= MB_GW_NOTE_MAX && strlen(b->note) <= MB_GW_NOTE_MAX);
+    json_error_t e;
+    json_t *na = json_loads(a->note, 0, &e), *nb = json_loads(b->note, 0, &e);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(
+                            na, "params"), "clientInfo"), "name")), "small");
+    assert_null(json_object_get(json_object_get(na, "params"), "capabilities"));
+    assert_int_equal(json_object_size(json_object_get(nb, "params")), 0);
+    assert_string_equal(json_string_value(json_object_get(nb, "method")),
+                        "notifications/mcpbox/client_initialized");
+    json_decref(na);
+    json_decref(nb);
+    json_decref(p1);
+    json_decref(p2);
+    free(big);
+    mb_gw__session_unref(a);
+    mb_gw__session_unref(b);
 }
 
 static void test_id_rewriting(void **state)
@@ -1210,7 +1368,7 @@ static void test_http_routing(void **state)
     assert_true(ready);
     assert_string_equal(json_string_value(json_object_get(json_object_get(md, "server_info"), "version")),
                         "1.2.3");
-    assert_int_equal(json_integer_value(json_object_get(md, "tools_count")), 18);
+    assert_int_equal(json_integer_value(json_object_get(md, "tools_count")), 19);
     char sha[65];
     snprintf(sha, sizeof sha, "%s", json_string_value(json_object_get(md, "tools_sha256")));
     json_decref(md);
@@ -1257,6 +1415,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_id_rewriting, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_tools_static, world_up_static, world_down),
         cmocka_unit_test_setup_teardown(test_tools_list_forwarded, world_up_default, world_down),
+        cmocka_unit_test_setup_teardown(test_client_note_deferred, world_up_static, world_down),
+        cmocka_unit_test_setup_teardown(test_client_note_bounded, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_server_requests, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_session_end_and_cancel, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_timeout, world_up_short, world_down),

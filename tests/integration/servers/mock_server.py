@@ -6,7 +6,9 @@ flight at once); every line written to stdout holds the write lock.
 
 State that sessions can observe: `counter` increments a per-process counter
 and reports it with the pid and a random per-process token, so a test can
-tell that every session reached the same single process.
+tell that every session reached the same single process; `clients` lists the
+clientInfo names of the gateway's notifications/mcpbox/client_initialized in
+the order they came.
 
 Misbehaviour, per tool: `garbage` (non-JSON-RPC lines on stdout), `flood`
 (megabytes of junk), `huge` (a result over any sane limit), `exit` (dies
@@ -29,6 +31,7 @@ out_lock = threading.Lock()
 state_lock = threading.Lock()
 counter = 0
 cancelled = []
+clients = []  # clientInfo.name of each notifications/mcpbox/client_initialized, in order
 waiting = {}  # our request id -> [event, response]
 next_req = 0
 
@@ -89,6 +92,7 @@ TOOLS = [
         ("stderr", "writes lines to stderr", {}),
         ("numbers", "answers with awkward numbers", {}),
         ("notify", "sends list_changed notifications, then answers", {}),
+        ("clients", "lists the clients the gateway said connected, in order", {}),
     ]
 ]
 
@@ -103,6 +107,9 @@ def call_tool(rid, params):
             counter += 1
             n = counter
         text(rid, "count=%d pid=%d token=%s" % (n, os.getpid(), TOKEN))
+    elif name == "clients":
+        with state_lock:
+            text(rid, json.dumps(clients))
     elif name == "echo":
         # show_meta: the request's _meta as this server read it (forwarded headers)
         text(rid, json.dumps(meta, sort_keys=True) if args.get("show_meta")
@@ -198,6 +205,9 @@ def handle(msg):
         if method == "notifications/cancelled":
             with state_lock:
                 cancelled.append((msg.get("params") or {}).get("requestId"))
+        elif method == "notifications/mcpbox/client_initialized":
+            with state_lock:
+                clients.append(((msg.get("params") or {}).get("clientInfo") or {}).get("name"))
         return
     if method == "initialize":
         if "--no-init" in ARGS:
