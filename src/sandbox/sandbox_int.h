@@ -219,17 +219,18 @@ void mb__plan_free(mb__plan *p);
 typedef struct mb__confine {
     struct sock_filter *insns;
     unsigned short len;
-    int in_force; /* loaded into the init already: its children inherit it */
+    int in_force; /* filter and bounding set applied to the init: children inherit them */
 } mb__confine;
 
 int mb__confine_build(mb__confine *c, mb_err *err);
 void mb__confine_free(mb__confine *c);
-/* Loads the program into the calling process (the init, once), so that
- * every process it forks is under it from its first instruction; sets
+/* Loads the program into the calling process (the init, once) and drops
+ * the capabilities children do not keep from its bounding set, so that
+ * every process it forks is under both from its first instruction; sets
  * c->in_force. 0 or -errno. */
 int mb__confine_install(mb__confine *c);
-/* In a child about to exec: no_new_privs, capability bounding set and sets
- * reduced, seccomp loaded unless in force already. 0 or -errno. */
+/* In a child about to exec: no_new_privs, capability sets reduced, and the
+ * bounding set and seccomp unless in force already. 0 or -errno. */
 int mb__confine_apply(const mb__confine *c);
 /* The capabilities children keep (bit mask of CAP_* numbers). */
 uint64_t mb__confine_kept_caps(void);

@@ -219,9 +219,11 @@ enum { STAGE_SETUP = 1, STAGE_CWD, STAGE_CONFINE, STAGE_EXEC };
 static void cmd_main(const cmd_args *a) __attribute__((noreturn));
 static void cmd_main(const cmd_args *a)
 {
+    /* exec resets caught signals; of ignored ones, which it keeps, the
+     * init (and so its forks) has SIGPIPE alone (init.c). */
     sigset_t none;
     sigemptyset(&none);
-    for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (setsid() < 0) cmd_fail(a, STAGE_SETUP, errno);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) cmd_fail(a, STAGE_SETUP, errno);
