@@ -290,6 +290,15 @@ int mb__init_main(int listen_fd, int status_fd, const mb__confine *cf);
 void mb__shepherd_main(int conn, mb__msg *spawn, int64_t child_id, const mb__confine *cf)
     __attribute__((noreturn));
 
+/* Starts a SPAWN request's command as a child of the caller (a shepherd, or
+ * the init for a server with a life line): a clone sharing the caller's
+ * memory until its exec, confined by cf; the fds of m stay the caller's.
+ * 0 with *pid, or an errno with what failed in what. */
+int mb__cmd_start(mb__msg *m, const mb__confine *cf, pid_t *pid, char *what, size_t cap);
+/* The pids whose parent chain reaches root, and with sid > 0 those of
+ * session sid too (malloc'd array in *out). Their number. */
+int mb__tree_pids(pid_t root, pid_t sid, pid_t **out);
+
 /* Closes every descriptor >= 3 except those in keep[0..n) (-1 entries are
  * ignored). For freshly forked children. 0 or -errno. */
 int mb__close_fds_except(const int *keep, int n);
