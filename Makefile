@@ -79,6 +79,15 @@ build/mcpbox: $(REL_OBJS) | $(addprefix build/,$(SRV_BINS))
 	@echo "  LD      $@"
 	@$(CC) -o $@ $(REL_OBJS) $(PKG_LIBS)
 
+# The release zygote and mcpbox-light (Atlas's 8 servers) are static-pie: no
+# dynamic loader, no library mappings or relocations, so every sandbox's init,
+# shepherds and servers start and fork with much less CPU (page-table work is
+# what a start costs; docs/PERFORMANCE.md, "Where a server's start goes").
+STATIC_LIBS_light  := -ljansson -lsqlite3 -lz -lpcre2-8 -lexpat -lm -lpthread
+STATIC_LIBS_zygote := -lseccomp -lcap -lpthread
+STATIC_LD := -static-pie -Wl,--no-warnings
+SRV_LIBS = $(if $(and $(filter build,$1),$(STATIC_LIBS_$2)),$(STATIC_LD) $(STATIC_LIBS_$2),$(PKG_LIBS))
+
 # The server executables of one build ($1: objects dir, $2: binaries dir,
 # $3: compile flags, $4: link flags).
 define SRV_RULES
@@ -94,10 +103,10 @@ $1/groups/srvmain-%.o: src/srvmain.c $$(HDRS)
 	@$$(CC) $3 $$(PKG_CFLAGS) -DMB_SERVER_GROUP=$$* -c -o $$@ $$<
 $2/mcpbox-%: $1/groups/srvmain-%.o $1/groups/servers-%.o $1/libmcpbox.a
 	@echo "  LD      $$@"
-	@$$(CC) $4 $$(SRV_LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
+	@$$(CC) $4 $$(SRV_LDFLAGS) -o $$@ $$^ $$(call SRV_LIBS,$2,$$*)
 $2/mcpbox-zygote: $1/zygmain.o $1/libmcpbox.a
 	@echo "  LD      $$@"
-	@$$(CC) $4 $$(SRV_LDFLAGS) -Wl,-z,now -o $$@ $$^ $$(PKG_LIBS)
+	@$$(CC) $4 $$(SRV_LDFLAGS) -Wl,-z,now -o $$@ $$^ $$(call SRV_LIBS,$2,zygote)
 endef
 $(eval $(call SRV_RULES,$(REL_DIR),build,$(REL_CFLAGS),))
 $(eval $(call SRV_RULES,$(ASAN_DIR),$(ASAN_DIR),$(ASAN_CFLAGS),$(ASAN_LDFLAGS)))

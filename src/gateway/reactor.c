@@ -146,7 +146,7 @@ static void on_oversize(void *payload, size_t len, const char *head, size_t head
 
 static void read_out(mb_gw_reactor *r, mb_gw_pipe *p)
 {
-    static __thread char buf[65536];
+    char buf[65536]; /* not __thread: that gave every daemon thread 64 KB of TLS to zero */
     mb_gw_framer_cb cb = {on_line, on_oversize, p};
     size_t budget = MB_GW_READ_BUDGET;
     while (budget) {

@@ -11,8 +11,10 @@
  *   - connections whose first message has not arrived yet.
  *
  * Requests (proto.c): PING -> PONG; SPAWN -> fork a shepherd that takes the
- * connection over (shepherd.c); KILL_ID -> relay to that child's shepherd;
- * RESET -> kill everything but us and empty /tmp, /run, /dev/shm.
+ * connection over (shepherd.c), or, for a server with a life line, start
+ * it directly and watch the life line here (handle_server); KILL_ID ->
+ * relay to that child's shepherd (or signal the direct server); RESET ->
+ * kill everything but us and empty /tmp, /run, /dev/shm.
  *
  * Duties as pid 1: reap every zombie (orphans are re-parented here), and on
  * SIGTERM/SIGINT/SIGHUP sent from outside the sandbox (ssi_pid == 0: the
@@ -23,7 +25,9 @@
  *
  * The init is not dumpable, so no process of the sandbox can open its
  * /proc/1/{fd,root,mem,environ}, and it keeps its capabilities (it needs
- * them to confine children) while its children drop theirs.
+ * them to confine children) while its children drop theirs. It runs under
+ * the sandbox's seccomp filter itself, loaded before its first request, so
+ * that its children inherit it instead of loading it each (confine.c).
  */
 #define _GNU_SOURCE
 #include "sandbox/sandbox_int.h"
@@ -47,7 +51,9 @@
 
 typedef struct child_rec {
     int64_t id;
-    pid_t pid; /* the shepherd */
+    pid_t pid;    /* the shepherd, or a server started directly */
+    int lifeline; /* a direct server's life line (our copy of its stdin), or -1 */
+    int direct;   /* pid is the server itself, no shepherd */
 } child_rec;
 
 typedef struct init_state {
@@ -82,6 +88,32 @@ static void conn_drop(init_state *st, int fd, int do_close)
     if (do_close) close(fd);
 }
 
+/* Kills a direct server's tree: everything below it, and everything left
+ * in its session (its children are re-parented to us once it is gone, but
+ * stay in its session unless they made their own). Looked up before any
+ * kill, so that no parent dies (re-parenting its children to us) before its
+ * descendants are known; a few rounds, for what forks while we look. */
+static void kill_server_tree(pid_t server, int alive)
+{
+    for (int round = 0; round < 3; round++) {
+        pid_t *pids;
+        int n = mb__tree_pids(server, server, &pids);
+        for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);
+        free(pids);
+        if (!n) break;
+    }
+    kill(-server, SIGKILL); /* its process group, even without it */
+    if (alive) kill(server, SIGKILL); /* a reaped pid is not ours to signal */
+}
+
+static void drop_lifeline(init_state *st, child_rec *k)
+{
+    if (k->lifeline < 0) return;
+    epoll_ctl(st->ep, EPOLL_CTL_DEL, k->lifeline, NULL);
+    close(k->lifeline);
+    k->lifeline = -1;
+}
+
 static void reap_all(init_state *st)
 {
     int status;
@@ -89,6 +121,12 @@ static void reap_all(init_state *st)
     while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
         for (size_t i = 0; i < st->nkids; i++)
             if (st->kids[i].pid == p) {
+                /* A server that ended takes what it left behind along, and
+                 * the daemon reads EOF once our copy of its socket is closed. */
+                if (st->kids[i].direct) {
+                    kill_server_tree(p, 0);
+                    drop_lifeline(st, &st->kids[i]);
+                }
                 st->kids[i] = st->kids[--st->nkids];
                 break;
             }
@@ -125,8 +163,70 @@ static void empty_dir(const char *path)
     close(fd);
 }
 
+static void kid_add(init_state *st, child_rec k)
+{
+    if (st->nkids == st->capkids) {
+        st->capkids = st->capkids ? st->capkids * 2 : 16;
+        st->kids = mb_realloc(st->kids, st->capkids * sizeof *st->kids);
+    }
+    st->kids[st->nkids++] = k;
+}
+
+/* A server with a life line is started by the init itself, without a
+ * shepherd: a fork and a process less per server, which on a virtual
+ * machine is a good part of a cold acquire's CPU (docs/PERFORMANCE.md).
+ * The init watches the life line in its loop (hang-up only: data arriving
+ * does not wake it) and does the shepherd's two duties: when the daemon lets
+ * go, the server's tree is killed; when the server ends, what is left of its
+ * session is killed and the life line closed. What it cannot do is follow a
+ * descendant that made a session of its own and whose parent already ended
+ * (a shepherd, as a subreaper, would still have it): such a process lives
+ * until the sandbox is reset or released, inside the sandbox's limits. */
+static void handle_server(init_state *st, int fd, mb__msg *m)
+{
+    char what[600];
+    pid_t pid;
+    int e = mb__cmd_start(m, st->cf, &pid, what, sizeof what);
+    if (e) {
+        (void)mb__msg_send_error(fd, e, what);
+        conn_drop(st, fd, 1);
+        return;
+    }
+    child_rec k = {.id = ++st->next_id, .pid = pid, .lifeline = m->fds[0], .direct = 1};
+    m->fds[0] = -1; /* ours now; the others are closed with the message */
+    struct epoll_event ev = {.events = EPOLLRDHUP, .data.fd = k.lifeline};
+    if (epoll_ctl(st->ep, EPOLL_CTL_ADD, k.lifeline, &ev) != 0) {
+        e = errno;
+        close(k.lifeline);
+        kill_server_tree(pid, 1);
+        (void)mb__msg_send_error(fd, e, "cannot watch the server's life line");
+        conn_drop(st, fd, 1);
+        return;
+    }
+    kid_add(st, k);
+    (void)mb__msg_send_simple(fd, MB__MSG_SPAWNED, 0, k.id, pid);
+    conn_drop(st, fd, 1);
+}
+
+/* The daemon let go of a direct server's life line (or it broke). */
+static int lifeline_event(init_state *st, int fd)
+{
+    for (size_t i = 0; i < st->nkids; i++)
+        if (st->kids[i].direct && st->kids[i].lifeline == fd) {
+            kill_server_tree(st->kids[i].pid, 1);
+            drop_lifeline(st, &st->kids[i]); /* reaped later, by pid */
+            return 1;
+        }
+    return 0;
+}
+
 static void handle_spawn(init_state *st, int fd, mb__msg *m)
 {
+    if ((m->h.flags & MB__SPAWN_LIFELINE) && (m->h.flags & MB__SPAWN_FD0) && m->nfds > 0 &&
+        m->fds[0] >= 0) {
+        handle_server(st, fd, m);
+        return;
+    }
     int64_t id = ++st->next_id;
     pid_t pid = fork();
     if (pid == 0) {
@@ -141,11 +241,7 @@ static void handle_spawn(init_state *st, int fd, mb__msg *m)
         conn_drop(st, fd, 1);
         return;
     }
-    if (st->nkids == st->capkids) {
-        st->capkids = st->capkids ? st->capkids * 2 : 16;
-        st->kids = mb_realloc(st->kids, st->capkids * sizeof *st->kids);
-    }
-    st->kids[st->nkids++] = (child_rec){.id = id, .pid = pid};
+    kid_add(st, (child_rec){.id = id, .pid = pid, .lifeline = -1});
     conn_drop(st, fd, 1); /* the shepherd owns it now */
 }
 
@@ -167,10 +263,19 @@ static void handle(init_state *st, int fd)
         break;
     case MB__MSG_KILL_ID: {
         pid_t target = 0;
+        int direct = 0;
         for (size_t i = 0; i < st->nkids; i++)
-            if (st->kids[i].id == m.h.a) target = st->kids[i].pid;
+            if (st->kids[i].id == m.h.a) {
+                target = st->kids[i].pid;
+                direct = st->kids[i].direct;
+            }
         union sigval v = {.sival_int = (int)m.h.b};
-        if (target > 0 && sigqueue(target, SIGUSR1, v) == 0)
+        int sig = (int)m.h.b;
+        if (direct && sig > 0 && sig < NSIG) { /* as a shepherd delivers it */
+            if (sig == SIGKILL) kill_server_tree(target, 1);
+            else kill(-target, sig);
+            (void)mb__msg_send_simple(fd, MB__MSG_OK, 0, 0, 0);
+        } else if (!direct && target > 0 && sigqueue(target, SIGUSR1, v) == 0)
             (void)mb__msg_send_simple(fd, MB__MSG_OK, 0, 0, 0);
         else
             (void)mb__msg_send_error(fd, ESRCH, "no such child");
@@ -196,7 +301,6 @@ int mb__init_main(int lfd, int status_fd, const mb__confine *cf)
     init_state st;
     memset(&st, 0, sizeof st);
     st.lfd = lfd;
-    st.cf = cf;
 
     sigset_t set;
     sigemptyset(&set);
@@ -215,10 +319,16 @@ int mb__init_main(int lfd, int status_fd, const mb__confine *cf)
     struct rlimit nocore = {0, 0};
     (void)setrlimit(RLIMIT_CORE, &nocore);
 
-    if (!cf || !cf->insns || listen(lfd, 256) != 0) {
+    /* The filter goes on the init itself, so every child inherits it
+     * (confine.c). */
+    mb__confine own = cf ? *cf : (mb__confine){0};
+    int crc = own.insns ? mb__confine_install(&own) : -EINVAL;
+    st.cf = &own;
+    if (crc || listen(lfd, 256) != 0) {
         char msg[MB_ERR_MSG_MAX + 1];
-        snprintf(msg, sizeof msg, "E%s", !cf || !cf->insns ? "no seccomp program"
-                                                             : strerror(errno));
+        if (!own.insns) snprintf(msg, sizeof msg, "Eno seccomp program");
+        else if (crc) snprintf(msg, sizeof msg, "Ecannot load the seccomp filter: %s", strerror(-crc));
+        else snprintf(msg, sizeof msg, "E%s", strerror(errno));
         (void)send(status_fd, msg, strlen(msg), MSG_NOSIGNAL);
         return 1;
     }
@@ -260,7 +370,7 @@ int mb__init_main(int lfd, int status_fd, const mb__confine *cf)
                         _exit(0);
                     }
                 }
-            } else {
+            } else if (!lifeline_event(&st, fd)) {
                 handle(&st, fd);
             }
         }

@@ -219,12 +219,18 @@ void mb__plan_free(mb__plan *p);
 typedef struct mb__confine {
     struct sock_filter *insns;
     unsigned short len;
+    int in_force; /* filter and bounding set applied to the init: children inherit them */
 } mb__confine;
 
 int mb__confine_build(mb__confine *c, mb_err *err);
 void mb__confine_free(mb__confine *c);
-/* In a child about to exec: no_new_privs, capability bounding set and sets
- * reduced, seccomp loaded. 0 or -errno. */
+/* Loads the program into the calling process (the init, once) and drops
+ * the capabilities children do not keep from its bounding set, so that
+ * every process it forks is under both from its first instruction; sets
+ * c->in_force. 0 or -errno. */
+int mb__confine_install(mb__confine *c);
+/* In a child about to exec: no_new_privs, capability sets reduced, and the
+ * bounding set and seccomp unless in force already. 0 or -errno. */
 int mb__confine_apply(const mb__confine *c);
 /* The capabilities children keep (bit mask of CAP_* numbers). */
 uint64_t mb__confine_kept_caps(void);
@@ -283,6 +289,15 @@ int mb__init_main(int listen_fd, int status_fd, const mb__confine *cf);
 /* The body of a shepherd: takes over conn and the spawn request. */
 void mb__shepherd_main(int conn, mb__msg *spawn, int64_t child_id, const mb__confine *cf)
     __attribute__((noreturn));
+
+/* Starts a SPAWN request's command as a child of the caller (a shepherd, or
+ * the init for a server with a life line): a clone sharing the caller's
+ * memory until its exec, confined by cf; the fds of m stay the caller's.
+ * 0 with *pid, or an errno with what failed in what. */
+int mb__cmd_start(mb__msg *m, const mb__confine *cf, pid_t *pid, char *what, size_t cap);
+/* The pids whose parent chain reaches root, and with sid > 0 those of
+ * session sid too (malloc'd array in *out). Their number. */
+int mb__tree_pids(pid_t root, pid_t sid, pid_t **out);
 
 /* Closes every descriptor >= 3 except those in keep[0..n) (-1 entries are
  * ignored). For freshly forked children. 0 or -errno. */

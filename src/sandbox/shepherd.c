@@ -22,13 +22,9 @@
  *   - when the connection closes (the daemon is done, or died), SIGKILLs the
  *     tree, reaps it and exits.
  *
- * A server spawned with a life line (MB__SPAWN_LIFELINE) has no connection
- * after SPAWNED: the shepherd keeps a copy of the command's stdin socket and
- * polls it for hang-up only (POLLRDHUP, no POLLIN: it never reads, and data
- * arriving does not wake it). The daemon closing its end, or dying, is the
- * hang-up; the tree is then killed. When the command itself exits, the
- * shepherd kills what it left behind and exits too, dropping its copy, so
- * that the daemon reads EOF.
+ * A server spawned with a life line (MB__SPAWN_LIFELINE) gets no shepherd:
+ * the init starts it with mb__cmd_start and watches the life line itself
+ * (init.c, handle_server).
  *
  * The shepherd runs our code with the init's full capabilities, but nothing
  * inside the sandbox can reach it except by signals: a process that kills its
@@ -85,8 +81,9 @@ int mb__close_fds_except(const int *keep, int n)
 
 /* ------------------------------------------------------ the process tree */
 
-/* Every pid of this pid namespace whose parent chain reaches `root`. */
-static int descendants(pid_t root, pid_t **out)
+/* Every pid of this pid namespace whose parent chain reaches `root`, and,
+ * with sid > 0, every one in session sid as well. */
+int mb__tree_pids(pid_t root, pid_t sid, pid_t **out)
 {
     pid_t *pids = NULL, *ppids = NULL;
     size_t n = 0, cap = 0;
@@ -106,8 +103,9 @@ static int descendants(pid_t root, pid_t **out)
             char *rp = strrchr(buf, ')');
             if (!rp) continue;
             char state;
-            int ppid;
-            if (sscanf(rp + 1, " %c %d", &state, &ppid) != 2) continue;
+            int ppid, pgrp, session;
+            if (sscanf(rp + 1, " %c %d %d %d", &state, &ppid, &pgrp, &session) != 4) continue;
+            if (sid > 0 && session == sid) ppid = root; /* counts as a child */
             if (n == cap) {
                 cap = cap ? cap * 2 : 64;
                 pids = mb_realloc(pids, cap * sizeof *pids);
@@ -142,8 +140,7 @@ static int descendants(pid_t root, pid_t **out)
 }
 
 typedef struct shep {
-    int conn;        /* -1 with a life line */
-    int lifeline;    /* the command's stdin socket, or -1 */
+    int conn;
     pid_t cmd;       /* the command's pid, 0 once reaped */
     int exit_sent;
     int64_t child_id;
@@ -156,7 +153,7 @@ static void reap(shep *s)
     while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
         if (p == s->cmd) {
             s->cmd = 0;
-            if (!s->exit_sent && s->conn >= 0) {
+            if (!s->exit_sent) {
                 (void)mb__msg_send_simple(s->conn, MB__MSG_EXIT, 0, st, 0);
                 s->exit_sent = 1;
             }
@@ -177,7 +174,7 @@ static void signal_tree(shep *s, int sig)
     if (s->cmd) kill(-s->cmd, sig);
     for (int round = 0; round < 2000; round++) {
         pid_t *pids;
-        int n = descendants(getpid(), &pids);
+        int n = mb__tree_pids(getpid(), 0, &pids);
         for (int i = 0; i < n; i++) kill(pids[i], sig);
         free(pids);
         if (sig != SIGKILL || n == 0) break;
@@ -216,12 +213,17 @@ static void cmd_fail(const cmd_args *a, int stage, int e)
 
 enum { STAGE_SETUP = 1, STAGE_CWD, STAGE_CONFINE, STAGE_EXEC };
 
-static void cmd_main(const cmd_args *a) __attribute__((noreturn));
+/* Not instrumented by AddressSanitizer (test builds): it runs on the
+ * clone's stack, which the sanitizer does not know, and its check before a
+ * call that does not return (cmd_fail) would take that for an overflow. */
+static void cmd_main(const cmd_args *a) __attribute__((noreturn, no_sanitize_address));
 static void cmd_main(const cmd_args *a)
 {
+    /* exec resets caught signals; of ignored ones, which it keeps, the
+     * init (and so its forks) has SIGPIPE alone (init.c). */
     sigset_t none;
     sigemptyset(&none);
-    for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (setsid() < 0) cmd_fail(a, STAGE_SETUP, errno);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) cmd_fail(a, STAGE_SETUP, errno);
@@ -259,17 +261,14 @@ static void fail_and_exit(int conn, int e, const char *what)
     _exit(0);
 }
 
-void mb__shepherd_main(int conn, mb__msg *m, int64_t child_id, const mb__confine *cf)
+int mb__cmd_start(mb__msg *m, const mb__confine *cf, pid_t *out, char *what, size_t cap)
 {
-    int keep[4] = {conn, m->fds[0], m->fds[1], m->fds[2]};
-    (void)mb__close_fds_except(keep, 4);
-    (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
-    (void)prctl(PR_SET_NAME, "mcpbox-shepherd");
-
     /* The request: strs = cwd, argv[argc], envp[envc]. */
     int64_t argc = m->h.a, envc = m->h.b;
-    if (argc < 1 || envc < 0 || (uint64_t)(1 + argc + envc) != m->h.nstr)
-        fail_and_exit(conn, EPROTO, "malformed spawn request");
+    if (argc < 1 || envc < 0 || (uint64_t)(1 + argc + envc) != m->h.nstr) {
+        snprintf(what, cap, "malformed spawn request");
+        return EPROTO;
+    }
     cmd_args a;
     memset(&a, 0, sizeof a);
     a.cwd = m->strs[0][0] ? m->strs[0] : (char *)MB_SANDBOX_DATA_PATH;
@@ -283,36 +282,35 @@ void mb__shepherd_main(int conn, mb__msg *m, int64_t child_id, const mb__confine
     a.cf = cf;
     a.shepherd = getpid();
 
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGUSR1);
-    sigprocmask(SIG_BLOCK, &set, NULL);
-    int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (sfd < 0) fail_and_exit(conn, errno, "signalfd");
-
-    int rp[2];
-    if (pipe2(rp, O_CLOEXEC) != 0) fail_and_exit(conn, errno, "pipe");
-    a.report = rp[1];
-    void *stack = mmap(NULL, CMD_STACK, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (stack == MAP_FAILED) fail_and_exit(conn, errno, "mmap");
-    /* returns once the command exec'd or failed (CLONE_VFORK) */
-    pid_t pid = clone(cmd_entry, (char *)stack + CMD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
-    int clone_errno = errno;
-    munmap(stack, CMD_STACK);
-    if (pid < 0) fail_and_exit(conn, clone_errno, "clone");
-    close(rp[1]);
-    int lifeline = -1;
-    if ((m->h.flags & MB__SPAWN_LIFELINE) && (m->h.flags & MB__SPAWN_FD0)) {
-        lifeline = m->fds[0]; /* stdin is the first fd sent */
-        m->fds[0] = -1;
+    int rp[2], e = 0;
+    pid_t pid = -1;
+    void *stack = MAP_FAILED;
+    if (pipe2(rp, O_CLOEXEC) != 0) {
+        e = errno;
+        snprintf(what, cap, "pipe");
+        goto out;
     }
-    for (int i = 0; i < 3; i++)
-        if (m->fds[i] >= 0) {
-            close(m->fds[i]);
-            m->fds[i] = -1;
-        }
+    a.report = rp[1];
+    stack = mmap(NULL, CMD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+                 -1, 0);
+    if (stack == MAP_FAILED) {
+        e = errno;
+        snprintf(what, cap, "mmap");
+        close(rp[0]);
+        close(rp[1]);
+        goto out;
+    }
+    /* returns once the command exec'd or failed (CLONE_VFORK) */
+    pid = clone(cmd_entry, (char *)stack + CMD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+    e = errno;
+    munmap(stack, CMD_STACK);
+    close(rp[1]);
+    if (pid < 0) {
+        snprintf(what, cap, "clone");
+        close(rp[0]);
+        goto out;
+    }
+    e = 0;
     int report[2];
     ssize_t n;
     do n = read(rp[0], report, sizeof report);
@@ -322,26 +320,50 @@ void mb__shepherd_main(int conn, mb__msg *m, int64_t child_id, const mb__confine
         int st;
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
         }
-        char what[600];
         switch (report[0]) {
-        case STAGE_CWD: snprintf(what, sizeof what, "cannot enter %s", a.cwd); break;
-        case STAGE_CONFINE: snprintf(what, sizeof what, "cannot confine the process"); break;
-        case STAGE_EXEC: snprintf(what, sizeof what, "cannot run %s", a.argv[0]); break;
-        default: snprintf(what, sizeof what, "cannot set up the process"); break;
+        case STAGE_CWD: snprintf(what, cap, "cannot enter %s", a.cwd); break;
+        case STAGE_CONFINE: snprintf(what, cap, "cannot confine the process"); break;
+        case STAGE_EXEC: snprintf(what, cap, "cannot run %s", a.argv[0]); break;
+        default: snprintf(what, cap, "cannot set up the process"); break;
         }
-        fail_and_exit(conn, report[1], what);
+        e = report[1] ? report[1] : EIO;
     }
+out:
+    free(a.argv);
+    free(a.envp);
+    if (!e) *out = pid;
+    return e;
+}
 
-    shep s = {.conn = conn, .lifeline = lifeline, .cmd = pid, .child_id = child_id};
+void mb__shepherd_main(int conn, mb__msg *m, int64_t child_id, const mb__confine *cf)
+{
+    int keep[4] = {conn, m->fds[0], m->fds[1], m->fds[2]};
+    (void)mb__close_fds_except(keep, 4);
+    (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+    (void)prctl(PR_SET_NAME, "mcpbox-shepherd");
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) fail_and_exit(conn, errno, "signalfd");
+
+    char what[600];
+    pid_t pid;
+    int e = mb__cmd_start(m, cf, &pid, what, sizeof what);
+    if (e) fail_and_exit(conn, e, what);
+    for (int i = 0; i < 3; i++)
+        if (m->fds[i] >= 0) {
+            close(m->fds[i]);
+            m->fds[i] = -1;
+        }
+
+    shep s = {.conn = conn, .cmd = pid, .child_id = child_id};
     (void)mb__msg_send_simple(conn, MB__MSG_SPAWNED, 0, child_id, pid);
-    if (lifeline >= 0) {
-        close(conn);
-        s.conn = -1;
-    }
     for (;;) {
-        struct pollfd pf[2] = {{.fd = sfd, .events = POLLIN}};
-        if (s.conn >= 0) pf[1] = (struct pollfd){.fd = s.conn, .events = POLLIN};
-        else pf[1] = (struct pollfd){.fd = s.lifeline, .events = POLLRDHUP};
+        struct pollfd pf[2] = {{.fd = sfd, .events = POLLIN}, {.fd = s.conn, .events = POLLIN}};
         int r = poll(pf, 2, -1);
         if (r < 0) {
             if (errno == EINTR) continue;
@@ -354,11 +376,6 @@ void mb__shepherd_main(int conn, mb__msg *m, int64_t child_id, const mb__confine
                 else if (si.ssi_signo == SIGUSR1 && si.ssi_pid == 1 && si.ssi_code == SI_QUEUE)
                     deliver(&s, si.ssi_int, 0);
             }
-            if (s.conn < 0 && !s.cmd) break; /* the server ended: so does its tree */
-        }
-        if (s.conn < 0) {
-            if (pf[1].revents) break; /* the daemon let go of the life line */
-            continue;
         }
         if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
             mb__msg msg;
@@ -373,6 +390,5 @@ void mb__shepherd_main(int conn, mb__msg *m, int64_t child_id, const mb__confine
     }
     signal_tree(&s, SIGKILL);
     reap(&s);
-    if (s.lifeline >= 0) close(s.lifeline);
     _exit(0);
 }

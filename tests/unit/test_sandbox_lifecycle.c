@@ -329,6 +329,75 @@ static void spawn_server_socket_and_life_line(void **state)
     assert_int_equal(sock, -1);
 }
 
+/* A server is started by the init itself (no shepherd: its parent is pid
+ * 1), and the init keeps the shepherd's promises for it: closing the life
+ * line kills its whole tree, a descendant in a session of its own included;
+ * a server that exits leaves nothing of its session behind; a server that
+ * cannot start is reported, not left half made. */
+static void server_runs_under_the_init_and_its_tree_dies_with_it(void **state)
+{
+    if (!sbt_is_root()) skip();
+    /* (it outlives its stdin's EOF, so that the life line is what ends it: a
+     * server that exits first leaves a descendant in a session of its own
+     * untraceable, which is the one case the init does not cover) */
+    const char *argv[] = {"/bin/sh", "-c",
+                          "echo \"ppid $PPID\"; setsid sleep 1001 & sleep 1002 & cat; "
+                          "exec tail -f /dev/null",
+                          NULL};
+    mb_spawn_spec spec = {.argv = argv};
+    int sock;
+    pid_t pid;
+    mb_err err;
+    assert_int_equal(mb_sandbox_spawn_server(box.sb, &spec, -1, &sock, &pid, &err), 0);
+    char buf[128];
+    read_line(sock, buf, sizeof buf, 10000);
+    assert_string_equal(buf, "ppid 1\n");
+    assert_int_equal(write(sock, "x\n", 2), 2);
+    read_line(sock, buf, sizeof buf, 10000);
+    assert_string_equal(buf, "x\n");
+    assert_int_equal(sleeps_left(box.sb), 1);
+    close(sock);
+    int64_t deadline = mb_mono_ms() + 5000;
+    while (sleeps_left(box.sb) == 1 && mb_mono_ms() < deadline) usleep(20000);
+    assert_int_equal(sleeps_left(box.sb), 0);
+
+    /* Exits at once: the sleep it started in its session goes too, and the
+     * socket reads EOF (the sleep held stdout). */
+    const char *argv2[] = {"/bin/sh", "-c", "sleep 1003 & exit 0", NULL};
+    mb_spawn_spec spec2 = {.argv = argv2};
+    assert_int_equal(mb_sandbox_spawn_server(box.sb, &spec2, -1, &sock, NULL, &err), 0);
+    deadline = mb_mono_ms() + 10000;
+    ssize_t k = 1;
+    while (k > 0 && mb_mono_ms() < deadline) {
+        struct pollfd p = {.fd = sock, .events = POLLIN};
+        if (poll(&p, 1, 100) > 0) k = read(sock, buf, sizeof buf);
+    }
+    assert_int_equal(k, 0);
+    close(sock);
+    deadline = mb_mono_ms() + 5000;
+    while (sleeps_left(box.sb) == 1 && mb_mono_ms() < deadline) usleep(20000);
+    assert_int_equal(sleeps_left(box.sb), 0);
+
+    /* Many at once, as an acquire starts them: each answers on its own socket. */
+    int socks[8];
+    const char *argv3[] = {"/bin/cat", NULL};
+    mb_spawn_spec spec3 = {.argv = argv3};
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(mb_sandbox_spawn_server(box.sb, &spec3, -1, &socks[i], NULL, &err), 0);
+    for (int i = 0; i < 8; i++) {
+        char line[16];
+        int n = snprintf(line, sizeof line, "s%d\n", i);
+        assert_int_equal(write(socks[i], line, (size_t)n), n);
+        read_line(socks[i], buf, sizeof buf, 10000);
+        assert_string_equal(buf, line);
+        close(socks[i]);
+    }
+    const char *cwd_missing[] = {"/bin/cat", NULL};
+    mb_spawn_spec spec4 = {.argv = cwd_missing, .cwd = "/no/such/dir"};
+    assert_int_not_equal(mb_sandbox_spawn_server(box.sb, &spec4, -1, &sock, NULL, &err), 0);
+    assert_true(strstr(err.msg, "/no/such/dir") != NULL);
+}
+
 /* ----------------------------------------------------------------- reset */
 
 static void reset_kills_processes_and_empties_tmp(void **state)
@@ -872,6 +941,7 @@ int main(void)
         cmocka_unit_test(exec_timeout_kills_the_tree),
         cmocka_unit_test(spawn_pipes_wait_and_kill),
         cmocka_unit_test(spawn_server_socket_and_life_line),
+        cmocka_unit_test(server_runs_under_the_init_and_its_tree_dies_with_it),
         cmocka_unit_test(reset_kills_processes_and_empties_tmp),
         cmocka_unit_test(sigterm_from_outside_is_forwarded),
         cmocka_unit_test(concurrent_execs_then_destroy),
