@@ -85,6 +85,9 @@ typedef struct mb_canvas_req {
     const char *token;             /* bearer token; NULL = none */
     int64_t as_user;               /* > 0: act as this user without a token */
     const char *link_base;         /* Link URLs: link_base + path + query */
+    const char *origin;            /* URLs in bodies: origin + path (e.g. "http://HOST:PORT",
+                                      as the request reached the graders' port); NULL =
+                                      http://localhost:10001, Toolathlon's Canvas */
 } mb_canvas_req;
 
 typedef struct mb_canvas_resp {

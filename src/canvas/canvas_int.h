@@ -14,7 +14,12 @@
 struct mb_canvas_db {
     sqlite3 *s;
     pthread_mutex_t lock;
+    const char *origin; /* the request's origin while one is answered (lock held), or NULL */
 };
+
+/* Where URLs in bodies point when the request names no origin; SQL reads the
+ * request's as cv_origin() (db.c). */
+#define CV_ORIGIN "http://localhost:10001"
 
 #define CV_MAX_SEG 10
 
@@ -59,6 +64,7 @@ const char *cv_param(cv *c, const char *key);          /* last value */
 int cv_has_param(cv *c, const char *key, const char *val);
 int cv_include(cv *c, const char *what);               /* include[]=what */
 int cv_flag(const char *v);                            /* "true"/"1" */
+const char *cv_origin(cv *c);                          /* for URLs in bodies */
 /* Body members: body[obj][key] when obj, else body[key]. */
 json_t *cv_body(cv *c, const char *obj, const char *key);
 const char *cv_body_str(cv *c, const char *obj, const char *key);

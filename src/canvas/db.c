@@ -118,6 +118,13 @@ int cv_sql_exec(sqlite3 *s, const char *sql, mb_err *err)
     return MB_OK;
 }
 
+/* cv_origin(): the origin of the request being answered (URLs in bodies). */
+static void origin_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const mb_canvas_db *db = sqlite3_user_data(ctx);
+    sqlite3_result_text(ctx, db->origin ? db->origin : CV_ORIGIN, -1, SQLITE_TRANSIENT);
+}
+
 int mb_canvas_db_open(const char *path, mb_canvas_db **out, mb_err *err)
 {
     sqlite3 *s = NULL;
@@ -145,6 +152,7 @@ int mb_canvas_db_open(const char *path, mb_canvas_db **out, mb_err *err)
     mb_canvas_db *db = mb_calloc(1, sizeof *db);
     db->s = s;
     pthread_mutex_init(&db->lock, NULL);
+    sqlite3_create_function(s, "cv_origin", 0, SQLITE_UTF8, db, origin_fn, NULL, NULL);
     *out = db;
     return MB_OK;
 }

@@ -229,6 +229,8 @@ int cv_include(cv *c, const char *what)
 
 int cv_flag(const char *v) { return v && (!strcmp(v, "true") || !strcmp(v, "1")); }
 
+const char *cv_origin(cv *c) { return c->req->origin ? c->req->origin : CV_ORIGIN; }
+
 json_t *cv_body(cv *c, const char *obj, const char *key)
 {
     json_t *b = c->req->body;
@@ -318,6 +320,7 @@ void mb_canvas_handle(mb_canvas_db *db, const mb_canvas_req *req, mb_canvas_resp
     cv c = {.db = db, .s = db->s, .req = req, .out = out};
     char *path = mb_strdup(req->path ? req->path : "/");
     pthread_mutex_lock(&db->lock);
+    db->origin = req->origin;
     if (split(&c, path)) {
         cv_not_found(&c);
         goto done;
@@ -365,6 +368,7 @@ void mb_canvas_handle(mb_canvas_db *db, const mb_canvas_req *req, mb_canvas_resp
 done:
     if (!out->body) cv_json(&c, 500, json_pack("{s:[{s:s}]}", "errors", "message",
                                                "An error occurred."));
+    db->origin = NULL;
     pthread_mutex_unlock(&db->lock);
     free(path);
 }

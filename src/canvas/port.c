@@ -90,6 +90,14 @@ static json_t *multipart_file(const char *ctype, const char *body, size_t len)
     return NULL;
 }
 
+/* A Host header fit to build URLs from: a name or address and a port. */
+static int host_ok(const char *host)
+{
+    size_t n = host ? strlen(host) : 0;
+    return n && n <= 255 &&
+           strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]_") == n;
+}
+
 static json_t *parse_body(mb_http_req *req)
 {
     if (!req->body.len) return NULL;
@@ -212,8 +220,11 @@ static void handle(void *ctx, mb_http_req *req)
     const char *host = mb_http_header(req, "Host");
     /* Link URLs keep the scheme the request came with. */
     int tls = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_PROTOCOL) != NULL;
-    char *base = mb_asprintf("%s://%s/api/v1", tls ? "https" : "http",
-                             host && !strpbrk(host, "<> \"") ? host : "localhost:10001");
+    /* URLs in bodies name the same origin: a file's `url` downloads from
+     * whichever port (and scheme) the grader used. */
+    char *origin = mb_asprintf("%s://%s", tls ? "https" : "http",
+                               host_ok(host) ? host : "localhost:10001");
+    char *base = mb_asprintf("%s/api/v1", origin);
     mb_canvas_resp r = {0};
     int64_t uid = 0;
     mb_canvas__sbx *x = NULL;
@@ -232,7 +243,7 @@ static void handle(void *ctx, mb_http_req *req)
             pthread_mutex_unlock(&s->lock);
             if (!y) continue;
             mb_canvas_req rq = {.method = req->method, .path = path, .params = a.v,
-                                .n_params = a.n, .body = body, .link_base = base};
+                                .n_params = a.n, .body = body, .link_base = base, .origin = origin};
             mb_canvas_handle(y->db, &rq, &r);
             if (r.status != 404) x = y;
             else {
@@ -246,7 +257,7 @@ static void handle(void *ctx, mb_http_req *req)
     } else if (token && (x = mb_canvas__by_token(s, token, &uid))) {
         mb_canvas_req rq = {.method = req->method, .path = path, .params = a.v, .n_params = a.n,
                             .body = json_is_object(body) ? body : NULL, .as_user = uid,
-                            .link_base = base};
+                            .link_base = base, .origin = origin};
         mb_canvas_handle(x->db, &rq, &r);
     } else if (token) {
         r = (mb_canvas_resp){401, json_pack("{s:[{s:s}]}", "errors", "message",
@@ -261,6 +272,7 @@ static void handle(void *ctx, mb_http_req *req)
     mb_canvas_resp_free(&r);
     json_decref(body);
     free(base);
+    free(origin);
     mb_canvas_params_free(a.v, a.n);
 }
 

@@ -36,14 +36,14 @@
     JB("a.quiz_id IS NULL") ",'original_course_id',NULL,'original_assignment_id',NULL,"        \
     "'original_lti_resource_link_id',NULL,'original_assignment_name',NULL,'original_quiz_id',"  \
     "NULL,'workflow_state',a.workflow_state,'important_dates',json('false'),'muted',"          \
-    "json('true'),'html_url','http://localhost:10001/courses/' || a.course_id ||"             \
+    "json('true'),'html_url',cv_origin() || '/courses/' || a.course_id ||"             \
     " '/assignments/' || a.id,'has_overrides',json('false'),'sis_assignment_id',NULL,"         \
     "'integration_id',NULL,'integration_data',json_object(),'allowed_extensions',"             \
     "json(a.allowed_extensions),'published'," JB("a.published") ",'unpublishable',"            \
     JB("NOT EXISTS(SELECT 1 FROM submissions s WHERE s.assignment_id=a.id AND s.submitted_at IS NOT NULL)") \
     ",'only_visible_to_overrides',json('false'),'visible_to_everyone',json('true'),"           \
     "'locked_for_user',json('false'),'submissions_download_url',"                              \
-    "'http://localhost:10001/courses/' || a.course_id || '/assignments/' || a.id ||"           \
+    "cv_origin() || '/courses/' || a.course_id || '/assignments/' || a.id ||"           \
     " '/submissions?zip=1','post_manually',json('false'),'anonymize_students',json('false'),"  \
     "'require_lockdown_browser',json('false'),'restrict_quantitative_data',json('false'),"     \
     "'quiz_id',a.quiz_id,'anonymous_submissions',json('false')))"
@@ -61,7 +61,7 @@
     ",'missing'," JB("s.submitted_at IS NULL AND a.due_at IS NOT NULL AND a.due_at < " NOW)    \
     ",'seconds_late',CASE WHEN s.submitted_at > a.due_at THEN CAST(strftime('%s',s.submitted_at)" \
     " - strftime('%s',a.due_at) AS INTEGER) ELSE 0 END,'entered_grade',s.grade,'entered_score',"\
-    "s.score,'preview_url','http://localhost:10001/courses/' || a.course_id || '/assignments/'" \
+    "s.score,'preview_url',cv_origin() || '/courses/' || a.course_id || '/assignments/'" \
     " || a.id || '/submissions/' || s.user_id || '?preview=1')"
 
 static json_t *assignment(cv *c, int64_t id)
@@ -314,8 +314,8 @@ static json_t *submission_json(cv *c, int64_t sid)
                     "'author_name',u.name,'created_at',m.created_at,'edited_at',NULL,"
                     "'media_comment',NULL,'author',json_object('id',u.id,'anonymous_id',"
                     "CAST(u.id AS TEXT),'display_name',u.short_name,'avatar_image_url',"
-                    "'http://localhost:10001/images/messages/avatar-50.png','html_url',"
-                    "'http://localhost:10001/users/' || u.id,'pronouns',NULL)) FROM"
+                    "cv_origin() || '/images/messages/avatar-50.png','html_url',"
+                    "cv_origin() || '/users/' || u.id,'pronouns',NULL)) FROM"
                     " submission_comments m LEFT JOIN users u ON u.id=m.author_id WHERE"
                     " m.submission_id=? ORDER BY m.id", sid));
     char *ids = cv_text(c, "i", "SELECT attachment_ids FROM submissions WHERE id=?", sid);
@@ -329,7 +329,7 @@ static json_t *submission_json(cv *c, int64_t sid)
             json_t *f = cv_row(c, "i",
                                "SELECT json_object('id',id,'uuid',uuid,'folder_id',folder_id,"
                                "'display_name',display_name,'filename',filename,'content-type',"
-                               "content_type,'url','http://localhost:10001/files/' || id ||"
+                               "content_type,'url',cv_origin() || '/files/' || id ||"
                                " '/download?download_frd=1&verifier=' || uuid,'size',size,'created_at',created_at) FROM files WHERE"
                                " id=?", json_integer_value(v));
             if (f) json_array_append_new(arr, f);

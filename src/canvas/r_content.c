@@ -11,7 +11,7 @@
 
 #define NOW "strftime('%Y-%m-%dT%H:%M:%SZ','now')"
 #define JB(x) "json(CASE WHEN " x " THEN 'true' ELSE 'false' END)"
-#define HOST "'http://localhost:10001"
+#define HOST "cv_origin() || '"
 
 /* ------------------------------------------------------------ topics */
 

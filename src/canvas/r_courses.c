@@ -117,11 +117,11 @@ static json_t *profile(cv *c, int64_t id)
     return cv_row(c, "i",
                   "SELECT json_object('id',id,'name',name,'short_name',short_name,"
                   "'sortable_name',sortable_name,'avatar_url',"
-                  "'http://localhost:10001/images/messages/avatar-50.png','title',title,'bio',bio,"
+                  "cv_origin() || '/images/messages/avatar-50.png','title',title,'bio',bio,"
                   "'pronunciation',NULL,'primary_email',email,'login_id',login_id,"
                   "'integration_id',NULL,'time_zone',time_zone,'locale',locale,"
                   "'effective_locale',IFNULL(locale,'en'),'calendar',json_object('ics',"
-                  "'http://localhost:10001/feeds/calendars/user_' || id || '.ics'),'lti_user_id',"
+                  "cv_origin() || '/feeds/calendars/user_' || id || '.ics'),'lti_user_id',"
                   "NULL,'k5_user',json('false'),'use_classic_font_in_k5',json('false'))"
                   " FROM users WHERE id=?",
                   id);
@@ -146,7 +146,7 @@ void r_self_get(cv *c)
 {
     json_t *u = cv_row(c, "i",
                        "SELECT " USER_OBJ("u") ",'avatar_url',"
-                       "'http://localhost:10001/images/messages/avatar-50.png','locale',u.locale,"
+                       "cv_origin() || '/images/messages/avatar-50.png','locale',u.locale,"
                        "'effective_locale',IFNULL(u.locale,'en'),'permissions',json_object("
                        "'can_update_name',json('true'),'can_update_avatar',json('true'),"
                        "'limit_parent_app_web_access',json('false'))) FROM users u WHERE id=?",
@@ -286,7 +286,7 @@ json_t *cv_course_json(cv *c, int64_t id)
                   "json('false'),'storage_quota_mb',500,'is_public_to_auth_users',json('false'),"
                   "'homeroom_course',json('false'),'course_color',NULL,'friendly_name',NULL,"
                   "'apply_assignment_group_weights',json('false'),'calendar',json_object('ics',"
-                  "'http://localhost:10001/feeds/calendars/course_' || uuid || '.ics'),"
+                  "cv_origin() || '/feeds/calendars/course_' || uuid || '.ics'),"
                   "'time_zone',time_zone,'blueprint',json('false'),'template',json('false'),"
                   "'sis_course_id',sis_course_id,'integration_id',NULL,'hide_final_grades',"
                   "json('false'),'workflow_state',workflow_state,"
@@ -323,8 +323,8 @@ static json_t *course_full(cv *c, int64_t id)
             cv_rows(c, "i",
                     "SELECT json_object('id',u.id,'anonymous_id',CAST(u.id AS TEXT),"
                     "'display_name',u.short_name,'avatar_image_url',"
-                    "'http://localhost:10001/images/messages/avatar-50.png','html_url',"
-                    "'http://localhost:10001/courses/' || e.course_id || '/users/' || u.id,"
+                    "cv_origin() || '/images/messages/avatar-50.png','html_url',"
+                    "cv_origin() || '/courses/' || e.course_id || '/users/' || u.id,"
                     "'pronouns',NULL) FROM enrollments e JOIN users u ON u.id=e.user_id WHERE"
                     " e.course_id=? AND e.type='TeacherEnrollment' AND e.workflow_state IN"
                     " ('active','invited') ORDER BY e.id",
@@ -531,13 +531,13 @@ void r_account_course_create(cv *c)
     " ELSE 7 END,'last_activity_at',NULL,'last_attended_at',NULL,'total_activity_time',0,"  \
     "'sis_import_id',NULL,'sis_account_id',NULL,'sis_course_id',NULL,"                      \
     "'course_integration_id',NULL,'sis_section_id',NULL,'section_integration_id',NULL,"     \
-    "'sis_user_id',NULL,'html_url','http://localhost:10001/courses/' || e.course_id ||"     \
+    "'sis_user_id',NULL,'html_url',cv_origin() || '/courses/' || e.course_id ||"     \
     " '/users/' || e.user_id,'user'," USER_OBJ("u") "))"
 
 static json_t *grades_of(cv *c, int64_t course_id, int64_t user_id)
 {
     json_t *g = cv_row(c, "ii",
-                       "SELECT json_object('html_url','http://localhost:10001/courses/' || ?1 ||"
+                       "SELECT json_object('html_url',cv_origin() || '/courses/' || ?1 ||"
                        " '/grades/' || ?2,'current_score',CASE WHEN sum(a.points_possible) > 0 THEN"
                        " round(100.0*sum(s.score)/sum(a.points_possible),2) END,'final_score',"
                        "round(100.0*IFNULL(sum(s.score),0)/max(1,(SELECT IFNULL(sum(points_possible),0)"
@@ -714,7 +714,7 @@ void r_course_users(cv *c)
         size_t i;
         json_t *u;
         json_array_foreach(rows, i, u) json_object_set_new(
-            u, "avatar_url", json_string("http://localhost:10001/images/messages/avatar-50.png"));
+            u, "avatar_url", json_sprintf("%s/images/messages/avatar-50.png", cv_origin(c)));
     }
     cv_list(c, rows);
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #define NOW "strftime('%Y-%m-%dT%H:%M:%SZ','now')"
-#define HOST "'http://localhost:10001"
+#define HOST "cv_origin() || '"
 #define MAX_FILE_BYTES (64u << 20)
 
 #define FILE_OBJ                                                                              \

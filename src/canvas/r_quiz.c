@@ -17,8 +17,8 @@
 #define JB(x) "json(CASE WHEN " x " THEN 'true' ELSE 'false' END)"
 
 #define QUIZ_OBJ                                                                              \
-    "json_object('id',q.id,'title',q.title,'html_url','http://localhost:10001/courses/' ||"    \
-    " q.course_id || '/quizzes/' || q.id,'mobile_url','http://localhost:10001/courses/' ||"    \
+    "json_object('id',q.id,'title',q.title,'html_url',cv_origin() || '/courses/' ||"    \
+    " q.course_id || '/quizzes/' || q.id,'mobile_url',cv_origin() || '/courses/' ||"    \
     " q.course_id || '/quizzes/' || q.id || '?force_user=1&persist_headless=1','description',"  \
     "IFNULL(q.description,''),'quiz_type',q.quiz_type,'time_limit',q.time_limit,'timer_autosubmit_disabled',"\
     "json('false'),'shuffle_answers'," JB("q.shuffle_answers") ",'show_correct_answers',"      \
@@ -38,12 +38,12 @@
     "'speed_grader_url',NULL,'permissions',json_object('read',json('true'),'submit',json('true'),"\
     "'create',json('true'),'manage',json('true'),'read_statistics',json('true'),"             \
     "'review_grades',json('true'),'update',json('true')),'quiz_reports_url',"                 \
-    "'http://localhost:10001/api/v1/courses/' || q.course_id || '/quizzes/' || q.id ||"       \
-    " '/reports','quiz_statistics_url','http://localhost:10001/api/v1/courses/' || q.course_id" \
+    "cv_origin() || '/api/v1/courses/' || q.course_id || '/quizzes/' || q.id ||"       \
+    " '/reports','quiz_statistics_url',cv_origin() || '/api/v1/courses/' || q.course_id" \
     " || '/quizzes/' || q.id || '/statistics','message_students_url',"                         \
-    "'http://localhost:10001/api/v1/courses/' || q.course_id || '/quizzes/' || q.id ||"       \
+    "cv_origin() || '/api/v1/courses/' || q.course_id || '/quizzes/' || q.id ||"       \
     " '/submission_users/message','section_count',1,'important_dates',json('false'),"          \
-    "'quiz_submission_versions_html_url','http://localhost:10001/courses/' || q.course_id ||"  \
+    "'quiz_submission_versions_html_url',cv_origin() || '/courses/' || q.course_id ||"  \
     " '/quizzes/' || q.id || '/submission_versions','assignment_id',q.assignment_id,"         \
     "'one_time_results',json('false'),'only_visible_to_overrides',json('false'),"             \
     "'assignment_group_id',q.assignment_group_id,'show_correct_answers_last_attempt',"        \
@@ -75,9 +75,9 @@
     " CAST(strftime('%s','now')-strftime('%s',s.started_at) AS INTEGER) END,'attempts_left',"  \
     "CASE WHEN q.allowed_attempts < 0 THEN -1 ELSE max(0, q.allowed_attempts - s.attempt +"    \
     " (s.workflow_state='untaken')) END,'overdue_and_needs_submission',json('false'),"         \
-    "'excused?',json('false'),'html_url','http://localhost:10001/courses/' || q.course_id ||"  \
+    "'excused?',json('false'),'html_url',cv_origin() || '/courses/' || q.course_id ||"  \
     " '/quizzes/' || q.id || '/submissions/' || s.id,'result_url',"                           \
-    "'http://localhost:10001/courses/' || q.course_id || '/quizzes/' || q.id ||"             \
+    "cv_origin() || '/courses/' || q.course_id || '/quizzes/' || q.id ||"             \
     " '/history?quiz_submission_id=' || s.id || '&version=' || s.attempt)"
 
 void cv_quiz_refresh_points(cv *c, int64_t quiz_id)
@@ -953,9 +953,9 @@ void r_quiz_statistics(cv *c)
     int64_t cid, qid;
     if (!cv_course_obj(c, 3, "quizzes", NULL, 1, &cid, &qid)) return;
     json_t *st = cv_row(c, "i",
-                        "SELECT json_object('id',?1,'url','http://localhost:10001/api/v1/courses/'"
+                        "SELECT json_object('id',?1,'url',cv_origin() || '/api/v1/courses/'"
                         " || q.course_id || '/quizzes/' || q.id || '/statistics','html_url',"
-                        "'http://localhost:10001/courses/' || q.course_id || '/quizzes/' || q.id ||"
+                        "cv_origin() || '/courses/' || q.course_id || '/quizzes/' || q.id ||"
                         " '/statistics','multiple_attempts_exist',json(CASE WHEN max(s.attempt)>1"
                         " THEN 'true' ELSE 'false' END),'generated_at'," NOW ",'includes_all_versions',"
                         "json('false'),'includes_sis_ids',json('false'),'points_possible',"

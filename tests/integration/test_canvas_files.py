@@ -12,11 +12,6 @@ from test_canvas_rubrics_quiz_types import course  # noqa: F401
 BODY = "# Assignment 4\n\nThe long take in *Touch of Evil*.\n".encode()
 
 
-def local(canvas, url):
-    """The service writes URLs for its default port; the test's port differs."""
-    return canvas.canvas + url[url.index("/files/"):]
-
-
 def test_file_download_as_graders_fetch_it(canvas, course):
     cid = course
     teacher, student = rest(canvas, TEACHER[1]), rest(canvas, STUDENT[1])
@@ -33,11 +28,17 @@ def test_file_download_as_graders_fetch_it(canvas, course):
     sub = student.post(f"/courses/{cid}/assignments/{a['id']}/submissions", json={
         "submission": {"submission_type": "online_upload", "file_ids": [fid]}}).json()
     url = student.get(f"/courses/{cid}/assignments/{a['id']}/submissions/self").json()["attachments"][0]["url"]
-    assert url.startswith("http://localhost:10001/files/%d/download?" % fid)
+    # URLs in bodies name the origin the request came to (the test's port,
+    # not the default 10001), so the grader's GET of `url` reaches this Canvas
+    assert url.startswith(canvas.canvas + "/files/%d/download?" % fid), url
+    assert a["html_url"] == "%s/courses/%d/assignments/%d" % (canvas.canvas, cid, a["id"]), a
+    # a Host header unfit for URLs gets the default origin
+    odd = httpx.get(f"{canvas.canvas}/api/v1/courses/{cid}/assignments/{a['id']}",
+                    headers={"Authorization": "Bearer " + TEACHER[1], "Host": "x\"y<z>"}, timeout=30)
+    assert odd.status_code == 200 and odd.json()["html_url"].startswith("http://localhost:10001/"), odd.text
 
     def get(token, u=url):
-        return httpx.get(local(canvas, u), headers={"Authorization": "Bearer " + token} if token else {},
-                         timeout=30)
+        return httpx.get(u, headers={"Authorization": "Bearer " + token} if token else {}, timeout=30)
 
     # the grader's fetch with the student's own token; the teacher; an admin
     for token in (STUDENT[1], TEACHER[1], ADMIN):

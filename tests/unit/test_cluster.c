@@ -29,18 +29,38 @@ static void beat(mb_store *st, int ordinal, int64_t capacity)
     assert_int_equal(mb_store_node_beat(st, &n, NULL), MB_OK);
 }
 
+/* Node 0 (store a) of three, with these capacities; nodes 1 and 2 beat
+ * through store b. */
+static mb_cluster *three_nodes(mb_store **a, mb_store **b, int64_t cap0, int64_t cap1,
+                               int64_t cap2)
+{
+    assert_int_equal(mb_store_open(pg_url, a, NULL), MB_OK);
+    assert_int_equal(mb_store_open(pg_url, b, NULL), MB_OK);
+    mb_store_set_node(*a, 0);
+    beat(*b, 1, cap1);
+    beat(*b, 2, cap2);
+    mb_cluster *cl = NULL;
+    mb_cluster_opts o = {*a, 0, "http://127.0.0.1:1/", cap0};
+    assert_int_equal(mb_cluster_start(&o, &cl, NULL), MB_OK);
+    assert_int_equal(mb_cluster_ordinal(cl), 0);
+    return cl;
+}
+
+/* A live sandbox of node `ordinal` in the database, as that node records it. */
+static void add_sandbox(mb_store *st, int ordinal)
+{
+    mb_store_set_node(st, ordinal);
+    mb_sandbox_rec r = {0};
+    mb_uuid4_tagged(r.id, ordinal);
+    snprintf(r.status, sizeof r.status, "occupied");
+    r.created_at = r.updated_at = mb_now();
+    assert_int_equal(mb_store_sandbox_insert(st, &r, NULL), MB_OK);
+}
+
 static void test_place_and_owners(void **state)
 {
     mb_store *a = NULL, *b = NULL;
-    assert_int_equal(mb_store_open(pg_url, &a, NULL), MB_OK);
-    assert_int_equal(mb_store_open(pg_url, &b, NULL), MB_OK);
-    mb_store_set_node(a, 0);
-    beat(b, 1, 30);
-    beat(b, 2, 10);
-    mb_cluster *cl = NULL;
-    mb_cluster_opts o = {a, 0, "http://127.0.0.1:1/", 10};
-    assert_int_equal(mb_cluster_start(&o, &cl, NULL), MB_OK);
-    assert_int_equal(mb_cluster_ordinal(cl), 0);
+    mb_cluster *cl = three_nodes(&a, &b, 10, 30, 10);
 
     /* 40 placements fill the nodes in proportion: 8, 24, 8 (each at 0.8).
      * (No rows come for them: placements MB_CLUSTER_SETTLE_MS older than a
@@ -88,14 +108,7 @@ static void test_place_and_owners(void **state)
     }
 
     /* nodes at their capacity (their sandboxes in the database): refused */
-    for (int i = 0; i < 40; i++) {
-        mb_store_set_node(b, i < 10 ? 0 : 1);
-        mb_sandbox_rec r = {0};
-        mb_uuid4_tagged(r.id, i < 10 ? 0 : 1);
-        snprintf(r.status, sizeof r.status, "occupied");
-        r.created_at = r.updated_at = mb_now();
-        assert_int_equal(mb_store_sandbox_insert(b, &r, NULL), MB_OK);
-    }
+    for (int i = 0; i < 40; i++) add_sandbox(b, i < 10 ? 0 : 1);
     beat(b, 1, 30);
     mb_err err = {0};
     assert_int_equal(mb_cluster_place(cl, -1, &node, &err), MB_EBUSY);
@@ -120,23 +133,9 @@ static void test_place_reads_loads(void **state)
 {
     empty_schema();
     mb_store *a = NULL, *b = NULL;
-    assert_int_equal(mb_store_open(pg_url, &a, NULL), MB_OK);
-    assert_int_equal(mb_store_open(pg_url, &b, NULL), MB_OK);
-    mb_store_set_node(a, 0);
-    beat(b, 1, 20);
-    beat(b, 2, 20);
-    mb_cluster *cl = NULL;
-    mb_cluster_opts o = {a, 0, "http://127.0.0.1:1/", 20};
-    assert_int_equal(mb_cluster_start(&o, &cl, NULL), MB_OK);
+    mb_cluster *cl = three_nodes(&a, &b, 20, 20, 20);
     /* the copy says 0 / 0 / 0; then nodes 1 and 2 record 6 sandboxes each */
-    for (int i = 0; i < 12; i++) {
-        mb_store_set_node(b, 1 + i % 2);
-        mb_sandbox_rec r = {0};
-        mb_uuid4_tagged(r.id, 1 + i % 2);
-        snprintf(r.status, sizeof r.status, "occupied");
-        r.created_at = r.updated_at = mb_now();
-        assert_int_equal(mb_store_sandbox_insert(b, &r, NULL), MB_OK);
-    }
+    for (int i = 0; i < 12; i++) add_sandbox(b, 1 + i % 2);
     /* three placements, no rows for them yet: all three on node 0 (3 / 6 / 6;
      * a copy read before the rows went in would have spread them 1 / 1 / 1) */
     for (int i = 0; i < 3; i++) {
