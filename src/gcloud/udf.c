@@ -112,6 +112,31 @@ static void f_timestamp(sqlite3_context *cx, int argc, sqlite3_value **argv)
     if (arg_ts(cx, argv[0], &t, "TIMESTAMP")) result_ts(cx, t.days, t.us);
 }
 
+/* bq_time(ts) / bq_time(h, m, s): TIME as "HH:MM:SS[.ffffff]". */
+static void f_time(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    if (any_null(argc, argv)) return;
+    long long us;
+    if (argc == 3) {
+        long long h = sqlite3_value_int64(argv[0]), mi = sqlite3_value_int64(argv[1]),
+                  se = sqlite3_value_int64(argv[2]);
+        if (h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 59) {
+            sqlite3_result_error(cx, "Input calculates to invalid time value", -1);
+            return;
+        }
+        us = ((h * 60 + mi) * 60 + se) * 1000000;
+    } else {
+        tsv t;
+        if (!arg_ts(cx, argv[0], &t, "TIME")) return;
+        us = t.us;
+    }
+    char b[32];
+    long long sec = us / 1000000, f = us % 1000000;
+    if (f) snprintf(b, sizeof b, "%02lld:%02lld:%02lld.%06lld", sec / 3600, sec / 60 % 60, sec % 60, f);
+    else snprintf(b, sizeof b, "%02lld:%02lld:%02lld", sec / 3600, sec / 60 % 60, sec % 60);
+    sqlite3_result_text(cx, b, -1, SQLITE_TRANSIENT);
+}
+
 static long month_add(long days, long n, sqlite3_context *cx)
 {
     int y, m, d;
@@ -1030,7 +1055,7 @@ int mb_gc__udf_register(sqlite3 *db)
         {"bq_lpad", 3, f_pad, 0},           {"bq_rpad", 2, f_pad, 1},
         {"bq_rpad", 3, f_pad, 1},           {"bq_regexp", 3, f_regexp, 0},
         {"bq_regexp", 4, f_regexp, 0},      {"bq_error", 1, f_error, 0},
-        {"bq_format_string", -1, f_format_string, 0}, {"bq_generate_date_array", 4, f_generate_date_array, 0},
+        {"bq_format_string", -1, f_format_string, 0}, {"bq_time", 1, f_time, 0}, {"bq_time", 3, f_time, 0}, {"bq_generate_date_array", 4, f_generate_date_array, 0},
     };
     int rc = SQLITE_OK;
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof S / sizeof *S; i++)

@@ -428,6 +428,16 @@ void mb_gc_py_datetime(mb_buf *out, const char *value, const char *type)
     long days;
     long long us;
     int has_time;
+    unsigned h, mi, se, frac = 0;
+    int nf = 0;
+    if (!strcmp(type, "TIME") && sscanf(value, "%2u:%2u:%2u%n", &h, &mi, &se, &nf) == 3) {
+        if (value[nf] == '.') sscanf(value + nf + 1, "%6u", &frac);
+        mb_buf_printf(out, "datetime.time(%u, %u", h, mi);
+        if (se || frac) mb_buf_printf(out, ", %u", se);
+        if (frac) mb_buf_printf(out, ", %u", frac);
+        mb_buf_puts(out, ")");
+        return;
+    }
     if (mb_gc__ts_parse(value, &days, &us, &has_time)) {
         mb_buf_printf(out, "'%s'", value);
         return;

@@ -109,7 +109,7 @@ def py_same(got, want):
         return got == want
     if isinstance(got, datetime.datetime):
         return got.replace(tzinfo=None) == datetime.datetime.fromisoformat(want)
-    if isinstance(got, datetime.date):
+    if isinstance(got, (datetime.date, datetime.time)):
         return got.isoformat() == want
     if isinstance(want, (int, float)):
         return abs(float(got) - want) <= 1e-9 * max(1.0, abs(want))

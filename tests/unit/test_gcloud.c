@@ -1,6 +1,7 @@
 /*
- * test_gcloud.c - unit tests for src/gcloud: the GoogleSQL query corpus
- * (tests/data/gcloud/corpus.json: every case's rows, column types, or the
+ * test_gcloud.c - unit tests for src/gcloud: the GoogleSQL query corpora
+ * (tests/data/gcloud/corpus.json and tasks/<task>.json, the eight Toolathlon
+ * google-cloud tasks' statements: every case's rows, column types, or the
  * error that names the refused construct), CSV and NDJSON loads with schema
  * autodetection, streaming insert errors, Cloud Storage objects, the
  * Logging filter subset, the Compute state machine, GoogleCloudData

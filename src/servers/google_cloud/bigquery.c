@@ -75,7 +75,7 @@ static void scalar_repr(mb_buf *out, json_t *v, const char *type, json_t *sub)
         mb_buf_puts(out, "')");
         return;
     }
-    if ((!strcmp(type, "DATE") || !strcmp(type, "TIMESTAMP") || !strcmp(type, "DATETIME")) &&
+    if ((!strcmp(type, "DATE") || !strcmp(type, "TIMESTAMP") || !strcmp(type, "DATETIME") || !strcmp(type, "TIME")) &&
         json_is_string(v)) {
         mb_gc_py_datetime(out, json_string_value(v), type);
         return;

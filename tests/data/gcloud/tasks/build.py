@@ -854,6 +854,13 @@ FROM `test-proj.machine_operating.live_sensor`
 WHERE timestamp BETWEEN TIMESTAMP '{lo_t}' AND TIMESTAMP '{hi_t}'""",
        "fields": ["readings:INTEGER", "machines:INTEGER", "first:TIMESTAMP", "last:TIMESTAMP"],
        "rows": [[len(window), len({d[1] for d in window}), min(d[0] for d in window), max(d[0] for d in window)]]})
+    times = sorted({d[0][11:] for d in window})
+    C({"src": "docs/task.md", "kind": "task", "sql": """
+SELECT DISTINCT TIME(timestamp) AS t
+FROM machine_operating.live_sensor
+WHERE TIME(timestamp) BETWEEN '11:30:00' AND TIME '12:30:00'
+ORDER BY t
+LIMIT 3""", "fields": ["t:TIME"], "rows": [[t] for t in times[:3]]})
     values = ",\n  ".join(f"('{m}', '{s}', {lo}, {hi})" for (m, s), (lo, hi) in sorted(ranges.items()))
     C({"src": "docs/task.md", "kind": "task", "sql": f"""
 CREATE TABLE machine_operating.parameters (machine_id STRING, sensor_type STRING, min_value FLOAT64, max_value FLOAT64);
