@@ -125,6 +125,11 @@ def test_google_auth_and_project_lookups(env):  # noqa: F811
                                      client_id=auth["client_id"], client_secret=auth["client_secret"], scopes=SCOPES)
         oc.refresh(Request())
         assert oc.token == pa
+    # a reset keeps the key usable
+    assert api.post(f"/sandbox/google_cloud/{a}/reset").status_code == 200
+    again = google_auth.Credentials.from_service_account_info(key, scopes=SCOPES)
+    again.refresh(Request())
+    assert again.token == pa
     s = AuthorizedSession(sa)
     # userinfo (oauth2 v2, OpenID v3) and tokeninfo (v1, v3)
     ui = s.get(f"{base}/oauth2/v2/userinfo").json()
