@@ -142,6 +142,10 @@ json_t *mb_api__gcloud_auth_data(mb_api *api, const mb_svc_target *t)
             mb_warn("google_cloud: cannot keep the key file of %s: %s", t->rec.id, err.msg);
         free(dir);
     }
+    char *pub = key ? mb_core_service_state(api->core, t->rec.id, MB_GCLOUD_PUB, 0) : NULL;
+    if (pub && mb_gcloud_sa_pub(key, pub, &err))
+        mb_warn("google_cloud: cannot write the public key of %s: %s", t->rec.id, err.msg);
+    free(pub);
     json_t *k = key ? json_loads(key, 0, NULL) : NULL;
     if (k) json_object_set_new(a, "service_account_key", k);
     free(key);

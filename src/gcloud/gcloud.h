@@ -226,6 +226,11 @@ int mb_gcloud_provision(const char *db_path, const char *baseline, const char *p
 /* A service-account key file (JSON text, malloc'ed) for the project: a
  * fresh RSA key and token_uri, which the REST facade's /token honours. */
 char *mb_gcloud_sa_key(const char *project_id, const char *token_uri, mb_err *err);
+/* Writes the public half of a key file's RSA key (PEM) to pub_path (the
+ * sandbox's state directory, MB_GCLOUD_PUB next to its database), where
+ * the token endpoint checks JWT signatures against it. */
+#define MB_GCLOUD_PUB "gcloud-key.pub"
+int mb_gcloud_sa_pub(const char *key_json, const char *pub_path, mb_err *err);
 /* Snapshots the project at db_path into `baseline` (VACUUM INTO). */
 int mb_gcloud_snapshot(const char *db_path, const char *baseline, mb_err *err);
 

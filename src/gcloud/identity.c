@@ -24,18 +24,25 @@
  * Access tokens are the project id (auth_data's access_token); a token
  * names a project only while that project's sandbox lives. A project other
  * than the token's is answered as Google answers a project the caller may
- * not see (403 PERMISSION_DENIED), never with its data. The JWT's
- * signature is not checked (the facade does not hold the sandboxes' public
- * keys); its form, algorithm, issuer and lifetime are.
+ * not see (403 PERMISSION_DENIED), never with its data. A JWT grant is
+ * checked as Google checks it: form, RS256, the issuer (the project's
+ * service account), its lifetime, and its signature against the public key
+ * of the key file auth_data handed out (written to the sandbox's state
+ * directory then, MB_GCLOUD_PUB).
  */
 #define _GNU_SOURCE
 #include "gcloud/rest_int.h"
 
 #include <ctype.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define SCOPE_ALL "https://www.googleapis.com/auth/cloud-platform"
 
@@ -123,25 +130,33 @@ static json_t *form(const mb_buf *raw)
     return o;
 }
 
-/* The JSON of a base64url JWT part, NULL when it is not one. */
-static json_t *jwt_part(const char *p, size_t n)
+/* The bytes of a base64url text (malloc'ed), NULL when it is not one. */
+static unsigned char *b64url(const char *p, size_t n, size_t *len)
 {
     if (n > 16384) return NULL;
     char *b = mb_strndup(p, n);
     for (char *q = b; *q; q++) {
         if (*q == '-') *q = '+';
         else if (*q == '_') *q = '/';
-        else if (*q == '+' || *q == '/' || *q == '=') {
+        else if (*q == '+' || *q == '/' || (*q == '=' && q[1] && q[1] != '=')) {
+            /* '=' padding only at the end (google-auth 1.x pads its JWT parts) */
             free(b);
             return NULL;
         }
     }
     unsigned char *out = NULL;
-    size_t len = 0;
-    json_t *j = NULL;
-    if (!mb_base64_decode(b, n, &out, &len)) j = json_loadb((const char *)out, len, 0, NULL);
-    free(out);
+    if (mb_base64_decode(b, n, &out, len)) out = NULL;
     free(b);
+    return out;
+}
+
+/* The JSON of a base64url JWT part, NULL when it is not one. */
+static json_t *jwt_part(const char *p, size_t n)
+{
+    size_t len = 0;
+    unsigned char *out = b64url(p, n, &len);
+    json_t *j = out ? json_loadb((const char *)out, len, 0, NULL) : NULL;
+    free(out);
     if (j && !json_is_object(j)) {
         json_decref(j);
         j = NULL;
@@ -171,6 +186,46 @@ static char *token_project(const char *t)
     for (size_t i = 7; i < n; i++)
         if (!isxdigit((unsigned char)t[i])) return NULL;
     return mb_strdup(t);
+}
+
+/* The project's service-account public key (PEM in its state directory,
+ * next to the database; the sandbox can write there, so: no links, a
+ * regular file, bounded), NULL when there is none. */
+static EVP_PKEY *sa_public_key(mb_gcloud_resolve_fn resolve, void *ctx, const char *project)
+{
+    char *db = resolve(ctx, project);
+    char *slash = db ? strrchr(db, '/') : NULL;
+    EVP_PKEY *key = NULL;
+    if (slash) {
+        *slash = '\0';
+        char *path = mb_asprintf("%s/%s", db, MB_GCLOUD_PUB);
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < 16384) {
+            char buf[16384];
+            ssize_t n = read(fd, buf, (size_t)st.st_size);
+            BIO *in = n > 0 ? BIO_new_mem_buf(buf, (int)n) : NULL;
+            key = in ? PEM_read_bio_PUBKEY(in, NULL, NULL, NULL) : NULL;
+            BIO_free(in);
+        }
+        if (fd >= 0) close(fd);
+        free(path);
+    }
+    free(db);
+    return key;
+}
+
+/* RS256 over "header.payload" with the base64url signature sig. */
+static int rs256_ok(EVP_PKEY *key, const char *signed_part, size_t n, const char *sig)
+{
+    size_t sl = 0;
+    unsigned char *s = b64url(sig, strlen(sig), &sl);
+    EVP_MD_CTX *md = s ? EVP_MD_CTX_new() : NULL;
+    int ok = md && EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, key) == 1 &&
+             EVP_DigestVerify(md, s, sl, (const unsigned char *)signed_part, n) == 1;
+    EVP_MD_CTX_free(md);
+    free(s);
+    return ok;
 }
 
 static char *sa_email(const char *project) { return mb_asprintf("mcpbox@%s.iam.gserviceaccount.com", project); }
@@ -212,13 +267,17 @@ static void token(const char *prefix, const mb_buf *raw, mb_gcloud_resolve_fn re
             char *from_iss = dot && !strcmp(dot, ".iam.gserviceaccount.com") ? mb_strndup(at + 1, (size_t)(dot - at - 1)) : NULL;
             if (!project) project = token_project(from_iss);
             char *email = project ? sa_email(project) : NULL;
-            if (!project || !live(resolve, ctx, project) || strcmp(email, iss))
+            EVP_PKEY *pub = project && !strcmp(email, iss) ? sa_public_key(resolve, ctx, project) : NULL;
+            if (!project || !live(resolve, ctx, project) || strcmp(email, iss) || !pub)
                 reply_oauth_error(r, 400, "invalid_grant", "Invalid grant: account not found");
+            else if (!rs256_ok(pub, a, (size_t)(d2 - a), d2 + 1))
+                reply_oauth_error(r, 400, "invalid_grant", "Invalid JWT Signature.");
             else if (json_object_get(p, "target_audience"))
                 reply_oauth_error(r, 400, "invalid_request", "Unsupported: ID tokens are not issued by this emulator");
             else
                 mb_gc__reply_json(r, 200, json_pack("{s:s,s:i,s:s}", "access_token", project, "expires_in", 3599,
                                                     "token_type", "Bearer"));
+            EVP_PKEY_free(pub);
             free(email);
             free(from_iss);
         }

@@ -139,3 +139,30 @@ char *mb_gcloud_sa_key(const char *project_id, const char *token_uri, mb_err *er
     free(pem);
     return out;
 }
+
+int mb_gcloud_sa_pub(const char *key_json, const char *pub_path, mb_err *err)
+{
+    json_t *k = json_loads(key_json, 0, NULL);
+    const char *pem = json_string_value(json_object_get(k, "private_key"));
+    BIO *in = pem ? BIO_new_mem_buf(pem, -1) : NULL;
+    EVP_PKEY *key = in ? PEM_read_bio_PrivateKey(in, NULL, NULL, NULL) : NULL;
+    BIO *out = key ? BIO_new(BIO_s_mem()) : NULL;
+    int rc = mb_err_set(err, MB_EINVAL, "the service-account key holds no RSA private key");
+    if (out && PEM_write_bio_PUBKEY(out, key)) {
+        char *p;
+        long n = BIO_get_mem_data(out, &p);
+        char *have = NULL;
+        size_t hl = 0;
+        /* written once; a sandbox that replaces it only breaks its own tokens */
+        if (!mb_read_file(pub_path, 1 << 16, &have, &hl, NULL) && hl == (size_t)n && !memcmp(have, p, hl))
+            rc = MB_OK;
+        else
+            rc = mb_write_file_atomic(pub_path, p, (size_t)n, 0644, err);
+        free(have);
+    }
+    BIO_free(out);
+    EVP_PKEY_free(key);
+    BIO_free(in);
+    json_decref(k);
+    return rc;
+}

@@ -125,6 +125,11 @@ def test_google_auth_and_project_lookups(env):  # noqa: F811
                                      client_id=auth["client_id"], client_secret=auth["client_secret"], scopes=SCOPES)
         oc.refresh(Request())
         assert oc.token == pa
+    # a reset keeps the key usable
+    assert api.post(f"/sandbox/google_cloud/{a}/reset").status_code == 200
+    again = google_auth.Credentials.from_service_account_info(key, scopes=SCOPES)
+    again.refresh(Request())
+    assert again.token == pa
     s = AuthorizedSession(sa)
     # userinfo (oauth2 v2, OpenID v3) and tokeninfo (v1, v3)
     ui = s.get(f"{base}/oauth2/v2/userinfo").json()
@@ -172,6 +177,22 @@ def test_google_auth_and_project_lookups(env):  # noqa: F811
                                                              "iat": now - 7200, "exp": now - 3600}) + ".c2ln"
     r = httpx.post(auth["token_uri"], data={"grant_type": jwt_grant, "assertion": stale})
     assert r.status_code == 400 and "short-lived token" in r.json()["error_description"]
+    # the signature is checked against the key auth_data handed out
+    from google.auth import crypt, jwt
+    claims = {"iss": key["client_email"], "aud": key["token_uri"], "iat": now, "exp": now + 3600,
+              "scope": SCOPES[0]}
+    good = jwt.encode(crypt.RSASigner.from_service_account_info(key), claims).decode()
+    r = httpx.post(auth["token_uri"], data={"grant_type": jwt_grant, "assertion": good})
+    assert r.status_code == 200 and r.json()["access_token"] == pa
+    h64, p64, s64 = good.split(".")
+    forged = h64 + "." + b64({**claims, "scope": "x"}) + "." + s64
+    unsigned = h64 + "." + p64 + ".c2ln"
+    kb0 = api.get(f"/sandbox/google_cloud/{b}").json()["auth_data"]["service_account_key"]
+    other = jwt.encode(crypt.RSASigner.from_service_account_info(kb0), claims).decode()  # B's key, A's claims
+    for bad in (forged, unsigned, other):
+        r = httpx.post(auth["token_uri"], data={"grant_type": jwt_grant, "assertion": bad})
+        assert r.status_code == 400 and r.json() == {"error": "invalid_grant",
+                                                     "error_description": "Invalid JWT Signature."}, r.text
     # B's key presented at A's token_uri: not A's account
     kb = api.get(f"/sandbox/google_cloud/{b}").json()["auth_data"]["service_account_key"]
     kb["token_uri"] = key["token_uri"]

@@ -8,7 +8,6 @@ query_and_wait (jobs.query), load_table_from_file (multipart upload),
 list_buckets, create_bucket, Blob.upload_from_string (multipart upload),
 Blob.download_as_bytes (/download/... alt=media)). The project id selects
 the sandbox; two sandboxes do not see each other."""
-import base64
 import json
 import os
 import socket
@@ -192,12 +191,15 @@ def test_service_account_key_and_token(env):
     assert a["bigquery_emulator_host"] == base and a["storage_emulator_host"] == f"{base}/p/{project}"
     # the same key on the next read
     assert api.get(f"/sandbox/google_cloud/{sid}").json()["auth_data"]["service_account_key"] == key
+    # the grant google-auth's service_account.Credentials sends: an RS256 JWT signed with the key
+    crypt = pytest.importorskip("google.auth.crypt")
+    from google.auth import jwt
     now = int(time.time())
     claims = {"iss": key["client_email"], "aud": key["token_uri"], "iat": now, "exp": now + 3600,
               "scope": "https://www.googleapis.com/auth/cloud-platform"}
-    part = lambda o: base64.urlsafe_b64encode(json.dumps(o).encode()).rstrip(b"=").decode()  # noqa: E731
+    assertion = jwt.encode(crypt.RSASigner.from_service_account_info(key), claims).decode()
     tok = httpx.post(key["token_uri"], data={"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
-                                             "assertion": f"{part({'alg': 'RS256'})}.{part(claims)}.c2ln"}).json()
+                                             "assertion": assertion}).json()
     assert tok["access_token"] == project and tok["token_type"] == "Bearer"
     # that token selects the project on Storage paths without a prefix
     h = {"Authorization": f"Bearer {tok['access_token']}"}
