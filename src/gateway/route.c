@@ -161,10 +161,11 @@ const char *mb_gw__init_text_locked(mb_gw_backend *b, const char *version)
 }
 
 /* Returns 0, or -1 when the server refused initialize (the caller kills it). */
-static int init_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_span *sp)
+static int init_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_span *sp,
+                              json_t *parsed)
 {
     mb_assert_held(&b->lock);
-    json_t *result = mb_gw__span_json(line, sp[K_RESULT]);
+    json_t *result = parsed ? json_incref(parsed) : mb_gw__span_json(line, sp[K_RESULT]);
     if (!json_is_object(result)) {
         json_t *e = mb_gw__span_json(line, sp[K_ERROR]);
         const char *msg = json_string_value(json_object_get(e, "message"));
@@ -197,10 +198,11 @@ static int init_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_sp
     return 0;
 }
 
-static void tools_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_span *sp)
+static void tools_answer_locked(mb_gw_backend *b, const char *line, const mb_gw_span *sp,
+                                json_t *parsed)
 {
     mb_assert_held(&b->lock);
-    json_t *result = mb_gw__span_json(line, sp[K_RESULT]);
+    json_t *result = parsed ? json_incref(parsed) : mb_gw__span_json(line, sp[K_RESULT]);
     json_t *tools = json_object_get(result, "tools");
     int first_page = b->tools_acc && json_array_size(b->tools_acc) == 0;
     if (json_is_array(tools) && b->tools_acc) json_array_extend(b->tools_acc, tools);
@@ -266,8 +268,10 @@ static void observe_answer_locked(mb_gw_pending *p, const char *line, const mb_g
                           NULL);
 }
 
+/* result: the parsed "result" member when the line was parsed whole (borrowed;
+ * NULL: parse it from its span if needed). */
 static void server_response(mb_gw_backend *b, uint64_t gen, const char *line, size_t len,
-                            const mb_gw_span *sp)
+                            const mb_gw_span *sp, json_t *result)
 {
     int64_t id;
     int refused = 0;
@@ -283,11 +287,11 @@ static void server_response(mb_gw_backend *b, uint64_t gen, const char *line, si
     }
     if (p->kind == MB_GW_PEND_INIT) {
         mb_gw__pending_free_locked(p);
-        refused = init_answer_locked(b, line, sp) < 0;
+        refused = init_answer_locked(b, line, sp, result) < 0;
         if (refused) snprintf(why, sizeof why, "%s", b->last_error);
     } else if (p->kind == MB_GW_PEND_TOOLS) {
         mb_gw__pending_free_locked(p);
-        tools_answer_locked(b, line, sp);
+        tools_answer_locked(b, line, sp, result);
     } else if (p->kind == MB_GW_PEND_PROBE) {
         mb_gw__pending_free_locked(p);
         mb_gw__backend_probe_answered_locked(b);
@@ -470,13 +474,18 @@ out:
     pthread_mutex_unlock(&b->lock);
 }
 
-static int valid_json(const char *line, size_t len)
+/* Whether line is JSON (fully checked up to MB_GW_FULL_VALIDATE_MAX); *tree
+ * gets the parsed message when it was (caller decrefs), for the answers the
+ * gateway reads itself (initialize, tools/list), which are then not parsed
+ * twice. */
+static int valid_json(const char *line, size_t len, json_t **tree)
 {
+    *tree = NULL;
     if (len > MB_GW_FULL_VALIDATE_MAX) return 1; /* structurally scanned only */
     json_error_t e;
     json_t *j = json_loadb(line, len, JSON_ALLOW_NUL, &e);
     if (j) {
-        json_decref(j);
+        *tree = j;
         return 1;
     }
     /* Numbers jansson cannot hold (beyond 64-bit integers or doubles) are
@@ -507,7 +516,9 @@ void mb_gw__route_from_server(mb_gw_backend *b, uint64_t gen, const char *line, 
         return;
     }
     const char *why = NULL;
-    if (mb_gw__scan(line, len, msg_keys, K_N, sp) < 0 || !valid_json(line, len)) why = "not JSON";
+    json_t *tree = NULL;
+    if (mb_gw__scan(line, len, msg_keys, K_N, sp) < 0 || !valid_json(line, len, &tree))
+        why = "not JSON";
     json_t *m = why ? NULL : mb_gw__span_json(line, sp[K_METHOD]);
     if (!why && sp[K_METHOD].len && !json_is_string(m)) why = "method is not a string";
     if (!why && !sp[K_METHOD].len && !(sp[K_ID].len && (sp[K_RESULT].len || sp[K_ERROR].len)))
@@ -517,12 +528,15 @@ void mb_gw__route_from_server(mb_gw_backend *b, uint64_t gen, const char *line, 
         if (gen == b->gen) drop_line(b, why, line, len);
         pthread_mutex_unlock(&b->lock);
         json_decref(m);
+        json_decref(tree);
         return;
     }
     if (!m) {
-        server_response(b, gen, line, len, sp);
+        server_response(b, gen, line, len, sp, json_object_get(tree, "result"));
+        json_decref(tree);
         return;
     }
+    json_decref(tree);
     int has_id = sp[K_ID].len && !(sp[K_ID].len == 4 && !memcmp(line + sp[K_ID].off, "null", 4));
     if (has_id) server_request(b, gen, line, len, sp, json_string_value(m));
     else server_notification(b, gen, line, len, sp, json_string_value(m));
