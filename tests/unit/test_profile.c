@@ -68,12 +68,39 @@ static void test_shipped_presets_load(void **state)
         assert_string_equal(fs->argv[last], "/data"); /* after any --upstream-version */
         assert_string_equal(fs->cwd, "/data");
         assert_string_equal(env_get(fs->envp, "LANG"), "C.UTF-8");
-        /* playwright's list is static (the gateway answers tools/list from its copy) */
+        /* playwright's list is static (the gateway answers tools/list from its
+         * copy), and so is every native server's unless its entry says false */
         const mb_profile_server *pw = mb_profile_server_find(p, "playwright");
         if (pw) assert_true(json_is_true(json_object_get(pw->entry, "tools_static")));
-        assert_false(json_is_true(json_object_get(fs->entry, "tools_static")));
+        assert_true(json_is_true(json_object_get(fs->entry, "tools_static")));
         mb_profile_free(p);
     }
+}
+
+/* A native server (`${MCPBOX} mcp NAME`) is tools_static unless its entry
+ * says false; any other command is not unless its entry says true. */
+static void test_tools_static_default(void **state)
+{
+    (void)state;
+    char *dir = tmpdir_with("t", "{\"servers\":{"
+                                 "\"a\":{\"argv\":[\"${MCPBOX}\",\"mcp\",\"filesystem\"]},"
+                                 "\"b\":{\"argv\":[\"${MCPBOX}\",\"mcp\",\"git\"],"
+                                 "\"tools_static\":false},"
+                                 "\"c\":{\"argv\":[\"/usr/bin/node\",\"x.js\"]},"
+                                 "\"d\":{\"argv\":[\"/usr/bin/node\",\"y.js\"],"
+                                 "\"tools_static\":true}}}");
+    mb_profile *p = NULL;
+    mb_err err = {0};
+    assert_int_equal(mb_profile_load(dir, "t", &VARS, &p, &err), MB_OK);
+    const char *names[] = {"a", "b", "c", "d"};
+    const int want[] = {1, 0, 0, 1};
+    for (int i = 0; i < 4; i++) {
+        const mb_profile_server *ps = mb_profile_server_find(p, names[i]);
+        assert_non_null(ps);
+        assert_int_equal(json_is_true(json_object_get(ps->entry, "tools_static")), want[i]);
+    }
+    mb_profile_free(p);
+    rm_dir(dir);
 }
 
 static void test_atlas_settings(void **state)
@@ -289,6 +316,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_presets_load),
+        cmocka_unit_test(test_tools_static_default),
         cmocka_unit_test(test_atlas_settings),
         cmocka_unit_test(test_default_name_is_none),
         cmocka_unit_test(test_missing_profile_lists_available),
