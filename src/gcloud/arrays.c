@@ -584,27 +584,21 @@ static sqlite3_module UNNEST = {
 int mb_gc__arrays_register(sqlite3 *db)
 {
     const int F = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
-    static const struct {
-        const char *name;
-        int nargs;
-        void (*fn)(sqlite3_context *, int, sqlite3_value **);
-    } S[] = {
-        {"bq_fdiv", 2, f_fdiv},
-        {"bq_subscript", 3, f_subscript},
-        {"bq_field", 2, f_field},
-        {"bq_array_to_string", 2, f_array_to_string},
-        {"bq_array_to_string", 3, f_array_to_string},
-        {"bq_generate_array", 2, f_generate_array},
-        {"bq_generate_array", 3, f_generate_array},
-        {"bq_array_concat", -1, f_array_concat},
-        {"bq_array_reverse", 1, f_array_reverse},
-        {"bq_array_length", 1, f_array_length},
-        {"bq_split", 1, f_split},
-        {"bq_split", 2, f_split},
+    static const mb_gc__sqlfn S[] = {
+        {"bq_fdiv", 2, f_fdiv, 0},
+        {"bq_subscript", 3, f_subscript, 0},
+        {"bq_field", 2, f_field, 0},
+        {"bq_array_to_string", 2, f_array_to_string, 0},
+        {"bq_array_to_string", 3, f_array_to_string, 0},
+        {"bq_generate_array", 2, f_generate_array, 0},
+        {"bq_generate_array", 3, f_generate_array, 0},
+        {"bq_array_concat", -1, f_array_concat, 0},
+        {"bq_array_reverse", 1, f_array_reverse, 0},
+        {"bq_array_length", 1, f_array_length, 0},
+        {"bq_split", 1, f_split, 0},
+        {"bq_split", 2, f_split, 0},
     };
-    int rc = SQLITE_OK;
-    for (size_t i = 0; rc == SQLITE_OK && i < sizeof S / sizeof *S; i++)
-        rc = sqlite3_create_function(db, S[i].name, S[i].nargs, F, NULL, S[i].fn, NULL, NULL);
+    int rc = mb_gc__sqlfn_register(db, S, sizeof S / sizeof *S, F);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_window_function(db, "bq_array_agg", -1, F, NULL, agg_step, agg_final, agg_value,
                                             agg_inverse, NULL);

@@ -97,6 +97,16 @@ int mb_gc__upload_cancel(mb_gc *gc, const char *id, mb_err *err);
 
 /* The UDFs (udf.c). */
 int mb_gc__udf_register(sqlite3 *db);
+/* One scalar SQL function of a registration table (udf.c, strfn.c, arrays.c);
+ * data is what sqlite3_user_data gives the function. */
+typedef struct mb_gc__sqlfn {
+    const char *name;
+    int nargs;
+    void (*fn)(sqlite3_context *, int, sqlite3_value **);
+    intptr_t data;
+} mb_gc__sqlfn;
+/* Registers the n functions of t with the flags; stops at the first error. */
+int mb_gc__sqlfn_register(sqlite3 *db, const mb_gc__sqlfn *t, size_t n, int flags);
 /* ARRAY / STRUCT functions, ARRAY_AGG, '/', and the bq_unnest table (arrays.c). */
 int mb_gc__arrays_register(sqlite3 *db);
 int mb_gc__jsonfn_register(sqlite3 *db); /* jsonfn.c */

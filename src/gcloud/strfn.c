@@ -273,12 +273,7 @@ static void f_last_day(sqlite3_context *cx, int argc, sqlite3_value **argv)
 int mb_gc__strfn_register(sqlite3 *db)
 {
     const int F = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
-    static const struct {
-        const char *name;
-        int nargs;
-        void (*fn)(sqlite3_context *, int, sqlite3_value **);
-        intptr_t data;
-    } S[] = {
+    static const mb_gc__sqlfn S[] = {
         {"bq_left", 2, f_left_right, 0},         {"bq_right", 2, f_left_right, 1},
         {"bq_reverse", 1, f_reverse, 0},         {"bq_repeat", 2, f_repeat, 0},
         {"bq_contains_substr", 2, f_contains_substr, 0}, {"bq_initcap", 1, f_initcap, 0},
@@ -288,8 +283,6 @@ int mb_gc__strfn_register(sqlite3 *db)
         {"bq_date_from_unix_date", 1, f_date_from_unix_date, 0}, {"bq_last_day", 1, f_last_day, 0},
         {"bq_last_day", 2, f_last_day, 0},
     };
-    int rc = SQLITE_OK;
-    for (size_t i = 0; rc == SQLITE_OK && i < sizeof S / sizeof *S; i++)
-        rc = sqlite3_create_function(db, S[i].name, S[i].nargs, F, (void *)S[i].data, S[i].fn, NULL, NULL);
+    int rc = mb_gc__sqlfn_register(db, S, sizeof S / sizeof *S, F);
     return rc;
 }

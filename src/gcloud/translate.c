@@ -1128,10 +1128,23 @@ static void to_json(xl *x, const size_t *as, const size_t *ae, size_t n)
 /* PERCENTILE_CONT / PERCENTILE_DISC (x, p [IGNORE NULLS]) OVER ([PARTITION BY
  * ...]) and APPROX_QUANTILES(x, n [IGNORE NULLS]); NULLs are ignored, as by
  * default. Returns the index after the call (its OVER clause follows). */
+/* Writes fn(arg 0, .., arg nargs-1[, extra]) for the argument ranges as/ae. */
+static void emit_call(xl *x, const char *fn, const size_t *as, const size_t *ae, size_t nargs,
+                      const char *extra)
+{
+    mb_buf *b = &x->out;
+    mb_buf_printf(b, "%s(", fn);
+    for (size_t a = 0; a < nargs; a++) {
+        if (a) mb_buf_puts(b, ", ");
+        xrange(x, as[a], ae[a], 0);
+    }
+    if (extra) mb_buf_printf(b, ", %s", extra);
+    mb_buf_puts(b, ")");
+}
+
 static size_t quantile(xl *x, const struct fn *f, size_t open, size_t close, const size_t *as, size_t *ae,
                        size_t n)
 {
-    mb_buf *b = &x->out;
     if (n != 2) {
         fail(x, MB_EINVAL, "No matching signature for %s function %s", f->extra ? "analytic" : "aggregate",
              f->bq);
@@ -1157,11 +1170,7 @@ static size_t quantile(xl *x, const struct fn *f, size_t open, size_t close, con
                 fail(x, MB_EINVAL, "Window ORDER BY or framing is not allowed for analytic function %s", f->bq);
                 return close + 1;
             }
-        mb_buf_printf(b, "%s(", f->sq);
-        xrange(x, as[0], ae[0], 0);
-        mb_buf_puts(b, ", ");
-        xrange(x, as[1], ae[1], 0);
-        mb_buf_printf(b, ", %s)", f->extra);
+        emit_call(x, f->sq, as, ae, 2, f->extra);
         return close + 1;
     }
     if (is_kw(x, close + 1, "OVER")) {
@@ -1169,11 +1178,7 @@ static size_t quantile(xl *x, const struct fn *f, size_t open, size_t close, con
         return close + 1;
     }
     x->uses_arrays = 1;
-    mb_buf_printf(b, "%s(", f->sq);
-    xrange(x, as[0], ae[0], 0);
-    mb_buf_puts(b, ", ");
-    xrange(x, as[1], ae[1], 0);
-    mb_buf_puts(b, ")");
+    emit_call(x, f->sq, as, ae, 2, NULL);
     return close + 1;
 }
 
@@ -1331,11 +1336,7 @@ static size_t function(xl *x, size_t i)
                 return close + 1;
             }
         }
-        mb_buf_printf(b, "%s(", f->sq);
-        xrange(x, as[0], ae[0], 0);
-        mb_buf_puts(b, ", ");
-        xrange(x, as[1], ae[1], 0);
-        mb_buf_printf(b, ", %s)", f->extra);
+        emit_call(x, f->sq, as, ae, 2, f->extra);
         break;
     case F_PREFIX:
         mb_buf_printf(b, "%s(%s", f->sq, f->extra);
@@ -1407,9 +1408,7 @@ static size_t function(xl *x, size_t i)
             fail(x, MB_EINVAL, "No matching signature for function %s", f->bq);
             return close + 1;
         }
-        mb_buf_printf(b, "%s(", f->sq);
-        xrange(x, as[0], ae[0], 0);
-        mb_buf_printf(b, ", %s)", f->extra);
+        emit_call(x, f->sq, as, ae, 1, f->extra);
         break;
     case F_REGEXP:
         if (n < 2 || n > 3 || (n == 3) != !strcmp(f->extra, "2")) {

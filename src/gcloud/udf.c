@@ -1031,16 +1031,20 @@ static void any_final(sqlite3_context *cx)
     }
 }
 
+int mb_gc__sqlfn_register(sqlite3 *db, const mb_gc__sqlfn *t, size_t n, int flags)
+{
+    int rc = SQLITE_OK;
+    for (size_t i = 0; rc == SQLITE_OK && i < n; i++)
+        rc = sqlite3_create_function(db, t[i].name, t[i].nargs, flags, (void *)t[i].data, t[i].fn,
+                                     NULL, NULL);
+    return rc;
+}
+
 int mb_gc__udf_register(sqlite3 *db)
 {
     const int F = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
     const int V = SQLITE_UTF8 | SQLITE_INNOCUOUS; /* clock readers */
-    static const struct {
-        const char *name;
-        int nargs;
-        void (*fn)(sqlite3_context *, int, sqlite3_value **);
-        intptr_t data;
-    } S[] = {
+    static const mb_gc__sqlfn S[] = {
         {"bq_date", 1, f_date, 0},          {"bq_date", 3, f_date, 0},
         {"bq_timestamp", 1, f_timestamp, 0}, {"bq_date_add", 3, f_date_add, 0},
         {"bq_date_sub", 3, f_date_sub, 0},  {"bq_ts_add", 3, f_ts_add, 0},
@@ -1057,10 +1061,7 @@ int mb_gc__udf_register(sqlite3 *db)
         {"bq_regexp", 4, f_regexp, 0},      {"bq_error", 1, f_error, 0},
         {"bq_format_string", -1, f_format_string, 0}, {"bq_time", 1, f_time, 0}, {"bq_time", 3, f_time, 0}, {"bq_generate_date_array", 4, f_generate_date_array, 0},
     };
-    int rc = SQLITE_OK;
-    for (size_t i = 0; rc == SQLITE_OK && i < sizeof S / sizeof *S; i++)
-        rc = sqlite3_create_function(db, S[i].name, S[i].nargs, F, (void *)S[i].data, S[i].fn,
-                                     NULL, NULL);
+    int rc = mb_gc__sqlfn_register(db, S, sizeof S / sizeof *S, F);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(db, "bq_current_date", 0, V, NULL, f_now_date, NULL, NULL);
     if (rc == SQLITE_OK)
