@@ -133,3 +133,32 @@ def test_scale_bench_smoke():
         assert three[k]["n"] == 4 and three[k]["p50_ms"] > 0, k
     assert one["burst"]["per_node"] == [6]
     assert sum(three["burst"]["per_node"]) == 6 and len(three["burst"]["per_node"]) == 3
+
+
+def test_partial_run_keeps_the_other_rows(tmp_path):
+    """`bench/run --only P0` on a doc that holds a results table rewrites P0's
+    rows and keeps every other benchmark's row and the prose around the table
+    (the Reproduce column's commands are partial runs)."""
+    subprocess.run(["make", "-s", "--no-print-directory", "build/bench/loadgen", "build/mcpbox"],
+                   cwd=ROOT, check=True, timeout=300)
+    doc = tmp_path / "PERFORMANCE.md"
+    kept = ("| P9.create | sandbox create | 4.53 / 13.1 / 13.1 ms | — | — | 0 | "
+            "`bench/run --only P9` |")
+    stale = "| P0.healthz.c1 | stale row | 9 / 9 / 9 ms | — | — | 0 | `bench/run --only P0` |"
+    doc.write_text("# Performance\n\nbefore\n\n<!-- bench:results:start (written by bench/run; "
+                   "edit outside these markers) -->\n\nRun of an earlier day.\n\n"
+                   "| Row | Measure | mcpbox | Alternative | Ratio | Errors | Reproduce |\n"
+                   "|---|---|---|---|---|---|---|\n" + stale + "\n" + kept + "\n\n"
+                   "<!-- bench:results:end -->\n\nafter\n")
+    r = subprocess.run([os.path.join(ROOT, "bench", "run"), "--smoke", "--no-setup",
+                        "--only", "P0", "--doc", str(doc), "--json", str(tmp_path / "r.json"),
+                        "--workdir", str(tmp_path / "work")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    text = doc.read_text()
+    assert text.startswith("# Performance\n\nbefore\n") and text.endswith("after\n")
+    assert kept in text and stale not in text and "Run of an earlier day." in text
+    p0 = [ln for ln in text.splitlines() if ln.startswith("| P0.")]
+    assert p0 and all(ROW.match(ln) and "--smoke" in ln for ln in p0), p0
+    assert re.search(r"^Rows P0: re-run \d{4}-\d\d-\d\d", text, re.M)
+    assert text.index(p0[-1]) < text.index(kept)  # benchmark order
