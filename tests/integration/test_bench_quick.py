@@ -145,10 +145,13 @@ def test_partial_run_keeps_the_other_rows(tmp_path):
     kept = ("| P9.create | sandbox create | 4.53 / 13.1 / 13.1 ms | — | — | 0 | "
             "`bench/run --only P9` |")
     stale = "| P0.healthz.c1 | stale row | 9 / 9 / 9 ms | — | — | 0 | `bench/run --only P0` |"
+    p15 = "| P15.rest | Canvas REST | 0.4 / 8 / 11 ms | — | — | 0 | `bench/run --only P15` |"
     doc.write_text("# Performance\n\nbefore\n\n<!-- bench:results:start (written by bench/run; "
                    "edit outside these markers) -->\n\nRun of an earlier day.\n\n"
-                   "| Row | Measure | mcpbox | Alternative | Ratio | Errors | Reproduce |\n"
-                   "|---|---|---|---|---|---|---|\n" + stale + "\n" + kept + "\n\n"
+                   "Rows P0: re-run of an earlier hour.\nRows P9: re-run of an earlier hour.\n"
+                   "\n| Row | Measure | mcpbox | Alternative | Ratio | Errors | Reproduce |\n"
+                   "|---|---|---|---|---|---|---|\n" + stale + "\n" + kept + "\n" + p15 + "\n\n"
+                   "Rows P15 (Canvas): measured apart.\nRows P0 and P15: both.\n\n"
                    "<!-- bench:results:end -->\n\nafter\n")
     r = subprocess.run([os.path.join(ROOT, "bench", "run"), "--smoke", "--no-setup",
                         "--only", "P0", "--doc", str(doc), "--json", str(tmp_path / "r.json"),
@@ -161,4 +164,15 @@ def test_partial_run_keeps_the_other_rows(tmp_path):
     p0 = [ln for ln in text.splitlines() if ln.startswith("| P0.")]
     assert p0 and all(ROW.match(ln) and "--smoke" in ln for ln in p0), p0
     assert re.search(r"^Rows P0: re-run \d{4}-\d\d-\d\d", text, re.M)
-    assert text.index(p0[-1]) < text.index(kept)  # benchmark order
+    assert text.index(p0[-1]) < text.index(kept) < text.index(p15)  # benchmark order
+    # the notes of other benchmarks stay where they were, P0's is replaced
+    assert "Rows P0: re-run of an earlier hour." not in text
+    assert "Rows P9: re-run of an earlier hour." in text
+    assert "Rows P15 (Canvas): measured apart." in text and "Rows P0 and P15: both." in text
+    assert text.index("Rows P9: re-run of") < text.index("| Row |") < text.index("Rows P15 (")
+    assert "\n\n\n" not in text
+    # applying the same results again changes nothing
+    r = subprocess.run([os.path.join(ROOT, "bench", "run"), "--doc-from", str(tmp_path / "r.json"),
+                        "--doc", str(doc)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert doc.read_text() == text
