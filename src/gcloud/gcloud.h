@@ -180,12 +180,20 @@ int mb_gc_gcs_check_signed(mb_gc *gc, const char *method, const char *host, cons
 /* ------------------------------------------------------- Cloud Logging */
 
 /* severity: DEFAULT DEBUG INFO NOTICE WARNING ERROR CRITICAL ALERT EMERGENCY;
- * json_payload (object) or text. timestamp_ms 0 = now. */
+ * json_payload (object) or text. timestamp_ms 0 = now. extra (or NULL): the
+ * LogEntry fields kept as given, in the REST shape: labels (string values),
+ * trace, spanId, traceSampled, httpRequest, operation, sourceLocation;
+ * anything else, or more than MB_GC_LOG_EXTRA_MAX bytes of them, is refused. */
+#define MB_GC_LOG_EXTRA_MAX 65536
 int mb_gc_log_write(mb_gc *gc, const char *log_name, const char *text, json_t *json_payload,
                     const char *severity, int64_t timestamp_ms, const char *resource_type,
-                    json_t *resource_labels, mb_err *err);
-/* Newest first. filter: the subset Cloud Logging users write (logName=,
- * severity>=, timestamp>=, textPayload:, jsonPayload.k=, AND/OR/NOT). */
+                    json_t *resource_labels, json_t *extra, mb_err *err);
+/* Newest first; each {log_name, severity, timestamp, receive_timestamp,
+ * text_payload | json_payload, resource{type, labels}, insert_id, extra{}}.
+ * filter: the subset Cloud Logging users write (logName=, severity>=,
+ * timestamp>=, textPayload:, jsonPayload.k=, labels.k=, resource.type=,
+ * resource.labels.k=, trace=, spanId=, httpRequest.k=, operation.k=,
+ * sourceLocation.k=, insertId=, AND/OR/NOT). */
 int mb_gc_log_list(mb_gc *gc, const char *filter, int max, json_t **out, mb_err *err);
 json_t *mb_gc_log_names(mb_gc *gc);
 int mb_gc_log_delete(mb_gc *gc, const char *log_name, mb_err *err);

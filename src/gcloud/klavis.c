@@ -183,7 +183,7 @@ int mb_gc_import(mb_gc *gc, json_t *data, json_t *detail, mb_err *err)
                          str(e, "severity") ? str(e, "severity") : "INFO", when(e, "timestamp"),
                          str(e, "resource_type"),
                          json_is_object(json_object_get(e, "resource_labels")) ? json_object_get(e, "resource_labels") : NULL,
-                         &e2));
+                         NULL, &e2));
     ITEM(sinks, "log_sinks",
          mb_gc_log_sink_create(gc, str(e, "name"), str(e, "destination") ? str(e, "destination") : "",
                                str(e, "filter"), &e2));

@@ -53,23 +53,73 @@ static int parse_ms(const char *s, int64_t *out)
     return 0;
 }
 
+/* The LogEntry fields kept beside the payload, as LogEntry's REST shape has
+ * them: labels map<string,string>, trace and spanId strings, traceSampled
+ * a bool, httpRequest / operation / sourceLocation objects. */
+static int check_extra(json_t *x, mb_err *err)
+{
+    if (!json_is_object(x)) return mb_err_set(err, MB_EINVAL, "Invalid log entry fields: not an object");
+    const char *k;
+    json_t *v;
+    json_object_foreach(x, k, v) {
+        int ok;
+        if (!strcmp(k, "labels")) {
+            ok = json_is_object(v);
+            const char *lk;
+            json_t *lv;
+            json_object_foreach(v, lk, lv) {
+                if (!json_is_string(lv))
+                    return mb_err_set(err, MB_EINVAL, "Invalid value of label %.*s: labels are strings",
+                                      (int)mb_utf8_cut(lk, strlen(lk), 100), lk);
+                if (!*lk || strlen(lk) > 512)
+                    return mb_err_set(err, MB_EINVAL, "Invalid label key: 1 to 512 bytes");
+            }
+        } else if (!strcmp(k, "trace") || !strcmp(k, "spanId")) {
+            ok = json_is_string(v) && json_string_length(v) <= 1024;
+        } else if (!strcmp(k, "traceSampled")) {
+            ok = json_is_boolean(v);
+        } else if (!strcmp(k, "httpRequest") || !strcmp(k, "operation") || !strcmp(k, "sourceLocation")) {
+            ok = json_is_object(v);
+        } else {
+            return mb_err_set(err, MB_EINVAL, "Unsupported: the log entry field %.*s is not supported by this "
+                              "emulator", (int)mb_utf8_cut(k, strlen(k), 100), k);
+        }
+        if (!ok) return mb_err_set(err, MB_EINVAL, "Invalid value for log entry field %s", k);
+    }
+    return MB_OK;
+}
+
 int mb_gc_log_write(mb_gc *gc, const char *log_name, const char *text, json_t *json_payload,
                     const char *severity, int64_t timestamp_ms, const char *resource_type,
-                    json_t *resource_labels, mb_err *err)
+                    json_t *resource_labels, json_t *extra, mb_err *err)
 {
     size_t n = log_name ? strlen(log_name) : 0;
     if (!n || n > 512) return mb_err_set(err, MB_EINVAL, "Invalid log name");
     int sv = sev_num(severity && *severity ? severity : "DEFAULT");
     if (sv < 0) return mb_err_set(err, MB_EINVAL, "Invalid severity: %.40s", severity);
+    char *xs = NULL;
+    if (json_object_size(extra)) {
+        int rc = check_extra(extra, err);
+        if (rc) return rc;
+        xs = json_dumps(extra, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (!xs || strlen(xs) > MB_GC_LOG_EXTRA_MAX) {
+            free(xs);
+            return mb_err_set(err, MB_EINVAL, "Log entry too large: its labels, trace and request fields "
+                              "exceed %d bytes", MB_GC_LOG_EXTRA_MAX);
+        }
+    }
     /* projects/P/logs/NAME -> NAME */
     const char *ln = log_name;
     const char *slash = strstr(log_name, "/logs/");
     if (!strncmp(log_name, "projects/", 9) && slash) ln = slash + 6;
     sqlite3_stmt *st;
     int rc = mb_gc__prep(gc, "INSERT INTO __log_entries(log_name, severity, severity_num, ts, "
-                             "text_payload, json_payload, resource_type, resource_labels, insert_id, received) "
-                             "VALUES(?,?,?,?,?,?,?,?, lower(hex(randomblob(8))), ?9)", &st, err);
-    if (rc) return rc;
+                             "text_payload, json_payload, resource_type, resource_labels, insert_id, received, extra) "
+                             "VALUES(?,?,?,?,?,?,?,?, lower(hex(randomblob(8))), ?9, ?10)", &st, err);
+    if (rc) {
+        free(xs);
+        return rc;
+    }
     char sevname[16];
     snprintf(sevname, sizeof sevname, "%s", severity && *severity ? severity : "DEFAULT");
     for (char *c = sevname; *c; c++) *c = (char)toupper((unsigned char)*c);
@@ -84,6 +134,7 @@ int mb_gc_log_write(mb_gc *gc, const char *log_name, const char *text, json_t *j
     if (json_payload) sqlite3_bind_text(st, 6, json_dumps(json_payload, JSON_COMPACT | JSON_PRESERVE_ORDER), -1, free);
     sqlite3_bind_text(st, 7, resource_type && *resource_type ? resource_type : "global", -1, SQLITE_STATIC);
     if (resource_labels) sqlite3_bind_text(st, 8, json_dumps(resource_labels, JSON_COMPACT), -1, free);
+    if (xs) sqlite3_bind_text(st, 10, xs, -1, free);
     rc = sqlite3_step(st) == SQLITE_DONE ? MB_OK : mb_err_set(err, MB_EIO, "database: %s", sqlite3_errmsg(gc->db));
     sqlite3_finalize(st);
     return rc;
@@ -153,6 +204,32 @@ static int text_match(const char *have, const char *op, const char *want)
     return cmp_op(strcmp(have, want), op);
 }
 
+/* The object a dotted filter field walks into, and the path left in it:
+ * jsonPayload.a.b, labels.k, resource.labels.k, httpRequest.k, operation.k,
+ * sourceLocation.k; NULL for any other field. */
+static json_t *nested_root(json_t *e, const char *field, const char **sub)
+{
+    static const char *const extra[] = {"labels.", "httpRequest.", "operation.", "sourceLocation."};
+    if (!strncmp(field, "jsonPayload.", 12)) {
+        *sub = field + 12;
+        return json_object_get(e, "json_payload") ?: json_null();
+    }
+    if (!strncmp(field, "resource.labels.", 16)) {
+        *sub = field + 16;
+        return json_object_get(json_object_get(e, "resource"), "labels") ?: json_null();
+    }
+    for (size_t i = 0; i < sizeof extra / sizeof *extra; i++) {
+        size_t n = strlen(extra[i]);
+        if (!strncmp(field, extra[i], n)) {
+            char key[32];
+            snprintf(key, sizeof key, "%.*s", (int)(n - 1), extra[i]);
+            *sub = field + n;
+            return json_object_get(json_object_get(e, "extra"), key) ?: json_null();
+        }
+    }
+    return NULL;
+}
+
 static int term(flt *f)
 {
     ws(f);
@@ -171,6 +248,8 @@ static int term(flt *f)
         f->i++;
     }
     json_t *e = f->entry;
+    const char *sub = NULL;
+    json_t *root = NULL;
     int r = 0;
     if (!op[0]) {
         /* a bare word: search the payloads */
@@ -220,10 +299,14 @@ static int term(flt *f)
         r = text_match(json_string_value(json_object_get(e, "insert_id")), op, v);
     } else if (!strcmp(field, "resource.type")) {
         r = text_match(json_string_value(json_object_get(json_object_get(e, "resource"), "type")), op, v);
-    } else if (!strncmp(field, "resource.labels.", 16) || !strncmp(field, "jsonPayload.", 12)) {
-        json_t *cur = !strncmp(field, "jsonPayload.", 12) ? json_object_get(e, "json_payload")
-                                                          : json_object_get(json_object_get(e, "resource"), "labels");
-        char *path = mb_strdup(field + (field[0] == 'j' ? 12 : 16));
+    } else if (!strcmp(field, "trace") || !strcmp(field, "spanId")) {
+        r = text_match(json_string_value(json_object_get(json_object_get(e, "extra"), field)), op, v);
+    } else if (!strcmp(field, "traceSampled")) {
+        json_t *b = json_object_get(json_object_get(e, "extra"), field);
+        r = text_match(json_is_true(b) ? "true" : "false", op, v);
+    } else if ((root = nested_root(e, field, &sub))) {
+        json_t *cur = root;
+        char *path = mb_strdup(sub);
         for (char *save = NULL, *k = strtok_r(path, ".", &save); k && cur; k = strtok_r(NULL, ".", &save))
             cur = json_object_get(cur, k);
         free(path);
@@ -315,6 +398,9 @@ static json_t *entry_row(mb_gc *gc, sqlite3_stmt *st)
                           "resource", "type", sqlite3_column_text(st, 6), "labels",
                           rl ? rl : json_object(), "insert_id", sqlite3_column_text(st, 8));
     json_object_set_new(e, "receive_timestamp", json_string(rts));
+    json_t *x = sqlite3_column_text(st, 10) ? json_loads((const char *)sqlite3_column_text(st, 10), 0, NULL) : NULL;
+    json_object_set_new(e, "extra", json_is_object(x) ? x : json_object());
+    if (x && !json_is_object(x)) json_decref(x);
     free(full);
     return e;
 }
@@ -324,7 +410,7 @@ int mb_gc_log_list(mb_gc *gc, const char *filter, int max, json_t **out, mb_err 
     *out = NULL;
     sqlite3_stmt *st;
     int rc = mb_gc__prep(gc, "SELECT log_name, severity, severity_num, ts, text_payload, json_payload, "
-                             "resource_type, resource_labels, insert_id, received FROM __log_entries "
+                             "resource_type, resource_labels, insert_id, received, extra FROM __log_entries "
                              "ORDER BY ts DESC, seq DESC", &st, err);
     if (rc) return rc;
     json_t *arr = json_array();
@@ -437,6 +523,12 @@ int mb_gc_log_bucket_create(mb_gc *gc, const char *id, const char *location, int
 {
     int rc = mb_gc__check_id("Bucket", id, err);
     if (rc) return rc;
+    /* Cloud Logging's own rule: up to 100 characters, the first a letter or
+     * a digit (so _Default and _Required, which every project has, cannot
+     * be made again) */
+    if (strlen(id) > 100 || !isalnum((unsigned char)id[0]))
+        return mb_err_set(err, MB_EINVAL, "Invalid bucket ID \"%s\": at most 100 characters, the first a "
+                          "letter or a digit", id);
     if (retention_days < 1 || retention_days > 3650)
         return mb_err_set(err, MB_EINVAL, "retention_days must be between 1 and 3650");
     sqlite3_stmt *st;

@@ -38,7 +38,7 @@ static const char SCHEMA[] =
     " created INTEGER, updated INTEGER, PRIMARY KEY(bucket, name));"
     "CREATE TABLE IF NOT EXISTS __log_entries(seq INTEGER PRIMARY KEY, log_name TEXT,"
     " severity TEXT, severity_num INTEGER, ts INTEGER, text_payload TEXT, json_payload TEXT,"
-    " resource_type TEXT, resource_labels TEXT, insert_id TEXT, received INTEGER);"
+    " resource_type TEXT, resource_labels TEXT, insert_id TEXT, received INTEGER, extra TEXT);"
     "CREATE TABLE IF NOT EXISTS __log_sinks(name TEXT PRIMARY KEY, destination TEXT,"
     " filter TEXT, description TEXT, created INTEGER, updated INTEGER);"
     "CREATE TABLE IF NOT EXISTS __log_buckets(name TEXT PRIMARY KEY, location TEXT,"
@@ -135,6 +135,11 @@ int mb_gc_open(const char *path, const char *project_id, mb_gc **out, mb_err *er
     sqlite3_stmt *probe = NULL;
     if (!rc && sqlite3_prepare_v2(db, "SELECT received FROM __log_entries LIMIT 0", -1, &probe, NULL) != SQLITE_OK)
         rc = mb_gc__exec(gc, "ALTER TABLE __log_entries ADD COLUMN received INTEGER", err);
+    sqlite3_finalize(probe);
+    /* and one made before they kept labels, trace and httpRequest, the column for those */
+    probe = NULL;
+    if (!rc && sqlite3_prepare_v2(db, "SELECT extra FROM __log_entries LIMIT 0", -1, &probe, NULL) != SQLITE_OK)
+        rc = mb_gc__exec(gc, "ALTER TABLE __log_entries ADD COLUMN extra TEXT", err);
     sqlite3_finalize(probe);
     if (!rc && mb_gc__udf_register(db) != SQLITE_OK)
         rc = mb_err_set(err, MB_EIO, "cannot register functions: %s", sqlite3_errmsg(db));

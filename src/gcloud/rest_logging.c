@@ -12,9 +12,11 @@
  * Shapes: the REST reference of logging.googleapis.com v2 (LogEntry,
  * MonitoredResource, LogBucket, LogSink, ListLogEntriesResponse). The
  * project in the resource names selects the sandbox (a project number
- * works too). Entry labels, trace fields, httpRequest and protoPayload are
- * not kept (protoPayload is refused); the default _Default / _Required
- * buckets are not listed.
+ * works too). An entry's labels (the request's labels under them), trace,
+ * spanId, traceSampled, httpRequest, operation and sourceLocation are kept
+ * and given back; protoPayload and other fields are refused by name. Every
+ * project has the _Default and _Required buckets in location global, as
+ * Google makes them.
  */
 #define _GNU_SOURCE
 #include "gcloud/rest_int.h"
@@ -50,7 +52,36 @@ static json_t *entry_resource(json_t *e)
     json_t *jp = json_object_get(e, "json_payload"), *tp = json_object_get(e, "text_payload");
     if (json_is_object(jp)) json_object_set(o, "jsonPayload", jp);
     else json_object_set_new(o, "textPayload", json_string(json_is_string(tp) ? json_string_value(tp) : ""));
+    json_object_update(o, json_object_get(e, "extra"));
     return o;
+}
+
+/* The fields of entry x kept beside its payload, with the request's default
+ * labels under the entry's own (an entry's label wins, as Google merges
+ * them); NULL when there is nothing to keep. Fields not in LogEntry's REST
+ * shape that a client may send are left to mb_gc_log_write to refuse. */
+static json_t *entry_extra(json_t *body, json_t *x)
+{
+    static const char *const skip[] = {"logName", "resource", "timestamp", "receiveTimestamp", "severity",
+                                       "insertId", "textPayload", "jsonPayload", "protoPayload"};
+    json_t *extra = json_object(), *labels = json_object();
+    if (json_is_object(json_object_get(body, "labels"))) json_object_update(labels, json_object_get(body, "labels"));
+    const char *k;
+    json_t *v;
+    json_object_foreach(x, k, v) {
+        size_t i = 0;
+        while (i < sizeof skip / sizeof *skip && strcmp(k, skip[i])) i++;
+        if (i < sizeof skip / sizeof *skip) continue;
+        if (!strcmp(k, "labels") && json_is_object(v)) json_object_update(labels, v);
+        else json_object_set(extra, k, v);
+    }
+    if (json_object_size(labels) || json_object_get(x, "labels")) json_object_set(extra, "labels", labels);
+    json_decref(labels);
+    if (!json_object_size(extra)) {
+        json_decref(extra);
+        return NULL;
+    }
+    return extra;
 }
 
 static void list_entries(mb_gc *gc, json_t *body, mb_gc__reply *r)
@@ -120,13 +151,17 @@ static void write_entries(mb_gc *gc, json_t *body, mb_gc__reply *r)
             rc = mb_err_set(&e, MB_EINVAL, "entries[%zu]: invalid timestamp", i);
         else if (json_object_get(x, "jsonPayload") && !json_is_object(json_object_get(x, "jsonPayload")))
             rc = mb_err_set(&e, MB_EINVAL, "entries[%zu]: jsonPayload must be an object", i);
-        else
+        else {
+            json_t *extra = entry_extra(body, x);
             rc = mb_gc_log_write(gc, ln, json_string_value(json_object_get(x, "textPayload")) ?: "",
                                  json_object_get(x, "jsonPayload"),
                                  json_string_value(json_object_get(x, "severity")) ?: "DEFAULT", ms,
                                  json_string_value(json_object_get(res, "type")),
                                  json_is_object(json_object_get(res, "labels")) ? json_object_get(res, "labels") : NULL,
-                                 &e);
+                                 extra, &e);
+            json_decref(extra);
+            if (rc) rc = mb_err_wrap(&e, rc, "entries[%zu]", i);
+        }
         free(p);
         if (rc) break;
     }
@@ -142,6 +177,16 @@ static void write_entries(mb_gc *gc, json_t *body, mb_gc__reply *r)
     } else mb_gc__reply_json(r, 200, json_object());
 }
 
+/* The buckets Google makes in every project: _Required (400 days, locked)
+ * and _Default (30 days), location global, made with the project. */
+static json_t *default_buckets(mb_gc *gc)
+{
+    json_int_t t = (json_int_t)mb_gc__created_ms(gc);
+    return json_pack("[{s:s,s:s,s:i,s:I,s:I,s:b},{s:s,s:s,s:i,s:I,s:I}]", "name", "_Required", "location",
+                     "global", "retention_days", 400, "created", t, "updated", t, "locked", 1, "name",
+                     "_Default", "location", "global", "retention_days", 30, "created", t, "updated", t);
+}
+
 static json_t *bucket_resource(const char *project, json_t *b)
 {
     char c[40], u[40];
@@ -153,6 +198,7 @@ static json_t *bucket_resource(const char *project, json_t *b)
                           json_object_get(b, "retention_days"), "lifecycleState", "ACTIVE");
     if (json_string_value(json_object_get(b, "description")))
         json_object_set(o, "description", json_object_get(b, "description"));
+    if (json_is_true(json_object_get(b, "locked"))) json_object_set_new(o, "locked", json_true());
     free(name);
     return o;
 }
@@ -209,7 +255,10 @@ static void project_paths(mb_gc *gc, struct MHD_Connection *c, const char *metho
         mb_buf_free(&id);
     } else if (n >= 3 && mb_gc__seg_is(sg, k, "locations") && mb_gc__seg_is(sg, k + 2, "buckets") && n <= 4) {
         const char *loc = mb_gc__seg(sg, k + 1);
-        json_t *l = mb_gc_log_bucket_list(gc), *out = json_array(), *hit = NULL;
+        json_t *l = default_buckets(gc), *out = json_array(), *hit = NULL;
+        json_t *made_here = mb_gc_log_bucket_list(gc);
+        json_array_extend(l, made_here);
+        json_decref(made_here);
         size_t i;
         json_t *b;
         json_array_foreach(l, i, b) {

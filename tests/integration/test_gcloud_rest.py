@@ -287,6 +287,64 @@ def test_hostile_sql_through_the_facade(env):
     assert r.status_code == 200 and r.json()["rows"] == [{"f": [{"v": "2"}]}]
 
 
+def test_log_entry_labels_trace_and_request(env):
+    """An entry's labels (the request's default labels under them, the
+    entry's own winning), trace, spanId, traceSampled, httpRequest, operation
+    and sourceLocation are kept, given back by entries:list in LogEntry's
+    shape and usable in filters (as python-logging's log_struct(labels=..,
+    trace=.., http_request=..) sends them); other fields, a non-string label
+    and oversized fields are refused, the whole request with them."""
+    api, base = env
+    _, p = sandbox(api)
+    log = f"projects/{p}/logs/web"
+    http = {"requestMethod": "GET", "requestUrl": "https://shop.example/cart", "status": 502,
+            "latency": "0.250s", "remoteIp": "10.0.0.7"}
+    body = {"logName": log, "resource": {"type": "global", "labels": {}},
+            "labels": {"env": "prod", "team": "core"},
+            "entries": [
+                {"textPayload": "upstream timeout", "severity": "ERROR", "timestamp": "2025-03-10T09:00:01Z",
+                 "labels": {"team": "checkout"}, "trace": f"projects/{p}/traces/4bf92f3577b34da6",
+                 "spanId": "00f067aa0ba902b7", "traceSampled": True, "httpRequest": http,
+                 "operation": {"id": "op-1", "producer": "lb", "first": True},
+                 "sourceLocation": {"file": "cart.py", "line": "42", "function": "checkout"}},
+                {"jsonPayload": {"event": "ok"}, "severity": "INFO", "timestamp": "2025-03-10T09:00:02Z"}]}
+    r = httpx.post(f"{base}/v2/entries:write", json=body)
+    assert r.status_code == 200, r.text
+
+    def listing(flt=None):
+        r = httpx.post(f"{base}/v2/entries:list", json={"resourceNames": [f"projects/{p}"], "orderBy": "timestamp asc",
+                                                        **({"filter": flt} if flt else {})})
+        assert r.status_code == 200, r.text
+        return r.json().get("entries", [])
+
+    first, second = listing()
+    assert first["labels"] == {"env": "prod", "team": "checkout"}
+    assert first["trace"] == f"projects/{p}/traces/4bf92f3577b34da6" and first["spanId"] == "00f067aa0ba902b7"
+    assert first["traceSampled"] is True and first["httpRequest"] == http
+    assert first["operation"] == {"id": "op-1", "producer": "lb", "first": True}
+    assert first["sourceLocation"]["function"] == "checkout"
+    assert second["labels"] == {"env": "prod", "team": "core"} and "trace" not in second
+    assert set(second) == {"logName", "resource", "timestamp", "receiveTimestamp", "severity", "insertId",
+                           "jsonPayload", "labels"}
+    for flt, want in (('labels.team="checkout"', ["upstream timeout"]), ("labels.env=prod", ["upstream timeout", None]),
+                      ('labels.team!="checkout"', [None]), ("httpRequest.status>=500", ["upstream timeout"]),
+                      ('httpRequest.requestUrl:"cart"', ["upstream timeout"]), ("operation.id=op-1", ["upstream timeout"]),
+                      (f'trace="projects/{p}/traces/4bf92f3577b34da6"', ["upstream timeout"]),
+                      ("spanId=00f067aa0ba902b7 AND severity>=ERROR", ["upstream timeout"]),
+                      ("traceSampled=true", ["upstream timeout"]), ("NOT labels.missing=x", ["upstream timeout", None]),
+                      ('sourceLocation.file="cart.py"', ["upstream timeout"])):
+        assert [e.get("textPayload") for e in listing(flt)] == want, flt
+    # refused: the whole request, nothing written
+    for bad, word in (({"labels": {"n": 1}}, "labels are strings"), ({"split": {"uid": "x"}}, "split"),
+                      ({"trace": 7}, "trace"), ({"httpRequest": "GET /"}, "httpRequest"),
+                      ({"labels": {"big": "x" * 70000}}, "too large")):
+        r = httpx.post(f"{base}/v2/entries:write", json={"logName": log, "entries": [
+            {"textPayload": "fine"}, {"textPayload": "not written", **bad}]})
+        assert r.status_code == 400 and word in r.json()["error"]["message"], (bad, r.text)
+        assert "entries[1]" in r.json()["error"]["message"], r.text
+    assert len(listing()) == 2
+
+
 def test_signed_urls_are_served_and_checked(env):
     """storage_generate_signed_url makes a V4 URL signed with the project's key;
     the facade serves it (GET reads, a PUT-signed URL writes) and refuses a
@@ -377,7 +435,8 @@ def test_logging_as_the_client_library_calls_it(env):
     assert listing(pa, filter='jsonPayload.user.id=7')["entries"][0]["jsonPayload"]["event"] == "login"
     assert listing(pa, filter='timestamp >= "2025-03-10T09:00:03Z" AND timestamp < "2025-03-10T09:00:05Z"')[
         "entries"][0]["textPayload"] == "line 3"
-    r = httpx.post(f"{base}/v2/entries:list", json={"resourceNames": [f"projects/{pa}"], "filter": "labels.x=1"})
+    r = httpx.post(f"{base}/v2/entries:list", json={"resourceNames": [f"projects/{pa}"],
+                                                    "filter": "protoPayload.status.code=1"})
     assert r.status_code == 400 and "filter" in r.json()["error"]["message"]
     assert httpx.post(f"{base}/v2/entries:list", json={}).status_code == 400
     assert httpx.post(f"{base}/v2/entries:list", json={"resourceNames": ["projects/mcpbox-000000000000"]}).status_code == 403
@@ -394,7 +453,15 @@ def test_logging_as_the_client_library_calls_it(env):
     assert listing(pa) == {}
     # log buckets (ConfigServiceV2Client list_buckets / create_bucket / get_bucket)
     lb = f"{base}/v2/projects/{pa}/locations/global/buckets"
-    assert httpx.get(lb).json() == {}
+    defaults = httpx.get(lb).json()["buckets"]  # every project has them, as on Google
+    assert [(d["name"].rsplit("/", 1)[1], d["retentionDays"], d.get("locked", False)) for d in defaults] == [
+        ("_Required", 400, True), ("_Default", 30, False)]
+    assert all(d["name"].startswith(f"projects/{pa}/locations/global/buckets/") and
+               d["lifecycleState"] == "ACTIVE" for d in defaults)
+    assert httpx.get(f"{lb}/_Default").json() == defaults[1]
+    for bad in ("_Default", "_mine", "x" * 101):
+        r = httpx.post(lb, params={"bucketId": bad}, json={})
+        assert r.status_code == 400 and "first a letter or a digit" in r.json()["error"]["message"], r.text
     r = httpx.post(lb, params={"bucketId": "exam_log-1"}, json={"retentionDays": 14, "description": "d"})
     assert r.status_code == 200, r.text
     made = r.json()
@@ -402,10 +469,12 @@ def test_logging_as_the_client_library_calls_it(env):
     assert made["lifecycleState"] == "ACTIVE" and made["description"] == "d"
     assert httpx.post(lb, params={"bucketId": "exam_log-1"}, json={}).status_code == 409
     assert httpx.get(f"{lb}/exam_log-1").json() == made
-    assert httpx.get(f"{base}/v2/projects/{pa}/locations/-/buckets").json()["buckets"] == [made]
+    assert httpx.get(f"{base}/v2/projects/{pa}/locations/-/buckets").json()["buckets"] == defaults + [made]
+    assert httpx.get(f"{base}/v2/projects/{pa}/locations/us-east1/buckets").json() == {}
     r = httpx.get(f"{lb}/nope")
     assert r.status_code == 404 and r.json()["error"]["message"] == "Bucket `nope` does not exist."
-    assert httpx.get(f"{base}/v2/projects/{pb}/locations/global/buckets").json() == {}
+    assert [b["name"].rsplit("/", 1)[1] for b in
+            httpx.get(f"{base}/v2/projects/{pb}/locations/global/buckets").json()["buckets"]] == ["_Required", "_Default"]
     # sinks
     sk = f"{base}/v2/projects/{pa}/sinks"
     r = httpx.post(sk, json={"name": "to-gcs", "destination": "storage.googleapis.com/b", "filter": "severity>=ERROR"})

@@ -343,9 +343,9 @@ static void test_storage_logging_compute(void **state)
     free(data);
 
     json_t *jp = json_pack("{s:s,s:i}", "event", "login", "count", 3);
-    assert_int_equal(mb_gc_log_write(gc, "app", "started", NULL, "INFO", 1735689600000LL, NULL, NULL, &err), MB_OK);
-    assert_int_equal(mb_gc_log_write(gc, "app", NULL, jp, "ERROR", 1735693200000LL, NULL, NULL, &err), MB_OK);
-    assert_int_equal(mb_gc_log_write(gc, "other", "disk full", NULL, "WARNING", 1735696800000LL, NULL, NULL, &err), MB_OK);
+    assert_int_equal(mb_gc_log_write(gc, "app", "started", NULL, "INFO", 1735689600000LL, NULL, NULL, NULL, &err), MB_OK);
+    assert_int_equal(mb_gc_log_write(gc, "app", NULL, jp, "ERROR", 1735693200000LL, NULL, NULL, NULL, &err), MB_OK);
+    assert_int_equal(mb_gc_log_write(gc, "other", "disk full", NULL, "WARNING", 1735696800000LL, NULL, NULL, NULL, &err), MB_OK);
     json_decref(jp);
     static const struct { const char *filter; int n; } F[] = {
         {"", 3}, {"severity>=WARNING", 2}, {"logName=\"projects/p1/logs/app\"", 2},
@@ -363,8 +363,8 @@ static void test_storage_logging_compute(void **state)
         json_decref(out);
     }
     json_t *out;
-    assert_int_equal(mb_gc_log_list(gc, "labels.x=1", 50, &out, &err), MB_EINVAL);
-    assert_non_null(strstr(err.msg, "labels.x"));
+    assert_int_equal(mb_gc_log_list(gc, "protoPayload.x=1", 50, &out, &err), MB_EINVAL);
+    assert_non_null(strstr(err.msg, "protoPayload.x"));
 
     char op[64];
     assert_int_equal(mb_gc_ce_create(gc, "vm-1", "us-central1-a", NULL, NULL, NULL, NULL, op, &err), MB_OK);
@@ -414,6 +414,68 @@ static void test_storage_logging_compute(void **state)
     free(dir);
 }
 
+/* A project written before log entries kept their labels and trace (no
+ * "extra" column, nor "received") opens with both columns added; its old
+ * entries list with empty fields, new ones keep theirs and filter on them. */
+static void test_log_extra_old_project(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *path = mb_asprintf("%s/old.db", dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "CREATE TABLE __log_entries(seq INTEGER PRIMARY KEY, log_name TEXT,"
+                                      " severity TEXT, severity_num INTEGER, ts INTEGER, text_payload TEXT,"
+                                      " json_payload TEXT, resource_type TEXT, resource_labels TEXT, insert_id TEXT);"
+                                      "INSERT INTO __log_entries VALUES(1, 'app', 'INFO', 200, 1735689600000,"
+                                      " 'old line', NULL, 'global', NULL, 'i1');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    mb_gc *gc = open_project(dir, "old.db", "p1");
+    mb_err err = {0};
+    json_t *extra = json_pack("{s:{s:s},s:s,s:{s:s,s:i}}", "labels", "env", "prod", "trace", "projects/p1/traces/t1",
+                              "httpRequest", "requestMethod", "GET", "status", 503);
+    assert_int_equal(mb_gc_log_write(gc, "app", "new line", NULL, "ERROR", 1735689700000LL, NULL, NULL, extra, &err),
+                     MB_OK);
+    json_decref(extra);
+    json_t *out;
+    assert_int_equal(mb_gc_log_list(gc, NULL, 10, &out, &err), MB_OK);
+    assert_int_equal(json_array_size(out), 2);
+    json_t *nw = json_array_get(out, 0), *old = json_array_get(out, 1);
+    assert_string_equal(json_string_value(json_object_get(old, "text_payload")), "old line");
+    assert_int_equal(json_object_size(json_object_get(old, "extra")), 0);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(nw, "extra"), "labels"), "env")),
+                        "prod");
+    json_decref(out);
+    static const struct { const char *filter; size_t n; } F[] = {
+        {"labels.env=prod", 1}, {"httpRequest.status>=500", 1}, {"trace:t1", 1}, {"NOT labels.env=prod", 1},
+        {"labels.env=dev OR textPayload:old", 1}, {"httpRequest.status<500", 0}};
+    for (size_t i = 0; i < sizeof F / sizeof *F; i++) {
+        assert_int_equal(mb_gc_log_list(gc, F[i].filter, 10, &out, &err), MB_OK);
+        if (json_array_size(out) != F[i].n) fprintf(stderr, "filter %s\n", F[i].filter);
+        assert_int_equal(json_array_size(out), F[i].n);
+        json_decref(out);
+    }
+    /* refused before anything is written */
+    json_t *bad[] = {json_pack("{s:{s:i}}", "labels", "n", 1), json_pack("{s:s}", "split", "x"),
+                     json_pack("{s:i}", "traceSampled", 1), json_pack("{s:s}", "operation", "op")};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(mb_gc_log_write(gc, "app", "x", NULL, "INFO", 0, NULL, NULL, bad[i], &err), MB_EINVAL);
+        json_decref(bad[i]);
+    }
+    assert_int_equal(mb_gc_log_list(gc, NULL, 10, &out, &err), MB_OK);
+    assert_int_equal(json_array_size(out), 2);
+    json_decref(out);
+    /* log buckets: Cloud Logging's id rule */
+    assert_int_equal(mb_gc_log_bucket_create(gc, "_Default", "global", 30, NULL, &err), MB_EINVAL);
+    assert_int_equal(mb_gc_log_bucket_create(gc, "ok_1", "global", 30, NULL, &err), MB_OK);
+    mb_gc_close(gc);
+    mb_rm_rf(dir, NULL);
+    free(path);
+    free(dir);
+}
+
 static void test_isolation(void **state)
 {
     (void)state;
@@ -422,7 +484,7 @@ static void test_isolation(void **state)
     mb_err err = {0};
     assert_int_equal(mb_gc_bq_dataset_create(a, "shared_name", NULL, "US", &err), MB_OK);
     assert_int_equal(mb_gc_gcs_bucket_create(a, "bucket-a", "US", NULL, &err), MB_OK);
-    assert_int_equal(mb_gc_log_write(a, "l", "x", NULL, "INFO", 0, NULL, NULL, &err), MB_OK);
+    assert_int_equal(mb_gc_log_write(a, "l", "x", NULL, "INFO", 0, NULL, NULL, NULL, &err), MB_OK);
     json_t *l = mb_gc_bq_dataset_list(b);
     assert_int_equal(json_array_size(l), 0);
     json_decref(l);
@@ -727,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_load),
         cmocka_unit_test(test_storage_logging_compute),
+        cmocka_unit_test(test_log_extra_old_project),
         cmocka_unit_test(test_isolation),
         cmocka_unit_test(test_hostile_sql),
         cmocka_unit_test(test_signed_urls),

@@ -26,7 +26,7 @@ int gc_t_logging_write_log(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     if (!gc) return 0;
     mb_err e = {0};
     json_t *labels = json_pack("{s:s}", "project_id", mb_gc_project(gc));
-    if (mb_gc_log_write(gc, log, msg, NULL, sev, 0, "global", labels, &e))
+    if (mb_gc_log_write(gc, log, msg, NULL, sev, 0, "global", labels, NULL, &e))
         gc_textf(res, "Error writing log: 400 %s", e.msg);
     else gc_textf(res, "Successfully wrote log entry to '%s' with severity '%s'", log, sev);
     json_decref(labels);
