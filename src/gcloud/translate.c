@@ -3328,6 +3328,24 @@ static json_t *pivot_input_columns(xl *x, size_t f0, size_t f1)
     return names;
 }
 
+/* The first token of the from item that ends before token `op` (a PIVOT or
+ * UNPIVOT): back to FROM / JOIN / ',' at its level. */
+static size_t from_item_start(xl *x, size_t op)
+{
+    size_t f0 = op;
+    int depth = 0;
+    while (f0 > 0) {
+        size_t k = f0 - 1;
+        if (is_op(x, k, ")")) depth++;
+        else if (is_op(x, k, "(")) {
+            if (!depth) break;
+            depth--;
+        } else if (!depth && (is_kw(x, k, "FROM") || is_kw(x, k, "JOIN") || is_op(x, k, ","))) break;
+        f0 = k;
+    }
+    return f0;
+}
+
 /* Rewrites the first `from_item PIVOT (agg [AS a], ... FOR col IN (v [AS a],
  * ...)) [AS alias]` of sql into GoogleSQL without PIVOT: a subquery grouping
  * the from item's other columns, with AGG(IF(col = v, arg, NULL)) per value
@@ -3352,18 +3370,8 @@ static int pivot_rewrite(mb_gc *gc, const char *sql, size_t len, char **out, mb_
     }
     json_t *names = NULL, *aggs = json_array(), *vals = json_array();
     mb_buf o = {0};
-    /* the from item: back to FROM / JOIN / ',' at its level */
-    size_t f0 = pv;
+    size_t f0 = from_item_start(&x, pv);
     int depth = 0;
-    while (f0 > 0) {
-        size_t k = f0 - 1;
-        if (is_op(&x, k, ")")) depth++;
-        else if (is_op(&x, k, "(")) {
-            if (!depth) break;
-            depth--;
-        } else if (!depth && (is_kw(&x, k, "FROM") || is_kw(&x, k, "JOIN") || is_op(&x, k, ","))) break;
-        f0 = k;
-    }
     size_t f1 = pv; /* [f0, f1): the from item with any alias */
     size_t fe = f1;  /* the item without its alias */
     if (fe >= f0 + 3 && is_kw(&x, fe - 2, "AS")) fe -= 2;
@@ -3527,16 +3535,228 @@ done:
     return x.failed;
 }
 
+/* ----------------------------------------------------------- UNPIVOT */
+
+static int is_name_tok(xl *x, size_t i) { return T(x, i)->type == T_IDENT || T(x, i)->type == T_QIDENT; }
+
+/* Rewrites the first `from_item UNPIVOT [INCLUDE|EXCLUDE NULLS] (values FOR
+ * name IN (items)) [AS alias]` of sql: values is a column or (columns), each
+ * item a column or (columns) with an optional [AS] string or integer alias.
+ * It becomes a subquery crossing the from item with the item numbers:
+ *   (SELECT * FROM (SELECT others.., CASE k WHEN 0 THEN c0 .. END AS v..,
+ *    CASE k WHEN 0 THEN 'c0' .. END AS name FROM item CROSS JOIN UNNEST([0,
+ *    ..]) AS k) WHERE NOT (v IS NULL AND ..))
+ * so each input row gives its items in order, as BigQuery lists them; the
+ * WHERE is EXCLUDE NULLS, the default. *out: NULL when there is no UNPIVOT. */
+static int unpivot_rewrite(mb_gc *gc, const char *sql, size_t len, char **out, mb_err *err)
+{
+    *out = NULL;
+    int any = 0;
+    for (size_t k = 0; k + 7 <= len && !any; k++) any = !strncasecmp(sql + k, "UNPIVOT", 7);
+    if (!any) return MB_OK;
+    xl x = {.gc = gc, .err = err};
+    int rc = lex(sql, len, &x.l, err);
+    if (rc) return rc;
+    size_t up = 0;
+    for (size_t k = 1; k + 1 < x.l.n && !up; k++)
+        if (is_kw(&x, k, "UNPIVOT") && (is_op(&x, k + 1, "(") || is_kw(&x, k + 1, "INCLUDE") || is_kw(&x, k + 1, "EXCLUDE")) &&
+            (is_op(&x, k - 1, ")") || is_name_tok(&x, k - 1)))
+            up = k;
+    if (!up) {
+        lexed_free(&x.l);
+        return MB_OK;
+    }
+    json_t *names = NULL, *vcols = json_array(), *items = json_array(), *used = json_array();
+    mb_buf o = {0};
+    size_t open = up + 1;
+    int include_nulls = 0;
+    if (is_kw(&x, open, "INCLUDE") || is_kw(&x, open, "EXCLUDE")) {
+        include_nulls = is_kw(&x, open, "INCLUDE");
+        if (!is_kw(&x, open + 1, "NULLS")) {
+            fail(&x, MB_EINVAL, "Syntax error: Expected keyword NULLS after %s", T(&x, open)->text);
+            goto done;
+        }
+        open += 2;
+    }
+    size_t f0 = from_item_start(&x, up), f1 = up, fe = up;
+    if (fe >= f0 + 3 && is_kw(&x, fe - 2, "AS")) fe -= 2;
+    if (f0 >= up || !is_kw(&x, f0 - 1, "FROM")) {
+        unsupported(&x, "UNPIVOT after a join or in this position");
+        goto done;
+    }
+    if (!is_op(&x, open, "(")) {
+        fail(&x, MB_EINVAL, "Syntax error: Expected \"(\" after UNPIVOT");
+        goto done;
+    }
+    size_t close = closing(&x, open), k = open + 1;
+    if (x.failed) goto done;
+    /* the values column, or a set of them */
+    if (is_op(&x, k, "(")) {
+        size_t c = closing(&x, k), as[64], ae[64];
+        size_t n = x.failed ? 0 : args_of(&x, k, c, as, ae, 64);
+        for (size_t i = 0; i < n; i++)
+            if (ae[i] == as[i] + 1 && is_name_tok(&x, as[i])) json_array_append_new(vcols, json_string(T(&x, as[i])->text));
+        if (!n || n == 64 || json_array_size(vcols) != n) {
+            fail(&x, MB_EINVAL, "Syntax error: UNPIVOT expects a values column or a list of them");
+            goto done;
+        }
+        k = c + 1;
+    } else if (is_name_tok(&x, k)) {
+        json_array_append_new(vcols, json_string(T(&x, k++)->text));
+    }
+    if (!json_array_size(vcols) || !is_kw(&x, k, "FOR") || !is_name_tok(&x, k + 1) || !is_kw(&x, k + 2, "IN") ||
+        !is_op(&x, k + 3, "(") || match_paren(&x, k + 3) + 1 != close) {
+        fail(&x, MB_EINVAL, "Syntax error: Expected UNPIVOT (values_column FOR name_column IN (columns))");
+        goto done;
+    }
+    const char *namecol = T(&x, k + 1)->text;
+    size_t nv = json_array_size(vcols);
+    size_t is[256], ie[256];
+    size_t ni = args_of(&x, k + 3, close - 1, is, ie, 256);
+    if (!ni || ni == 256) {
+        fail(&x, MB_EINVAL, "Syntax error: UNPIVOT needs between 1 and 255 columns to unpivot");
+        goto done;
+    }
+    int str_alias = 0, int_alias = 0;
+    for (size_t i = 0; i < ni; i++) {
+        size_t s0 = is[i], e = ie[i], alias = 0;
+        if (e >= s0 + 3 && is_kw(&x, e - 2, "AS")) alias = e - 1;
+        else if (e >= s0 + 2 && (T(&x, e - 1)->type == T_STR || T(&x, e - 1)->type == T_NUM)) alias = e - 1;
+        if (alias) {
+            int isstr = T(&x, alias)->type == T_STR;
+            if (!isstr && (T(&x, alias)->type != T_NUM || strpbrk(T(&x, alias)->text, ".eE"))) {
+                fail(&x, MB_EINVAL, "UNPIVOT row value aliases must be string or integer literals");
+                goto done;
+            }
+            str_alias |= isstr;
+            int_alias |= !isstr;
+            e = alias - (is_kw(&x, alias - 1, "AS") ? 1 : 0);
+        }
+        /* the item's columns: one name, or (names) as many as the values */
+        json_t *cols = json_array();
+        if (nv == 1 && e == s0 + 1 && is_name_tok(&x, s0)) {
+            json_array_append_new(cols, json_integer((json_int_t)s0));
+        } else if (nv > 1 && is_op(&x, s0, "(") && match_paren(&x, s0) + 1 == e) {
+            size_t cs[64], ce[64];
+            size_t n = args_of(&x, s0, e - 1, cs, ce, 64);
+            for (size_t c = 0; c < n; c++)
+                if (ce[c] == cs[c] + 1 && is_name_tok(&x, cs[c])) json_array_append_new(cols, json_integer((json_int_t)cs[c]));
+        }
+        if (json_array_size(cols) != nv) {
+            json_decref(cols);
+            fail(&x, MB_EINVAL, nv == 1 ? "Syntax error: UNPIVOT expects column names in IN (...)"
+                                        : "UNPIVOT expects each item of IN (...) to list as many columns as the values "
+                                          "columns (%zu)", nv);
+            goto done;
+        }
+        size_t c;
+        json_t *ci;
+        json_array_foreach(cols, c, ci) json_array_append_new(used, json_string(T(&x, (size_t)json_integer_value(ci))->text));
+        json_array_append_new(items, json_pack("{s:o,s:I}", "cols", cols, "alias", (json_int_t)alias));
+    }
+    if (str_alias && int_alias) {
+        fail(&x, MB_EINVAL, "UNPIVOT row value aliases must all be strings or all integers");
+        goto done;
+    }
+    if (int_alias && json_array_size(items) != 0) {
+        for (size_t i = 0; i < ni; i++)
+            if (!json_integer_value(json_object_get(json_array_get(items, i), "alias"))) {
+                fail(&x, MB_EINVAL, "UNPIVOT with integer row value aliases needs one on every item");
+                goto done;
+            }
+    }
+    names = pivot_input_columns(&x, f0, fe);
+    if (!names) {
+        unsupported(&x, "UNPIVOT over a from item whose columns are not named (name the subquery's columns)");
+        goto done;
+    }
+    size_t i, j;
+    json_t *nm, *u;
+    json_array_foreach(used, i, u) {
+        int found = 0;
+        json_array_foreach(names, j, nm) found |= !strcasecmp(json_string_value(nm), json_string_value(u));
+        if (!found) {
+            fail(&x, MB_EINVAL, "Unrecognized name: %s", json_string_value(u));
+            goto done;
+        }
+    }
+    put_src(&o, sql, &x, 0, f0);
+    mb_buf_puts(&o, " (SELECT * FROM (SELECT ");
+    json_array_foreach(names, j, nm) {
+        int out_col = 1;
+        json_array_foreach(used, i, u) out_col &= !!strcasecmp(json_string_value(nm), json_string_value(u));
+        if (!out_col) continue;
+        put_backticked(&o, json_string_value(nm));
+        mb_buf_puts(&o, ", ");
+    }
+    for (size_t v = 0; v <= nv; v++) { /* the values columns, then the name column */
+        mb_buf_puts(&o, v ? ", CASE `_mb_unpivot` " : "CASE `_mb_unpivot` ");
+        for (i = 0; i < ni; i++) {
+            json_t *it = json_array_get(items, i), *cols = json_object_get(it, "cols");
+            mb_buf_printf(&o, "WHEN %zu THEN ", i);
+            if (v < nv) {
+                size_t t = (size_t)json_integer_value(json_array_get(cols, v));
+                put_src(&o, sql, &x, t, t + 1);
+            } else if (json_integer_value(json_object_get(it, "alias"))) {
+                size_t t = (size_t)json_integer_value(json_object_get(it, "alias"));
+                put_src(&o, sql, &x, t, t + 1);
+            } else { /* the columns' names, joined by '_' */
+                mb_buf_putc(&o, '\'');
+                json_t *ci;
+                json_array_foreach(cols, j, ci) {
+                    if (j) mb_buf_putc(&o, '_');
+                    for (const char *ch = T(&x, (size_t)json_integer_value(ci))->text; *ch; ch++) {
+                        if (*ch == '\'' || *ch == '\\') mb_buf_putc(&o, '\\');
+                        mb_buf_putc(&o, *ch);
+                    }
+                }
+                mb_buf_putc(&o, '\'');
+            }
+            mb_buf_putc(&o, ' ');
+        }
+        mb_buf_puts(&o, "END AS ");
+        put_backticked(&o, v < nv ? json_string_value(json_array_get(vcols, v)) : namecol);
+    }
+    mb_buf_puts(&o, " FROM ");
+    put_src(&o, sql, &x, f0, f1);
+    mb_buf_puts(&o, " CROSS JOIN UNNEST([");
+    for (i = 0; i < ni; i++) mb_buf_printf(&o, "%s%zu", i ? ", " : "", i);
+    mb_buf_puts(&o, "]) AS `_mb_unpivot`)");
+    if (!include_nulls) {
+        mb_buf_puts(&o, " WHERE NOT (");
+        for (size_t v = 0; v < nv; v++) {
+            if (v) mb_buf_puts(&o, " AND ");
+            put_backticked(&o, json_string_value(json_array_get(vcols, v)));
+            mb_buf_puts(&o, " IS NULL");
+        }
+        mb_buf_putc(&o, ')');
+    }
+    mb_buf_puts(&o, ") ");
+    mb_buf_append(&o, sql + T(&x, close)->start + 1, len - (T(&x, close)->start + 1));
+    *out = mb_buf_steal(&o);
+done:
+    mb_buf_free(&o);
+    json_decref(names);
+    json_decref(vcols);
+    json_decref(items);
+    json_decref(used);
+    lexed_free(&x.l);
+    return x.failed;
+}
+
 int mb_gc__translate(mb_gc *gc, const char *sql, size_t len, mb_gc_plan *p, mb_err *err)
 {
-    /* PIVOTs first: each becomes a grouping subquery, then the text is read again */
+    /* PIVOTs and UNPIVOTs first: each becomes a subquery, then the text is read again */
     char *rewritten = NULL;
     for (int round = 0;; round++) {
         char *next = NULL;
-        int prc = pivot_rewrite(gc, rewritten ? rewritten : sql, rewritten ? strlen(rewritten) : len, &next, err);
+        const char *cur = rewritten ? rewritten : sql;
+        size_t curlen = rewritten ? strlen(rewritten) : len;
+        int prc = pivot_rewrite(gc, cur, curlen, &next, err);
+        if (!prc && !next) prc = unpivot_rewrite(gc, cur, curlen, &next, err);
         if (!prc && next && round == 16) {
             free(next);
-            prc = mb_err_set(err, MB_EINVAL, "Unsupported: more than 16 PIVOTs in one statement");
+            prc = mb_err_set(err, MB_EINVAL, "Unsupported: more than 16 PIVOTs and UNPIVOTs in one statement");
         }
         if (prc) {
             free(rewritten);

@@ -80,8 +80,8 @@ def test_initialize_query_dump_reset(api):
     text = call(s, "bigquery_run_query", {"query": "SELECT * FROM `game_analytics.nope`"})
     assert text.startswith("Error executing BigQuery query: 404 Not found: Table "
                            f"{project}:game_analytics.nope was not found in location US; reason: notFound")
-    text = call(s, "bigquery_run_query", {"query": "SELECT * FROM `ab_testing.events` UNPIVOT (v FOR k IN (revenue))"})
-    assert "Unsupported: UNPIVOT is not supported by this emulator" in text
+    text = call(s, "bigquery_run_query", {"query": "SELECT * FROM `ab_testing.events` TABLESAMPLE SYSTEM (10 PERCENT)"})
+    assert "Unsupported: TABLESAMPLE is not supported by this emulator" in text
     text = call(s, "bigquery_run_query", {"query": "SELECT x, [x, 2] AS a, STRUCT(x AS n) AS s FROM UNNEST([1]) AS x"})
     assert "Row 1: {'x': 1, 'a': [1, 2], 's': {'n': 1}}" in text, text
     assert call(s, "bigquery_list_datasets", {}) == (
