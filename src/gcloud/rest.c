@@ -20,8 +20,8 @@
  * getQueryResults; buckets (list, insert, get, patch, delete), objects
  * (list with prefix/delimiter, get metadata or media, delete, media,
  * multipart and resumable uploads (resumable.c), download), V4 signed URLs
- * (signed.c). Not served: copy/rewrite, IAM, routines, models: 501 naming
- * the call.
+ * (signed.c), copyTo, rewriteTo (done in one call) and compose. Not served:
+ * IAM, routines, models: 501 naming the call.
  */
 #define _GNU_SOURCE
 #include "gcloud/rest_int.h"
@@ -789,6 +789,96 @@ static void resumable_put(mb_gc *gc, struct MHD_Connection *c, int del, const mb
     }
 }
 
+/* The name made of path segments [a, b) joined by '/' (an object name's
+ * slashes arrive unescaped), malloc'ed. */
+static char *seg_name(json_t *sg, size_t a, size_t b)
+{
+    mb_buf nb = {0};
+    for (size_t i = a; i < b; i++) mb_buf_printf(&nb, "%s%s", i > a ? "/" : "", seg(sg, i));
+    return nb.data ? mb_buf_steal(&nb) : mb_strdup("");
+}
+
+/* POST b/SB/o/SO/copyTo/b/DB/o/DO and .../rewriteTo/... (body: the
+ * destination's metadata, contentType kept from the source unless given),
+ * POST b/B/o/D/compose {sourceObjects[{name}], destination{contentType}}.
+ * Returns 0 when the path names none of them. Copies are whole and at once:
+ * a rewrite answers done with every byte rewritten. */
+static int object_op(mb_gc *gc, json_t *sg, size_t k, json_t *body, reply *r)
+{
+    size_t n = json_array_size(sg), op = 0;
+    for (size_t i = k + 4; i + 4 < n && !op; i++)
+        if ((is(sg, i, "copyTo") || is(sg, i, "rewriteTo")) && is(sg, i + 1, "b") && is(sg, i + 3, "o")) op = i;
+    int compose = !op && n >= k + 5 && is(sg, n - 1, "compose");
+    if (!op && !compose) return 0;
+    mb_err e = {0};
+    const char *bucket = seg(sg, k + 1);
+    json_t *m = NULL;
+    int rc;
+    const char *ctype = json_string_value(json_object_get(body, "contentType"));
+    char *dst = NULL;
+    size_t total = 0;
+    if (op) {
+        char *src = seg_name(sg, k + 3, op);
+        dst = seg_name(sg, op + 4, n);
+        char *data = NULL;
+        size_t len = 0;
+        json_t *sm = NULL;
+        rc = mb_gc_gcs_object_get(gc, bucket, src, &data, &len, &sm, &e);
+        if (!rc)
+            rc = mb_gc_gcs_object_put(gc, seg(sg, op + 2), dst, data, len,
+                                      ctype ? ctype : json_string_value(json_object_get(sm, "content_type")), &e);
+        if (!rc) rc = mb_gc_gcs_object_meta(gc, seg(sg, op + 2), dst, &m, &e);
+        total = len;
+        free(data);
+        free(src);
+        json_decref(sm);
+    } else {
+        dst = seg_name(sg, k + 3, n - 1);
+        json_t *srcs = json_object_get(body, "sourceObjects"), *so;
+        size_t i;
+        mb_buf all = {0};
+        rc = json_array_size(srcs) && json_array_size(srcs) <= 32
+                 ? MB_OK
+                 : mb_err_set(&e, MB_EINVAL, "The number of source components provided (%zu) must be between 1 and 32",
+                              json_array_size(srcs));
+        const char *first_type = NULL;
+        json_t *first = NULL;
+        json_array_foreach(srcs, i, so) {
+            if (rc) break;
+            const char *sn = json_string_value(json_object_get(so, "name"));
+            char *data = NULL;
+            size_t len = 0;
+            json_t *sm = NULL;
+            if (!sn) rc = mb_err_set(&e, MB_EINVAL, "sourceObjects[%zu].name is required", i);
+            else rc = mb_gc_gcs_object_get(gc, bucket, sn, &data, &len, &sm, &e);
+            if (!rc) mb_buf_append(&all, data ? data : "", len);
+            if (!rc && !first) {
+                first = sm;
+                first_type = json_string_value(json_object_get(sm, "content_type"));
+            } else json_decref(sm);
+            free(data);
+        }
+        json_t *dest = json_object_get(body, "destination");
+        const char *dt = json_string_value(json_object_get(dest, "contentType"));
+        if (!rc)
+            rc = mb_gc_gcs_object_put(gc, bucket, dst, all.data ? all.data : "", all.len, dt ? dt : first_type, &e);
+        if (!rc) rc = mb_gc_gcs_object_meta(gc, bucket, dst, &m, &e);
+        total = all.len;
+        json_decref(first);
+        mb_buf_free(&all);
+    }
+    if (rc) reply_err(r, &e);
+    else if (op && is(sg, op, "rewriteTo")) {
+        char t[32];
+        snprintf(t, sizeof t, "%zu", total);
+        reply_json(r, 200, json_pack("{s:s,s:s,s:s,s:b,s:o}", "kind", "storage#rewriteResponse", "totalBytesRewritten",
+                                     t, "objectSize", t, "done", 1, "resource", object_resource(m)));
+    } else reply_json(r, 200, object_resource(m));
+    json_decref(m);
+    free(dst);
+    return 1;
+}
+
 static void storage(mb_gc *gc, struct MHD_Connection *c, const char *method, json_t *sg, size_t k,
                     const mb_buf *raw, json_t *body, int mode, reply *r)
 {
@@ -894,6 +984,8 @@ static void storage(mb_gc *gc, struct MHD_Connection *c, const char *method, jso
     } else if (n == 3 && is(sg, k + 2, "o") && mode == 1 && qarg(c, "upload_id") &&
                (!strcmp(method, "PUT") || !strcmp(method, "POST") || del)) {
         resumable_put(gc, c, del, raw, r);
+    } else if (n >= 5 && is(sg, k + 2, "o") && post && mode == 0 && object_op(gc, sg, k, body, r)) {
+        /* copied, rewritten or composed */
     } else if (n >= 4 && is(sg, k + 2, "o")) {
         /* an object name's slashes arrive unescaped: the rest of the path is the name */
         const char *bucket = seg(sg, k + 1);

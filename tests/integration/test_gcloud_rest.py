@@ -161,6 +161,53 @@ def test_storage_as_the_client_library_calls_it(env):
     assert [o["name"] for o in api.get(f"/sandbox/google_cloud/{sid}/dump").json()["data"]["objects"]] == ["dir/a.csv"]
 
 
+def test_storage_copy_rewrite_compose(env):
+    """Objects copied, rewritten and composed as google-cloud-storage sends
+    them (Bucket.copy_blob: POST .../o/SRC/copyTo/b/DST/o/NAME with the
+    destination's metadata; Blob.rewrite: .../rewriteTo/... answered done in
+    one call; Blob.compose: POST .../o/NAME/compose), names with slashes
+    escaped as the library escapes them; errors for a missing source and a
+    bad component count, and nothing written by them."""
+    api, base = env
+    sid, project = sandbox(api)
+    h = httpx.Client(base_url=f"{base}/p/{project}", timeout=30)
+    for b in ("src", "dst"):
+        assert h.post("/storage/v1/b", params={"project": project}, json={"name": b}).status_code == 200
+    for name, data, ctype in (("dir/a.csv", b"x,y\n1,2\n", "text/csv"), ("b.csv", b"3,4\n", "text/plain")):
+        assert h.post("/upload/storage/v1/b/src/o", params={"uploadType": "media", "name": name}, content=data,
+                      headers={"Content-Type": ctype}).status_code == 200
+    r = h.post("/storage/v1/b/src/o/dir%2Fa.csv/copyTo/b/dst/o/copies%2Fa.csv", params={"projection": "noAcl"}, json={})
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert got["bucket"] == "dst" and got["name"] == "copies/a.csv" and got["size"] == "8"
+    assert got["contentType"] == "text/csv"
+    assert got["md5Hash"] == h.get("/storage/v1/b/src/o/dir%2Fa.csv").json()["md5Hash"]
+    assert h.get("/download/storage/v1/b/dst/o/copies%2Fa.csv", params={"alt": "media"}).content == b"x,y\n1,2\n"
+    # rewrite with a new content type, in one call
+    r = h.post("/storage/v1/b/src/o/b.csv/rewriteTo/b/dst/o/b2.csv", json={"contentType": "text/csv"})
+    assert r.status_code == 200, r.text
+    rw = r.json()
+    assert rw["kind"] == "storage#rewriteResponse" and rw["done"] is True
+    assert rw["totalBytesRewritten"] == rw["objectSize"] == "4" and "rewriteToken" not in rw
+    assert rw["resource"]["name"] == "b2.csv" and rw["resource"]["contentType"] == "text/csv"
+    # compose: the components' bytes in order
+    r = h.post("/storage/v1/b/src/o/all.csv/compose",
+               json={"sourceObjects": [{"name": "dir/a.csv"}, {"name": "b.csv"}], "destination": {"contentType": "text/csv"}})
+    assert r.status_code == 200, r.text
+    assert r.json()["size"] == "12" and r.json()["contentType"] == "text/csv"
+    assert h.get("/download/storage/v1/b/src/o/all.csv", params={"alt": "media"}).content == b"x,y\n1,2\n3,4\n"
+    # errors, and nothing written
+    r = h.post("/storage/v1/b/src/o/nope/copyTo/b/dst/o/x", json={})
+    assert r.status_code == 404, r.text
+    assert h.post("/storage/v1/b/src/o/x/compose", json={"sourceObjects": []}).status_code == 400
+    assert h.post("/storage/v1/b/src/o/x/compose", json={"sourceObjects": [{"name": "b.csv"}] * 33}).status_code == 400
+    assert h.post("/storage/v1/b/src/o/x/compose", json={"sourceObjects": [{"name": "b.csv"}, {"name": "gone"}]}).status_code == 404
+    assert h.post("/storage/v1/b/src/o/b.csv/copyTo/b/nobucket/o/x", json={}).status_code == 404
+    assert h.get("/storage/v1/b/src/o/x").status_code == 404 and h.get("/storage/v1/b/dst/o/x").status_code == 404
+    names = sorted(o["name"] for o in api.get(f"/sandbox/google_cloud/{sid}/dump").json()["data"]["objects"])
+    assert names == ["all.csv", "b.csv", "b2.csv", "copies/a.csv", "dir/a.csv"]
+
+
 def test_projects_select_sandboxes(env):
     api, base = env
     _, pa = sandbox(api, SETUP)
