@@ -209,6 +209,11 @@ static json_t *rest_scalar(json_t *v, const char *type, json_t *sub, int int64_t
         else snprintf(b, sizeof b, "%.15g", d);
         return json_string(b);
     }
+    if (json_is_real(v)) { /* the shortest text that reads back as the same double, not %.17g */
+        char b[40];
+        mb_gc__float_text(json_real_value(v), b);
+        return json_string(b);
+    }
     char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
     json_t *o = json_string(t);
     free(t);

@@ -105,6 +105,11 @@ def test_bigquery_as_the_client_library_calls_it(env):
         "queryParameters": [{"name": "g", "parameterType": {"type": "STRING"}, "parameterValue": {"value": "g1"}}],
         "formatOptions": {"useInt64Timestamp": True}, "location": "US"})
     assert r.json()["rows"] == [{"f": [{"v": "p1"}, {"v": {"f": [{"v": "10"}, {"v": "5"}]}}]}]
+    # FLOAT64 cells: the shortest text that reads back as the same double (float() of it)
+    r = h.post(f"{bq}/queries", json={"query": "SELECT 0.1 AS a, 1 / 3 AS b, 2.5e20 AS c, 0.1 + 0.2 AS d, -1.5 AS e",
+                                      "useLegacySql": False})
+    assert [c["v"] for c in r.json()["rows"][0]["f"]] == ["0.1", "0.3333333333333333", "2.5e+20",
+                                                          "0.30000000000000004", "-1.5"], r.text
     # a failing query: BigQuery's error shape naming the construct
     r = h.post(f"{bq}/queries", json={"query": "SELECT * FROM wh.t PIVOT (SUM(id) FOR x IN (1))", "useLegacySql": False})
     assert r.status_code == 400 and "PIVOT" in r.json()["error"]["message"]
