@@ -77,6 +77,11 @@ json_t *mb_gc__column_json(sqlite3_stmt *st, int i, const char *type, const char
 int mb_gc__ts_norm(const char *s, char out[40]);
 /* Same for DATE "YYYY-MM-DD" (a timestamp's date part is accepted). */
 int mb_gc__date_norm(const char *s, char out[16]);
+/* A TIME "H[H]:MM[:SS[.f]]" as microseconds into the day, -1 when s is not
+ * one; time_text writes microseconds (taken modulo a day) back as BigQuery
+ * does, "HH:MM:SS[.ffffff]". */
+long long mb_gc__time_us(const char *s);
+void mb_gc__time_text(long long us, char out[24]);
 void mb_gc__float_text(double d, char out[40]); /* as CAST(x AS STRING) writes a FLOAT64 */
 /* Parses a date or timestamp text: days since the epoch and microseconds
  * into the day (UTC); *has_time when a time part was given. 0 or -1. */

@@ -774,6 +774,13 @@ static const struct fn {
     {"CURRENT_DATE", F_NOW, "bq_current_date", NULL, "DATE"},
     {"CURRENT_TIMESTAMP", F_NOW, "bq_current_timestamp", NULL, "TIMESTAMP"},
     {"CURRENT_DATETIME", F_NOW, "bq_current_timestamp", NULL, "DATETIME"},
+    {"CURRENT_TIME", F_NOW, "bq_current_time", NULL, "TIME"},
+    {"TIME_ADD", F_PART, "bq_time_add", NULL, "TIME"},
+    {"TIME_SUB", F_PART, "bq_time_sub", NULL, "TIME"},
+    {"TIME_DIFF", F_PART, "bq_time_diff", NULL, "INTEGER"},
+    {"TIME_TRUNC", F_TRUNC, "bq_trunc", "2", "TIME"},
+    {"FORMAT_TIME", F_FMT, "bq_format", "0", "STRING"},
+    {"PARSE_TIME", F_PARSE, "bq_parse", "3", "TIME"},
     {"DATE_DIFF", F_PART, "bq_date_diff", NULL, "INTEGER"},
     {"DATE_ADD", F_PART, "bq_date_add", NULL, "DATE"},
     {"DATE_SUB", F_PART, "bq_date_sub", NULL, "DATE"},
@@ -2252,6 +2259,14 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
                     strtod(v, &end);
                     if (!*v || *end) fail(x, MB_EINVAL, "Invalid NUMERIC literal: '%s'", v);
                     else mb_buf_puts(o, v);
+                } else if (is_kw(x, i, "TIME")) {
+                    long long us = mb_gc__time_us(v);
+                    char tb[24];
+                    if (us < 0) fail(x, MB_EINVAL, "Invalid TIME literal: '%s'", v);
+                    else {
+                        mb_gc__time_text(us, tb);
+                        put_string(o, tb);
+                    }
                 } else {
                     put_string(o, v);
                 }
@@ -2263,7 +2278,7 @@ static void xrange_in(xl *x, size_t a, size_t b, int table_ctx_start)
                 return;
             }
             if ((is_kw(x, i, "CURRENT_DATE") || is_kw(x, i, "CURRENT_TIMESTAMP") ||
-                 is_kw(x, i, "CURRENT_DATETIME")) && !is_op(x, i + 1, "(")) {
+                 is_kw(x, i, "CURRENT_DATETIME") || is_kw(x, i, "CURRENT_TIME")) && !is_op(x, i + 1, "(")) {
                 PRIMARY();
                 put_sep(x);
                 mb_buf_printf(o, "%s()", fn_of(t->text)->sq);
@@ -2679,7 +2694,8 @@ static json_t *item_hint_in(xl *x, size_t a, size_t b)
         if (is_kw(x, a, "TIME")) return json_string("TIME");
     }
     if (T(x, a)->type == T_IDENT && end == a + 1 &&
-        (is_kw(x, a, "CURRENT_DATE") || is_kw(x, a, "CURRENT_TIMESTAMP")))
+        (is_kw(x, a, "CURRENT_DATE") || is_kw(x, a, "CURRENT_TIMESTAMP") || is_kw(x, a, "CURRENT_DATETIME") ||
+         is_kw(x, a, "CURRENT_TIME")))
         return json_string(fn_of(T(x, a)->text)->hint);
     json_t *av = array_struct_hint(x, a, end);
     if (av) return av;

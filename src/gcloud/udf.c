@@ -6,8 +6,9 @@
  * expressions (PCRE2), and the aggregates COUNTIF, LOGICAL_AND/OR, ANY_VALUE
  * and STDDEV/VARIANCE (COUNTIF and the STDDEV family also as windows).
  *
- * Dates are "YYYY-MM-DD", timestamps "YYYY-MM-DD HH:MM:SS[.f]" in UTC (see
- * values.c). Errors carry BigQuery's wording.
+ * Dates are "YYYY-MM-DD", timestamps "YYYY-MM-DD HH:MM:SS[.f]" in UTC, times
+ * "HH:MM:SS[.f]" (see values.c); the date functions read a TIME as that time
+ * on 1970-01-01. Errors carry BigQuery's wording.
  */
 #define _GNU_SOURCE
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -37,6 +38,25 @@ static int arg_ts(sqlite3_context *cx, sqlite3_value *v, tsv *t, const char *fn)
     sqlite3_result_error(cx, m, -1);
     sqlite3_free(m);
     return 0;
+}
+
+/* A date, timestamp or TIME argument (a TIME as that time on day 0). */
+static int arg_tt(sqlite3_context *cx, sqlite3_value *v, tsv *t, const char *fn)
+{
+    const char *s = (const char *)sqlite3_value_text(v);
+    long long us = s && strchr(s, ':') && !strchr(s, '-') ? mb_gc__time_us(s) : -1;
+    if (us < 0) return arg_ts(cx, v, t, fn);
+    t->days = 0;
+    t->us = us;
+    t->has_time = 1;
+    return 1;
+}
+
+static void result_time(sqlite3_context *cx, long long us)
+{
+    char b[24];
+    mb_gc__time_text(us, b);
+    sqlite3_result_text(cx, b, -1, SQLITE_TRANSIENT);
 }
 
 static void result_date(sqlite3_context *cx, long days)
@@ -127,14 +147,10 @@ static void f_time(sqlite3_context *cx, int argc, sqlite3_value **argv)
         us = ((h * 60 + mi) * 60 + se) * 1000000;
     } else {
         tsv t;
-        if (!arg_ts(cx, argv[0], &t, "TIME")) return;
+        if (!arg_tt(cx, argv[0], &t, "TIME")) return;
         us = t.us;
     }
-    char b[32];
-    long long sec = us / 1000000, f = us % 1000000;
-    if (f) snprintf(b, sizeof b, "%02lld:%02lld:%02lld.%06lld", sec / 3600, sec / 60 % 60, sec % 60, f);
-    else snprintf(b, sizeof b, "%02lld:%02lld:%02lld", sec / 3600, sec / 60 % 60, sec % 60);
-    sqlite3_result_text(cx, b, -1, SQLITE_TRANSIENT);
+    result_time(cx, us);
 }
 
 static long month_add(long days, long n, sqlite3_context *cx)
@@ -149,12 +165,16 @@ static long month_add(long days, long n, sqlite3_context *cx)
     return mb_gc__days(ny, nm, d > last ? last : d);
 }
 
-/* bq_date_add(d, n, part), bq_date_sub; bq_ts_add(ts, n, part), bq_ts_sub */
-static void date_add_impl(sqlite3_context *cx, sqlite3_value **argv, int sign, int ts)
+static const char *const ADD_FN[] = {"DATE_ADD", "TIMESTAMP_ADD", "TIME_ADD"};
+
+/* bq_date_add(d, n, part), bq_date_sub; bq_ts_add(ts, n, part), bq_ts_sub;
+ * bq_time_add(t, n, part), bq_time_sub (wrapping around midnight) */
+static void date_add_impl(sqlite3_context *cx, sqlite3_value **argv, int sign, int kind)
 {
     if (any_null(3, argv)) return;
     tsv t;
-    if (!arg_ts(cx, argv[0], &t, ts ? "TIMESTAMP_ADD" : "DATE_ADD")) return;
+    int ts = kind == 1;
+    if (!(kind == 2 ? arg_tt : arg_ts)(cx, argv[0], &t, ADD_FN[kind])) return;
     long long n = sqlite3_value_int64(argv[1]) * sign;
     const char *p = (const char *)sqlite3_value_text(argv[2]);
     static const struct { const char *name; long long us; } U[] = {
@@ -164,6 +184,11 @@ static void date_add_impl(sqlite3_context *cx, sqlite3_value **argv, int sign, i
     };
     for (size_t i = 0; i < sizeof U / sizeof *U; i++)
         if (!strcasecmp(p, U[i].name)) {
+            if (kind == 2) {
+                if (U[i].us >= US_DAY) break;
+                result_time(cx, (t.us + (n % (US_DAY / U[i].us)) * U[i].us) % US_DAY);
+                return;
+            }
             if (!ts && U[i].us < US_DAY) break;
             long long tot = t.us + n * U[i].us;
             long dd = t.days + (long)(tot / US_DAY);
@@ -174,14 +199,13 @@ static void date_add_impl(sqlite3_context *cx, sqlite3_value **argv, int sign, i
         }
     long months = !strcasecmp(p, "MONTH") ? 1 : !strcasecmp(p, "QUARTER") ? 3
                   : !strcasecmp(p, "YEAR") ? 12 : 0;
-    if (months) {
+    if (months && kind != 2) {
         long nd = month_add(t.days, (long)n * months, cx);
         if (ts || t.has_time) result_ts(cx, nd, t.us);
         else result_date(cx, nd);
         return;
     }
-    char *m = sqlite3_mprintf("Unsupported date part %s for %s", p,
-                              ts ? "TIMESTAMP_ADD" : "DATE_ADD");
+    char *m = sqlite3_mprintf("Unsupported date part %s for %s", p, ADD_FN[kind]);
     sqlite3_result_error(cx, m, -1);
     sqlite3_free(m);
 }
@@ -205,6 +229,16 @@ static void f_ts_sub(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
     (void)argc;
     date_add_impl(cx, argv, -1, 1);
+}
+static void f_time_add(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    date_add_impl(cx, argv, 1, 2);
+}
+static void f_time_sub(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    date_add_impl(cx, argv, -1, 2);
 }
 
 /* bq_generate_date_array(start, end, n, part): GENERATE_DATE_ARRAY, each date
@@ -249,13 +283,18 @@ static void f_generate_date_array(sqlite3_context *cx, int argc, sqlite3_value *
 
 static long long floordiv(long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-/* bq_date_diff(a, b, part) and bq_ts_diff */
-static void diff_impl(sqlite3_context *cx, sqlite3_value **argv, int ts)
+static const char *const DIFF_FN[] = {"DATE_DIFF", "TIMESTAMP_DIFF", "TIME_DIFF"};
+
+/* bq_date_diff(a, b, part), bq_ts_diff and bq_time_diff (kind 0, 1, 2) */
+static void diff_impl(sqlite3_context *cx, sqlite3_value **argv, int kind)
 {
     if (any_null(3, argv)) return;
     tsv a, b;
-    if (!arg_ts(cx, argv[0], &a, "DATE_DIFF") || !arg_ts(cx, argv[1], &b, "DATE_DIFF")) return;
+    int (*arg)(sqlite3_context *, sqlite3_value *, tsv *, const char *) = kind == 2 ? arg_tt : arg_ts;
+    if (!arg(cx, argv[0], &a, DIFF_FN[kind]) || !arg(cx, argv[1], &b, DIFF_FN[kind])) return;
+    int ts = kind != 0;
     const char *p = (const char *)sqlite3_value_text(argv[2]);
+    if (kind == 2 && (!strcasecmp(p, "DAY") || !strcasecmp(p, "WEEK") || !strcasecmp(p, "ISOWEEK"))) p = "?";
     int ya, ma, da, yb, mb, db;
     mb_gc__civil(a.days, &ya, &ma, &da);
     mb_gc__civil(b.days, &yb, &mb, &db);
@@ -273,8 +312,8 @@ static void diff_impl(sqlite3_context *cx, sqlite3_value **argv, int ts)
     else if (!strcasecmp(p, "MILLISECOND")) r = (ua - ub) / 1000LL;
     else if (!strcasecmp(p, "MICROSECOND")) r = ua - ub;
     else {
-        char *m = sqlite3_mprintf("Unsupported date part %s for %s", p,
-                                  ts ? "TIMESTAMP_DIFF" : "DATE_DIFF");
+        char *m = sqlite3_mprintf("Unsupported date part %s for %s", (const char *)sqlite3_value_text(argv[2]),
+                                  DIFF_FN[kind]);
         sqlite3_result_error(cx, m, -1);
         sqlite3_free(m);
         return;
@@ -292,16 +331,37 @@ static void f_ts_diff(sqlite3_context *cx, int argc, sqlite3_value **argv)
     (void)argc;
     diff_impl(cx, argv, 1);
 }
+static void f_time_diff(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    diff_impl(cx, argv, 2);
+}
 
-/* bq_trunc(x, part, is_ts) */
+/* bq_trunc(x, part, kind): kind 0 DATE_TRUNC, 1 TIMESTAMP/DATETIME_TRUNC,
+ * 2 TIME_TRUNC */
 static void f_trunc(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
     (void)argc;
     if (any_null(2, argv)) return;
     tsv t;
-    if (!arg_ts(cx, argv[0], &t, "DATE_TRUNC")) return;
-    int ts = sqlite3_value_int(argv[2]);
+    int kind = sqlite3_value_int(argv[2]), ts = kind != 0;
     const char *p = (const char *)sqlite3_value_text(argv[1]);
+    if (kind == 2) {
+        static const struct { const char *name; long long us; } U[] = {
+            {"MICROSECOND", 1}, {"MILLISECOND", 1000}, {"SECOND", 1000000}, {"MINUTE", 60000000LL},
+            {"HOUR", 3600000000LL}};
+        if (!arg_tt(cx, argv[0], &t, "TIME_TRUNC")) return;
+        for (size_t i = 0; i < sizeof U / sizeof *U; i++)
+            if (!strcasecmp(p, U[i].name)) {
+                result_time(cx, t.us / U[i].us * U[i].us);
+                return;
+            }
+        char *msg = sqlite3_mprintf("Unsupported date part %s for TIME_TRUNC", p);
+        sqlite3_result_error(cx, msg, -1);
+        sqlite3_free(msg);
+        return;
+    }
+    if (!arg_ts(cx, argv[0], &t, "DATE_TRUNC")) return;
     int y, m, d;
     mb_gc__civil(t.days, &y, &m, &d);
     long days = t.days;
@@ -342,7 +402,7 @@ static void f_extract(sqlite3_context *cx, int argc, sqlite3_value **argv)
     (void)argc;
     if (any_null(2, argv)) return;
     tsv t;
-    if (!arg_ts(cx, argv[1], &t, "EXTRACT")) return;
+    if (!arg_tt(cx, argv[1], &t, "EXTRACT")) return;
     const char *p = (const char *)sqlite3_value_text(argv[0]);
     int y, m, d, iy;
     mb_gc__civil(t.days, &y, &m, &d);
@@ -389,7 +449,7 @@ static void f_format(sqlite3_context *cx, int argc, sqlite3_value **argv)
     if (any_null(2, argv)) return;
     const char *fmt = (const char *)sqlite3_value_text(argv[0]);
     tsv t;
-    if (!arg_ts(cx, argv[1], &t, "FORMAT_DATE")) return;
+    if (!arg_tt(cx, argv[1], &t, "FORMAT_DATE")) return;
     int ts = sqlite3_value_int(argv[2]);
     int y, m, d, iy;
     mb_gc__civil(t.days, &y, &m, &d);
@@ -595,6 +655,10 @@ static void f_parse(sqlite3_context *cx, int argc, sqlite3_value **argv)
         sqlite3_free(msg);
         return;
     }
+    if (kind == 3) { /* PARSE_TIME: the time of day */
+        result_time(cx, ((H * 60LL + M) * 60 + S) * 1000000 + frac);
+        return;
+    }
     if (kind == 0) o[10] = '\0';
     sqlite3_result_text(cx, o, -1, SQLITE_TRANSIENT);
 }
@@ -612,6 +676,13 @@ static void f_now_ts(sqlite3_context *cx, int argc, sqlite3_value **argv)
     (void)argv;
     int64_t ms = mb_gc__clock_cx(cx);
     result_ts(cx, (long)(ms / 86400000LL), (ms % 86400000LL) * 1000);
+}
+
+static void f_now_time(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    (void)argv;
+    result_time(cx, (mb_gc__clock_cx(cx) % 86400000LL) * 1000);
 }
 
 static void f_unix(sqlite3_context *cx, int argc, sqlite3_value **argv)
@@ -1060,12 +1131,16 @@ int mb_gc__udf_register(sqlite3 *db)
         {"bq_rpad", 3, f_pad, 1},           {"bq_regexp", 3, f_regexp, 0},
         {"bq_regexp", 4, f_regexp, 0},      {"bq_error", 1, f_error, 0},
         {"bq_format_string", -1, f_format_string, 0}, {"bq_time", 1, f_time, 0}, {"bq_time", 3, f_time, 0}, {"bq_generate_date_array", 4, f_generate_date_array, 0},
+        {"bq_time_add", 3, f_time_add, 0},  {"bq_time_sub", 3, f_time_sub, 0},
+        {"bq_time_diff", 3, f_time_diff, 0},
     };
     int rc = mb_gc__sqlfn_register(db, S, sizeof S / sizeof *S, F);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(db, "bq_current_date", 0, V, NULL, f_now_date, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(db, "bq_current_timestamp", 0, V, NULL, f_now_ts, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function(db, "bq_current_time", 0, V, NULL, f_now_time, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_window_function(db, "bq_countif", 1, F, NULL, countif_step,
                                             countif_value, countif_value, countif_inverse, NULL);

@@ -156,6 +156,43 @@ void mb_gc__float_text(double d, char out[40])
         }
 }
 
+long long mb_gc__time_us(const char *s)
+{
+    const char *p = s;
+    while (*p == ' ') p++;
+    int H, M, S = 0;
+    long long frac = 0;
+    int nh = isdigit((unsigned char)p[1]) ? 2 : 1;
+    if (!digits(&p, nh, &H) || *p++ != ':' || !digits(&p, 2, &M)) return -1;
+    if (*p == ':') {
+        p++;
+        if (!digits(&p, 2, &S)) return -1;
+        if (*p == '.') {
+            p++;
+            int n = 0;
+            while (isdigit((unsigned char)*p)) {
+                if (n < 6) frac = frac * 10 + (*p - '0');
+                n++;
+                p++;
+            }
+            if (!n || n > 9) return -1;
+            for (; n < 6; n++) frac *= 10;
+        }
+    }
+    while (*p == ' ') p++;
+    if (*p || H > 23 || M > 59 || S > 59) return -1;
+    return ((H * 60LL + M) * 60 + S) * 1000000 + frac;
+}
+
+void mb_gc__time_text(long long us, char out[24])
+{
+    us %= 86400000000LL;
+    if (us < 0) us += 86400000000LL;
+    long long s = us / 1000000, f = us % 1000000;
+    if (f) snprintf(out, 24, "%02lld:%02lld:%02lld.%06lld", s / 3600, s / 60 % 60, s % 60, f);
+    else snprintf(out, 24, "%02lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+}
+
 int mb_gc__date_norm(const char *s, char out[16])
 {
     long days;

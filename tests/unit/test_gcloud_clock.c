@@ -86,8 +86,10 @@ static void test_frozen_clock_is_read_everywhere(void **state)
     assert_int_equal(mb_gc_clock_set(gc, "2025-03-10T09:00:00Z", 1, &err), MB_OK);
     assert_int_equal(mb_gc_clock_ms(gc), FROZEN_MS);
     char *s = row1(gc, "SELECT CURRENT_DATE() AS d, CURRENT_TIMESTAMP() AS t, CURRENT_DATETIME() AS dt, "
-                       "DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY) AS y");
-    assert_string_equal(s, "[\"2025-03-10\",\"2025-03-10 09:00:00\",\"2025-03-10 09:00:00\",\"2025-03-09\"]");
+                       "DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY) AS y, CURRENT_TIME() AS tm, "
+                       "TIME_SUB(CURRENT_TIME, INTERVAL 10 HOUR) AS back");
+    assert_string_equal(s, "[\"2025-03-10\",\"2025-03-10 09:00:00\",\"2025-03-10 09:00:00\",\"2025-03-09\","
+                           "\"09:00:00\",\"23:00:00\"]");
     free(s);
     /* what the emulator stamps */
     assert_int_equal(mb_gc_bq_dataset_create(gc, "d", NULL, NULL, &err), MB_OK);
@@ -112,7 +114,7 @@ static void test_frozen_clock_is_read_everywhere(void **state)
     assert_int_equal(json_integer_value(json_object_get(o, "created")), FROZEN_MS);
     assert_int_equal(json_integer_value(json_object_get(o, "updated")), FROZEN_MS);
     json_decref(o);
-    assert_int_equal(mb_gc_log_write(gc, "app", "hello", NULL, "INFO", 0, NULL, NULL, &err), MB_OK);
+    assert_int_equal(mb_gc_log_write(gc, "app", "hello", NULL, "INFO", 0, NULL, NULL, NULL, &err), MB_OK);
     assert_int_equal(mb_gc_log_list(gc, "timestamp >= \"2025-03-10T09:00:00Z\" AND timestamp <= \"2025-03-10T09:00:00Z\"",
                                     0, &o, &err), MB_OK);
     assert_int_equal(json_array_size(o), 1);
