@@ -43,7 +43,7 @@ TSAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -DMB_ASSERTS -fsan
 TSAN_LDFLAGS := -fsanitize=thread
 TSAN_OBJS := $(patsubst src/%.c,$(TSAN_DIR)/%.o,$(SRCS))
 TSAN_LIB_OBJS := $(patsubst src/%.c,$(TSAN_DIR)/%.o,$(LIB_SRCS))
-TSAN_UNITS := test_gateway test_store test_util test_sandbox_lifecycle test_mcp test_metrics test_cluster
+TSAN_UNITS := test_gateway test_store test_util test_sandbox_lifecycle test_mcp test_metrics test_cluster test_core_workers
 TSAN_BINS := $(patsubst %,$(TSAN_DIR)/tests/%,$(TSAN_UNITS))
 
 # libFuzzer targets (fuzz/fuzz_*.c), built with clang into build/fuzz with
