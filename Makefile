@@ -43,7 +43,7 @@ TSAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -DMB_ASSERTS -fsan
 TSAN_LDFLAGS := -fsanitize=thread
 TSAN_OBJS := $(patsubst src/%.c,$(TSAN_DIR)/%.o,$(SRCS))
 TSAN_LIB_OBJS := $(patsubst src/%.c,$(TSAN_DIR)/%.o,$(LIB_SRCS))
-TSAN_UNITS := test_gateway test_store test_util test_sandbox_lifecycle test_mcp test_metrics test_cluster
+TSAN_UNITS := test_gateway test_store test_util test_sandbox_lifecycle test_mcp test_metrics test_cluster test_core_workers
 TSAN_BINS := $(patsubst %,$(TSAN_DIR)/tests/%,$(TSAN_UNITS))
 
 # libFuzzer targets (fuzz/fuzz_*.c), built with clang into build/fuzz with
@@ -79,13 +79,17 @@ build/mcpbox: $(REL_OBJS) | $(addprefix build/,$(SRV_BINS))
 	@echo "  LD      $@"
 	@$(CC) -o $@ $(REL_OBJS) $(PKG_LIBS)
 
-# The release zygote and mcpbox-light (Atlas's 8 servers) are static-pie: no
-# dynamic loader, no library mappings or relocations, so every sandbox's init,
-# shepherds and servers start and fork with much less CPU (page-table work is
-# what a start costs; docs/PERFORMANCE.md, "Where a server's start goes").
+# The release zygote and mcpbox-light (Atlas's 8 servers) are static and not
+# position-independent: no dynamic loader, no library mappings, and no
+# relocations to write at each start (a static-pie rewrites ~20 pages of
+# pointers, each a copy-on-write fault), so every sandbox's init, shepherds and
+# servers start and fork with much less CPU (page faults are what a start
+# costs; docs/PERFORMANCE.md, "Where a server's start goes"). The price: their
+# code and data are at fixed addresses (no ASLR of the image; stack, heap and
+# mappings stay randomized).
 STATIC_LIBS_light  := -ljansson -lsqlite3 -lz -lpcre2-8 -lexpat -lm -lpthread
 STATIC_LIBS_zygote := -lseccomp -lcap -lpthread
-STATIC_LD := -static-pie -Wl,--no-warnings
+STATIC_LD := -static -no-pie -Wl,--no-warnings
 SRV_LIBS = $(if $(and $(filter build,$1),$(STATIC_LIBS_$2)),$(STATIC_LD) $(STATIC_LIBS_$2),$(PKG_LIBS))
 
 # The server executables of one build ($1: objects dir, $2: binaries dir,

@@ -198,6 +198,10 @@ typedef struct mb_start_job {
     mb_err err;
 } mb_start_job;
 void mb_core__start_servers(mb_start_job *jobs, size_t n);
+/* workers.c: runs fn on each of the n elements of args (size bytes apart),
+ * in parallel on the daemon's worker threads and the calling one; returns
+ * when all are done. */
+void mb_core__parallel(void (*fn)(void *), void *args, size_t size, size_t n);
 /* Registers one server of sandbox `id` with the gateway (not started). */
 int mb_core__add_server(mb_core *core, const char *id, const mb_profile_server *ps, mb_err *err);
 /* Creates (or claims from the pool) the sandbox of `rec`, whose id and

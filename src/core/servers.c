@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <pthread.h>
 
 /* The profile's environment for a server plus the pass-through variables. */
 static const char **server_envp(mb_core *core, const mb_profile_server *ps, const char *extra)
@@ -51,41 +50,31 @@ static void set_error(mb_server_rec *s, const char *msg)
     json_object_set_new(s->metadata, "error", json_string(msg));
 }
 
-static void *start_one(void *arg)
+static void start_one(void *arg)
 {
-    mb_start_job *j = arg;
+    mb_start_job *j = *(mb_start_job **)arg;
     j->ok = mb_core__add_server(j->core, j->id, j->ps, &j->err) == MB_OK &&
             mb_gateway_start(j->core->gw, j->id, j->ps->name, 0, &j->err) == MB_OK;
-    return NULL;
 }
 
 /* A spawn returns once the server's exec inside the sandbox succeeded: a few
  * milliseconds each, and more on a busy host. The servers of one sandbox that
- * are not running yet are therefore spawned from a thread each, at once (the
- * gateway and the sandbox handle take concurrent calls), the last on the
- * caller's thread; those already registered (a pool sandbox's) cost nothing
- * to start and are done inline, without threads. */
+ * are not running yet are therefore spawned at once, on the daemon's worker
+ * threads and the caller's (workers.c; the gateway and the sandbox handle
+ * take concurrent calls); those already registered (a pool sandbox's) cost
+ * nothing to start and are done inline. */
 void mb_core__start_servers(mb_start_job *jobs, size_t n)
 {
-    size_t *todo = mb_calloc(n ? n : 1, sizeof *todo);
+    mb_start_job **todo = mb_calloc(n ? n : 1, sizeof *todo);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        if (mb_gateway_info(jobs[i].core->gw, jobs[i].id, jobs[i].ps->name, NULL, NULL) == MB_OK)
-            start_one(&jobs[i]);
+        mb_start_job *j = &jobs[i];
+        if (mb_gateway_info(j->core->gw, j->id, j->ps->name, NULL, NULL) == MB_OK)
+            start_one(&j);
         else
-            todo[m++] = i;
+            todo[m++] = j;
     }
-    pthread_t *t = mb_calloc(m ? m : 1, sizeof *t);
-    int *made = mb_calloc(m ? m : 1, sizeof *made);
-    for (size_t k = 1; k < m; k++)
-        made[k] = pthread_create(&t[k], NULL, start_one, &jobs[todo[k]]) == 0;
-    if (m) start_one(&jobs[todo[0]]);
-    for (size_t k = 1; k < m; k++) {
-        if (made[k]) pthread_join(t[k], NULL);
-        else start_one(&jobs[todo[k]]);
-    }
-    free(made);
-    free(t);
+    mb_core__parallel(start_one, todo, sizeof *todo, m);
     free(todo);
 }
 

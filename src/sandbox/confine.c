@@ -270,14 +270,15 @@ static int load(const mb__confine *c)
 }
 
 /* Drops from the calling process's bounding set every capability children
- * do not keep (one prctl per capability, and one more to ask whether the
- * kernel knows it). */
+ * do not keep: one prctl per capability the kernel knows (libcap learns how
+ * many once, when the process starts: cap_max_bits). */
 static int drop_bounding(void)
 {
     uint64_t keep = mb__confine_kept_caps();
-    for (cap_value_t cap = 0; cap <= 63; cap++) {
+    cap_value_t last = cap_max_bits();
+    if (last <= 0) last = 64; /* unknown: try them all (EINVAL for the unknown) */
+    for (cap_value_t cap = 0; cap < last && cap <= 63; cap++) {
         if (keep & (1ull << cap)) continue;
-        if (!CAP_IS_SUPPORTED(cap)) continue;
         if (cap_drop_bound(cap) != 0 && errno != EINVAL) return -errno;
     }
     return 0;

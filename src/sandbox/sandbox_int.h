@@ -286,6 +286,9 @@ int mb__zygote_main(int fd, char *title, size_t title_len);
  * and returns only if it cannot start (after reporting why on status_fd).
  * cf is borrowed for the life of the process. */
 int mb__init_main(int listen_fd, int status_fd, const mb__confine *cf);
+/* Tells the inits cloned from here on that every signal but SIGPIPE has its
+ * default action already (the zygote helper). */
+void mb__init_signals_are_default(void);
 /* The body of a shepherd: takes over conn and the spawn request. */
 void mb__shepherd_main(int conn, mb__msg *spawn, int64_t child_id, const mb__confine *cf)
     __attribute__((noreturn));

@@ -8,7 +8,8 @@
  *     whole process tree stays findable (even after setsid or double forks);
  *   - starts the command: new session, stdio from the request, cwd, then
  *     no_new_privs + capabilities + seccomp (confine.c), then execvp; an exec
- *     failure comes back over a close-on-exec pipe and is reported as ERROR.
+ *     failure comes back in the memory the clone shares with the shepherd
+ *     until its exec, and is reported as ERROR.
  *     The command is a clone that shares the shepherd's memory until its
  *     exec (CLONE_VM | CLONE_VFORK, on a stack of its own; the shepherd is
  *     single-threaded and waits meanwhile), not a fork: a fork would copy
@@ -198,7 +199,7 @@ typedef struct cmd_args {
     char **argv;
     char **envp;
     int stdio[3]; /* -1 = /dev/null */
-    int report;   /* write end of the exec report pipe */
+    int *report;  /* {stage, errno} of a failure, in the caller's frame */
     pid_t shepherd;
     const mb__confine *cf;
 } cmd_args;
@@ -206,8 +207,9 @@ typedef struct cmd_args {
 static void cmd_fail(const cmd_args *a, int stage, int e) __attribute__((noreturn));
 static void cmd_fail(const cmd_args *a, int stage, int e)
 {
-    int msg[2] = {stage, e};
-    if (write(a->report, msg, sizeof msg) < 0) _exit(127);
+    /* the parent resumes once we are gone (CLONE_VFORK) and reads this */
+    a->report[0] = stage;
+    a->report[1] = e;
     _exit(127);
 }
 
@@ -234,8 +236,7 @@ static void cmd_main(const cmd_args *a)
         if (fd < 0) fd = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (fd < 0 || dup2(fd, i) < 0) cmd_fail(a, STAGE_SETUP, errno);
     }
-    int keep[1] = {a->report};
-    int rc = mb__close_fds_except(keep, 1);
+    int rc = mb__close_fds_except(NULL, 0);
     if (rc) cmd_fail(a, STAGE_SETUP, -rc);
     if (chdir(a->cwd) != 0) cmd_fail(a, STAGE_CWD, errno);
     umask(022);
@@ -251,8 +252,12 @@ static int cmd_entry(void *arg)
 }
 
 /* The command's stack while it shares our memory (execvp and the sanitizers'
- * frames included). */
+ * frames included). One for the process, reused by every start: the caller
+ * (an init or a shepherd) is single-threaded and blocked until the exec, and
+ * a stack mapped and unmapped per start cost page faults and a TLB flush
+ * each time, expensive on a virtual machine with shadow page tables. */
 #define CMD_STACK (256u << 10)
+static char cmd_stack[CMD_STACK] __attribute__((aligned(64)));
 
 static void fail_and_exit(int conn, int e, const char *what) __attribute__((noreturn));
 static void fail_and_exit(int conn, int e, const char *what)
@@ -282,41 +287,17 @@ int mb__cmd_start(mb__msg *m, const mb__confine *cf, pid_t *out, char *what, siz
     a.cf = cf;
     a.shepherd = getpid();
 
-    int rp[2], e = 0;
-    pid_t pid = -1;
-    void *stack = MAP_FAILED;
-    if (pipe2(rp, O_CLOEXEC) != 0) {
-        e = errno;
-        snprintf(what, cap, "pipe");
-        goto out;
-    }
-    a.report = rp[1];
-    stack = mmap(NULL, CMD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-                 -1, 0);
-    if (stack == MAP_FAILED) {
-        e = errno;
-        snprintf(what, cap, "mmap");
-        close(rp[0]);
-        close(rp[1]);
-        goto out;
-    }
+    int e = 0;
+    volatile int report[2] = {0, 0};
+    a.report = (int *)report;
     /* returns once the command exec'd or failed (CLONE_VFORK) */
-    pid = clone(cmd_entry, (char *)stack + CMD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
-    e = errno;
-    munmap(stack, CMD_STACK);
-    close(rp[1]);
+    pid_t pid = clone(cmd_entry, cmd_stack + CMD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
     if (pid < 0) {
+        e = errno;
         snprintf(what, cap, "clone");
-        close(rp[0]);
         goto out;
     }
-    e = 0;
-    int report[2];
-    ssize_t n;
-    do n = read(rp[0], report, sizeof report);
-    while (n < 0 && errno == EINTR);
-    close(rp[0]);
-    if (n == (ssize_t)sizeof report) {
+    if (report[0]) {
         int st;
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
         }

@@ -353,6 +353,7 @@ int mb_zygote_helper_main(int fd, char *title, size_t title_len)
 {
     int keep[1] = {fd};
     (void)mb__close_fds_except(keep, 1);
+    mb__init_signals_are_default();
     return mb__zygote_main(fd, title, title_len);
 }
 

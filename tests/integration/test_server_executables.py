@@ -49,8 +49,8 @@ def needed(path):
 
 
 def static(path):
-    """A static(-pie) executable: no program interpreter, so it loads nothing
-    (the release build links the light group and the zygote so, Makefile)."""
+    """A static executable: no program interpreter, so it loads nothing (the
+    release build links the light group and the zygote so, not PIE: Makefile)."""
     out = subprocess.run(["readelf", "-l", path], capture_output=True, text=True, check=True)
     return "INTERP" not in out.stdout and not needed(path)
 
