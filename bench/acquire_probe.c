@@ -3,7 +3,7 @@
  * of its servers, so that the figure is mcpbox's and not the client's.
  *
  *   acquire_probe --url BASE --key KEY --body JSON [--n N] [--warmup W]
- *                 [--wait NAME]... [--timeout S]
+ *                 [--wait NAME]... [--timeout S] [--keep 1]
  *
  * Each of the W + N iterations: POST BASE/local-sandbox with --body (timed:
  * "POST alone"), then, for every server of the answer (or only those named
@@ -12,7 +12,9 @@
  * every answer checked (HTTP 200, a session id, a non-empty tools list); a
  * server answering 503 (still starting) is asked again until --timeout.
  * "ready" is the time from the POST until the last tools/list answered.
- * Then, untimed, the sessions are closed (DELETE) and the sandbox released.
+ * Then, untimed, the sessions are closed (DELETE) and the sandbox released;
+ * with --keep 1 both are left (to measure the acquire's own CPU: the caller
+ * releases the sandboxes afterwards).
  *
  * One thread per server slot, each with its own keep-alive connection
  * (libcurl easy handle) kept over the iterations; the POST has its own. The
@@ -56,7 +58,7 @@ typedef struct slot {
 
 static struct {
     const char *base, *key, *body;
-    int n, warmup;
+    int n, warmup, keep;
     double timeout;
     const char *wait[MAX_SERVERS];
     int nwait;
@@ -223,7 +225,7 @@ static int waited(const char *name)
 static void usage(void)
 {
     fprintf(stderr, "usage: acquire_probe --url BASE --key KEY --body JSON [--n N] [--warmup W]\n"
-                    "                     [--wait NAME]... [--timeout S]\n");
+                    "                     [--wait NAME]... [--timeout S] [--keep 1]\n");
     exit(2);
 }
 
@@ -241,6 +243,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--n")) G.n = atoi(v);
         else if (!strcmp(a, "--warmup")) G.warmup = atoi(v);
         else if (!strcmp(a, "--timeout")) G.timeout = atof(v);
+        else if (!strcmp(a, "--keep")) G.keep = atoi(v);
         else if (!strcmp(a, "--wait") && G.nwait < MAX_SERVERS) G.wait[G.nwait++] = v;
         else usage();
         i++;
@@ -311,13 +314,13 @@ int main(int argc, char **argv)
                                   G.nslots, G.nwait);
         }
         /* untimed: close the sessions, release the sandbox */
-        for (int i = 0; i < G.nslots; i++)
+        for (int i = 0; !G.keep && i < G.nslots; i++)
             if (G.slots[i].sid[0] &&
                 !http(G.slots[i].c, "DELETE", G.slots[i].url, NULL, G.slots[i].sid, &r, err, sizeof err))
                 free(r.body);
         char del[1200];
         snprintf(del, sizeof del, "%s/local-sandbox/%s", G.base, sandbox);
-        if (!http(api, "DELETE", del, NULL, NULL, &r, err, sizeof err)) free(r.body);
+        if (!G.keep && !http(api, "DELETE", del, NULL, NULL, &r, err, sizeof err)) free(r.body);
         if (bad) {
             errors++;
             continue;
