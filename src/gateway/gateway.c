@@ -108,6 +108,15 @@ int mb_gw__tenant_of(mb_gateway *gw, const char *sandbox_id, char *buf, size_t c
     return 0;
 }
 
+void mb_gateway_set_tenant(mb_gateway *gw, const char *sandbox_id, const char *tenant)
+{
+    if (!tenant || !*tenant) return;
+    pthread_rwlock_wrlock(&gw->lock);
+    mb_gw_sandbox *sb = find_sandbox(gw, sandbox_id);
+    if (sb && !sb->tenant) sb->tenant = mb_strdup(tenant);
+    pthread_rwlock_unlock(&gw->lock);
+}
+
 /* References to every backend of a sandbox (caller unrefs and frees). */
 static mb_gw_backend **sandbox_backends(mb_gateway *gw, const char *id, size_t *n, int take)
 {

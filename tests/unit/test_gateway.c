@@ -431,6 +431,18 @@ typedef struct world {
     mb_gw_backend *b;
 } world;
 
+/* The daemon's tenant_of: counts its calls, knows no tenant. */
+static int tenant_calls;
+static int no_tenant(void *ctx, const char *sandbox_id, char *buf, size_t cap)
+{
+    (void)ctx;
+    (void)sandbox_id;
+    (void)buf;
+    (void)cap;
+    tenant_calls++;
+    return -1;
+}
+
 static int world_up_spec(void **state, int call_timeout_ms, int tools_static)
 {
     world *w = calloc(1, sizeof *w);
@@ -441,6 +453,7 @@ static int world_up_spec(void **state, int call_timeout_ms, int tools_static)
     o.ctx = &w->f;
     o.call_timeout_ms = call_timeout_ms;
     o.init_timeout_ms = 5000;
+    o.tenant_of = no_tenant;
     mb_err err;
     assert_int_equal(mb_gateway_create(&o, &w->gw, &err), 0);
     const char *argv[] = {"fake", NULL};
@@ -557,6 +570,29 @@ static void server_answers_tools_list(world *w, const char *tools)
     fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"tools\":%s}}",
                (long long)json_integer_value(json_object_get(u, "id")), tools);
     json_decref(u);
+}
+
+/* A tenant the daemon told (mb_gateway_set_tenant, at acquire) is what
+ * sessions get, without asking tenant_of; the first one told stays;
+ * unknown sandboxes are ignored. */
+static void test_set_tenant(void **state)
+{
+    world *w = *state;
+    char buf[64];
+    tenant_calls = 0;
+    assert_int_equal(mb_gw__tenant_of(w->gw, "sb", buf, sizeof buf), -1);
+    assert_int_equal(tenant_calls, 1);
+    mb_gateway_set_tenant(w->gw, "nope", "bob");
+    mb_gateway_set_tenant(w->gw, "sb", "");
+    assert_int_equal(mb_gw__tenant_of(w->gw, "sb", buf, sizeof buf), -1);
+    assert_int_equal(tenant_calls, 2);
+    mb_gateway_set_tenant(w->gw, "sb", "alice");
+    mb_gateway_set_tenant(w->gw, "sb", "bob");
+    assert_int_equal(mb_gw__tenant_of(w->gw, "sb", buf, sizeof buf), 0);
+    assert_string_equal(buf, "alice");
+    mb_gw_session *s = open_session(w, NULL); /* a session asks for it too */
+    assert_int_equal(tenant_calls, 2);
+    mb_gw__session_unref(s);
 }
 
 /* A tools_static server (the playwright launcher): clients' tools/list are
@@ -1414,6 +1450,7 @@ int main(void)
         cmocka_unit_test(test_tools_hash),
         cmocka_unit_test_setup_teardown(test_id_rewriting, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_tools_static, world_up_static, world_down),
+        cmocka_unit_test_setup_teardown(test_set_tenant, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_tools_list_forwarded, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_client_note_deferred, world_up_static, world_down),
         cmocka_unit_test_setup_teardown(test_client_note_bounded, world_up_default, world_down),
