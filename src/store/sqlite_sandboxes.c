@@ -150,10 +150,12 @@ int mb_store__sq_sandbox_count(mb_store *st, const char *owner, size_t *n, mb_er
     sqlite3_stmt *s;
     *n = 0;
     STORE_LOCK(st);
-    int rc = mb_store__prepare(st, "SELECT count(*) FROM sandboxes WHERE owner=? AND "
-                                   "status='occupied'", &s, err);
+    int rc = mb_store__prepare(st, owner ? "SELECT count(*) FROM sandboxes WHERE owner=? AND "
+                                           "status='occupied'"
+                                         : "SELECT count(*) FROM sandboxes WHERE "
+                                           "status='occupied'", &s, err);
     if (!rc) {
-        sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
+        if (owner) sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
         if (sqlite3_step(s) == SQLITE_ROW) *n = (size_t)sqlite3_column_int64(s, 0);
         else rc = mb_err_set(err, MB_EIO, "cannot count sandboxes: %s", sqlite3_errmsg(st->db));
         mb_store__done(st, s);

@@ -135,6 +135,18 @@ static void test_sandbox_crud_and_owners(void **state)
     assert_int_equal(n, 1);
     assert_string_equal(list[0].id, b.id);
     free(list);
+    /* occupied ones only, of one owner or of everyone */
+    assert_int_equal(mb_store_sandbox_count(f->st, NULL, &n, NULL), MB_OK);
+    assert_int_equal(n, 1);
+    mb_sandbox_rec idle = sample("", 0);
+    snprintf(idle.status, sizeof idle.status, "idle");
+    assert_int_equal(mb_store_sandbox_insert(f->st, &idle, NULL), MB_OK);
+    mb_sandbox_rec c = sample("carol", 0);
+    assert_int_equal(mb_store_sandbox_insert(f->st, &c, NULL), MB_OK);
+    assert_int_equal(mb_store_sandbox_count(f->st, NULL, &n, NULL), MB_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(mb_store_sandbox_count(f->st, "carol", &n, NULL), MB_OK);
+    assert_int_equal(n, 1);
     mb_sandbox_rec ghost = sample("x", 0);
     assert_int_equal(mb_store_sandbox_update(f->st, &ghost, NULL), MB_ENOTFOUND);
     assert_int_equal(mb_store_sandbox_get(f->st, ghost.id, &got, NULL), MB_ENOTFOUND);
@@ -331,6 +343,8 @@ static void test_pg_nodes_and_scope(void **state)
     size_t count;
     assert_int_equal(mb_store_sandbox_count(f->st, "alice", &count, NULL), MB_OK);
     assert_int_equal(count, 2);
+    assert_int_equal(mb_store_sandbox_count(f->st, NULL, &count, NULL), MB_OK);
+    assert_int_equal(count, 1); /* this node's */
     /* the list tells load and liveness */
     mb_node_rec *nodes;
     assert_int_equal(mb_store_node_list(f->st, 5.0, &nodes, &n, NULL), MB_OK);
