@@ -17,7 +17,9 @@
  * releases the sandboxes afterwards).
  *
  * One thread per server slot, each with its own keep-alive connection
- * (libcurl easy handle) kept over the iterations; the POST has its own. The
+ * (libcurl easy handle) kept over the iterations; the POST has its own. Only
+ * the slots of the iteration's servers are woken (a semaphore each), so the
+ * client's own cost does not grow with the threads it keeps. The
  * first W iterations are the warm-up. Output, one JSON object on stdout:
  *   {"n":N,"errors":N,"first_error":"..","cpu_s":..,
  *    "post_ms":[...],"ready_ms":[...]}
@@ -28,6 +30,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +54,7 @@ typedef struct slot {
     char url[1024];
     char name[128];
     int active; /* probed in this iteration */
+    sem_t go;   /* posted to run one iteration (or to quit) */
     int ok;
     char err[512];
     char sid[256];
@@ -64,7 +68,7 @@ static struct {
     int nwait;
     slot slots[MAX_SERVERS];
     int nslots;
-    pthread_barrier_t start, done;
+    sem_t done; /* posted by each active slot at the end of its iteration */
     int quit;
 } G;
 
@@ -200,10 +204,10 @@ static void *slot_main(void *arg)
 {
     slot *s = arg;
     for (;;) {
-        pthread_barrier_wait(&G.start);
+        while (sem_wait(&s->go) != 0) {}
         if (G.quit) return NULL;
-        if (s->active) probe(s);
-        pthread_barrier_wait(&G.done);
+        probe(s);
+        sem_post(&G.done);
     }
 }
 
@@ -250,9 +254,9 @@ int main(int argc, char **argv)
     }
     if (!G.base || !G.body || G.n < 1 || G.warmup < 0) usage();
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    pthread_barrier_init(&G.start, NULL, MAX_SERVERS + 1);
-    pthread_barrier_init(&G.done, NULL, MAX_SERVERS + 1);
+    sem_init(&G.done, 0, 0);
     for (int i = 0; i < MAX_SERVERS; i++) {
+        sem_init(&G.slots[i].go, 0, 0);
         G.slots[i].c = curl_easy_init();
         curl_easy_setopt(G.slots[i].c, CURLOPT_TCP_NODELAY, 1L);
         if (pthread_create(&G.slots[i].th, NULL, slot_main, &G.slots[i])) abort();
@@ -299,8 +303,9 @@ int main(int argc, char **argv)
             sl->active = 1;
         }
         json_decref(j);
-        pthread_barrier_wait(&G.start);
-        pthread_barrier_wait(&G.done);
+        for (int i = 0; i < G.nslots; i++) sem_post(&G.slots[i].go);
+        for (int i = 0; i < G.nslots; i++)
+            while (sem_wait(&G.done) != 0) {}
         double t_ready = now_ms() - t0;
         int bad = 0;
         for (int i = 0; i < G.nslots; i++)
@@ -332,7 +337,7 @@ int main(int argc, char **argv)
         }
     }
     G.quit = 1;
-    pthread_barrier_wait(&G.start);
+    for (int i = 0; i < MAX_SERVERS; i++) sem_post(&G.slots[i].go);
     for (int i = 0; i < MAX_SERVERS; i++) {
         pthread_join(G.slots[i].th, NULL);
         curl_easy_cleanup(G.slots[i].c);
