@@ -149,7 +149,10 @@ int mb_store__sq_open(mb_store *st, const char *path, mb_err *err)
                           st->db ? sqlite3_errmsg(st->db) : "out of memory");
     sqlite3_busy_timeout(st->db, 5000);
     int version = 0;
+    /* A daemon keeps released records (tombstones): a page cache of 16 MiB
+     * instead of 2 keeps the pages acquires touch in memory as the file grows. */
     int rc = mb_store__exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                                "PRAGMA cache_size=-16384;"
                                 "PRAGMA foreign_keys=ON;", err);
     if (!rc) rc = mb_store__exec(st, "BEGIN IMMEDIATE", err);
     if (!rc) rc = user_version(st, &version, err);
