@@ -238,7 +238,11 @@ void mb_gateway_remove_server(mb_gateway *gw, const char *sandbox_id, const char
     pthread_cond_broadcast(&b->cond);
     pthread_mutex_unlock(&b->lock);
     end_sessions_of(gw, b, "the server was removed from the sandbox");
-    mb_gw__backend_stop(b, "the server was removed from the sandbox", 1);
+    /* Unreachable from here on; the process is told to exit a moment later
+     * (mb_gw__backend_retire): a warm pool's claim removes the servers its
+     * client did not name, and their exits would take CPU from that
+     * client's first requests (MB_GW_RETIRE_DELAY_MS). */
+    mb_gw__backend_retire(b, "the server was removed from the sandbox", MB_GW_RETIRE_DELAY_MS);
     mb_gw__backend_unref(b);
 }
 

@@ -595,6 +595,32 @@ static void test_set_tenant(void **state)
     mb_gw__session_unref(s);
 }
 
+/* A server removed from its sandbox (a pool claim that did not name it) is
+ * unreachable at once, but told to stop (stdin closed, kill) only
+ * MB_GW_RETIRE_DELAY_MS later, by the reactor, so that its exit does not
+ * compete with the first requests of the sandbox's client. */
+static void test_remove_server_retires_later(void **state)
+{
+    world *w = *state;
+    int64_t t0 = mb_gw__now();
+    mb_gateway_remove_server(w->gw, "sb", "srv");
+    assert_int_equal(mb_gateway_info(w->gw, "sb", "srv", NULL, NULL), MB_ENOTFOUND);
+    int known;
+    assert_null(mb_gw__lookup(w->gw, "sb", "srv", &known, NULL, 0));
+    /* still running: its stdin open, no kill yet */
+    struct pollfd p = {w->f.from_gw[0], POLLIN, 0};
+    assert_int_equal(poll(&p, 1, 0), 0);
+    assert_int_equal(__atomic_load_n(&w->f.kills, __ATOMIC_SEQ_CST), 0);
+    /* then stopped, within a reactor tick after the delay */
+    char c;
+    assert_int_equal(poll(&p, 1, MB_GW_RETIRE_DELAY_MS + 3000), 1);
+    assert_int_equal(read(w->f.from_gw[0], &c, 1), 0); /* EOF */
+    assert_true(mb_gw__now() - t0 >= MB_GW_RETIRE_DELAY_MS);
+    for (int i = 0; i < 100 && !__atomic_load_n(&w->f.kills, __ATOMIC_SEQ_CST); i++)
+        usleep(10 * 1000);
+    assert_int_equal(__atomic_load_n(&w->f.kills, __ATOMIC_SEQ_CST), 1);
+}
+
 /* A tools_static server (the playwright launcher): clients' tools/list are
  * answered with the server's own text of the list the gateway fetched, with
  * nothing sent upstream; a cursor goes upstream; after the server's
@@ -1451,6 +1477,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_id_rewriting, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_tools_static, world_up_static, world_down),
         cmocka_unit_test_setup_teardown(test_set_tenant, world_up_default, world_down),
+        cmocka_unit_test_setup_teardown(test_remove_server_retires_later, world_up_default,
+                                        world_down),
         cmocka_unit_test_setup_teardown(test_tools_list_forwarded, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_client_note_deferred, world_up_static, world_down),
         cmocka_unit_test_setup_teardown(test_client_note_bounded, world_up_default, world_down),
