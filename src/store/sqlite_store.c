@@ -47,7 +47,8 @@ int mb_store__fail(mb_store *st, mb_err *err, const char *what)
 static uint64_t sql_hash(const char *sql)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)sql; *p; p++) h = (h ^ *p) * 1099511628211ull;
+    for (const unsigned char *p = (const unsigned char *)sql; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
     return h;
 }
 
