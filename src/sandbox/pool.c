@@ -16,6 +16,13 @@
  * A claimed sandbox whose init has died while idle is destroyed and the next
  * one is tried: a claim returns a live sandbox or MB_ENOTFOUND.
  *
+ * A sandbox counts as idle once its processes are quiet: after prepare, the
+ * refill thread samples its cgroup's CPU time every SETTLE_WINDOW_MS until a
+ * window used less than 5% of a core (at most SETTLE_MAX_MS). Servers that
+ * answered tools/list may still be busy starting (a playwright sandbox's
+ * Chromium goes on for a while), and a claim in that time would share the
+ * cores with them.
+ *
  * Refill waits for a pause in claims: building a sandbox (and starting its
  * servers) is CPU-heavy and takes the state store's lock, and doing it while
  * claims keep coming would slow the acquires that make them (a millisecond
@@ -43,6 +50,9 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 30000
 #define REFILL_PAUSE_MS 50
+#define SETTLE_WINDOW_MS 50
+#define SETTLE_QUIET_NS (SETTLE_WINDOW_MS * 1000000ull / 20) /* 5% of a core */
+#define SETTLE_MAX_MS 3000
 
 typedef struct pool_item {
     mb_sandbox *sb;
@@ -129,6 +139,42 @@ static pool_key *next_job(mb_pool *p, int64_t now, int64_t *wake)
     return NULL;
 }
 
+int mb__pool_settle(int (*usage)(void *ctx, uint64_t *ns), void *ctx, int window_ms,
+                    uint64_t quiet_ns, int max_ms)
+{
+    int64_t end = mb_mono_ms() + max_ms;
+    uint64_t prev = 0, now = 0;
+    int windows = 0;
+    if (usage(ctx, &prev)) return 0;
+    while (mb_mono_ms() + window_ms <= end) {
+        struct timespec ts = {window_ms / 1000, (long)(window_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+        windows++;
+        if (usage(ctx, &now) || now < prev || now - prev < quiet_ns) break;
+        prev = now;
+    }
+    return windows;
+}
+
+typedef struct settling {
+    mb_pool *p;
+    mb_sandbox *sb;
+} settling;
+
+/* The sandbox's CPU time; non-zero to stop waiting (the pool stops, or the
+ * host does not account). */
+static int settle_usage(void *ctx, uint64_t *ns)
+{
+    settling *st = ctx;
+    pthread_mutex_lock(&st->p->mu);
+    int stop = st->p->stop;
+    pthread_mutex_unlock(&st->p->mu);
+    mb_sandbox_stats s;
+    if (stop || mb_sandbox_stats_get(st->sb, &s, NULL) != 0 || !s.cpu_usage_ns) return 1;
+    *ns = s.cpu_usage_ns;
+    return 0;
+}
+
 static void *refill_main(void *arg)
 {
     mb_pool *p = arg;
@@ -169,6 +215,10 @@ static void *refill_main(void *arg)
             }
         } else if (!err.msg[0]) {
             mb_err_set(&err, rc, "the factory could not supply options");
+        }
+        if (!rc && sb) {
+            settling st = {p, sb};
+            mb__pool_settle(settle_usage, &st, SETTLE_WINDOW_MS, SETTLE_QUIET_NS, SETTLE_MAX_MS);
         }
 
         pthread_mutex_lock(&p->mu);

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "sandbox_testlib.h"
+#include "sandbox/sandbox_int.h" /* mb__pool_settle */
 
 static sbt_env env;
 static sbt_box box;
@@ -829,6 +830,40 @@ static void warm_pool_claims_and_refills(void **state)
     pthread_mutex_destroy(&f.mu);
 }
 
+/* A pool sandbox counts as idle once its processes are quiet: the wait ends
+ * with the first window of little CPU, gives up at its bound, and stops at
+ * once when usage says so. */
+typedef struct fake_cpu {
+    int calls, busy_calls, stop;
+    uint64_t ns;
+} fake_cpu;
+
+static int fake_usage(void *ctx, uint64_t *ns)
+{
+    fake_cpu *c = ctx;
+    if (c->stop) return 1;
+    c->ns += ++c->calls <= c->busy_calls ? 40000000 : 1000000; /* 40 ms busy, 1 ms quiet */
+    *ns = c->ns;
+    return 0;
+}
+
+static void warm_pool_settles(void **state)
+{
+    fake_cpu c = {.busy_calls = 4};
+    /* call 1 is the baseline; windows 1-3 busy (calls 2-4), window 4 quiet */
+    assert_int_equal(mb__pool_settle(fake_usage, &c, 10, 5000000, 2000), 4);
+    c = (fake_cpu){.busy_calls = 1000};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int w = mb__pool_settle(fake_usage, &c, 10, 5000000, 200);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    assert_true(w >= 5 && w <= 20);
+    assert_true(ms >= 100 && ms < 1000);
+    c = (fake_cpu){.stop = 1};
+    assert_int_equal(mb__pool_settle(fake_usage, &c, 10, 5000000, 2000), 0);
+}
+
 /* A factory that fails is retried with back-off and its error is kept. */
 static int failing_opts(void *ctx, const char *key, mb_sandbox_opts *opts, void **cookie,
                         mb_err *err)
@@ -950,6 +985,7 @@ int main(void)
         cmocka_unit_test(create_refuses_bad_options),
         cmocka_unit_test(zygote_clones_restarts_and_is_outlived),
         cmocka_unit_test(warm_pool_claims_and_refills),
+        cmocka_unit_test(warm_pool_settles),
         cmocka_unit_test(warm_pool_reports_failures),
         cmocka_unit_test(image_dir_root),
         cmocka_unit_test(cgroup_mode_and_v2),
