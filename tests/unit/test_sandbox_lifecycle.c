@@ -864,6 +864,55 @@ static void warm_pool_settles(void **state)
     assert_int_equal(mb__pool_settle(fake_usage, &c, 10, 5000000, 2000), 0);
 }
 
+/* A readied sandbox whose processes are still busy settles before it counts
+ * as idle, and a claim in that time takes it rather than missing. */
+static atomic_int burner_started;
+static int burner_sock = -1;
+static int prepare_burner(void *ctx, const char *key, mb_sandbox *sb, void *cookie, mb_err *err)
+{
+    /* a server-like process that keeps a core busy for a second or so */
+    const char *argv[] = {"/bin/sh", "-c",
+                          "i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done", NULL};
+    mb_spawn_spec spec = {.argv = argv};
+    int rc = mb_sandbox_spawn_server(sb, &spec, -1, &burner_sock, NULL, err);
+    atomic_store(&burner_started, 1);
+    return rc;
+}
+
+static void warm_pool_claims_a_settling_sandbox(void **state)
+{
+    if (!sbt_is_root()) skip();
+    static factory_ctx f;
+    memset(&f, 0, sizeof f);
+    pthread_mutex_init(&f.mu, NULL);
+    atomic_store(&burner_started, 0);
+    mb_pool_factory fac = {.make_opts = make_opts, .prepare = prepare_burner, .retire = retire,
+                           .ctx = &f};
+    mb_pool *p;
+    mb_err err;
+    assert_int_equal(mb_pool_new(&fac, &p, &err), 0);
+    assert_int_equal(mb_pool_set_target(p, "prof", 1, &err), 0);
+    for (int i = 0; i < 3000 && !atomic_load(&burner_started); i++) usleep(10 * 1000);
+    assert_true(atomic_load(&burner_started));
+    usleep(150 * 1000); /* busy: settling, not idle */
+    mb_pool_stats st;
+    assert_int_equal(mb_pool_stats_get(p, "prof", &st), 0);
+    assert_int_equal(st.idle, 0);
+    assert_int_equal(st.creating, 1);
+    mb_sandbox *sb = NULL;
+    assert_int_equal(mb_pool_claim(p, "prof", &sb, NULL), 0);
+    int first = burner_sock; /* the refill's next one starts 50 ms after the claim */
+    assert_int_equal(mb_pool_stats_get(p, "prof", &st), 0);
+    assert_int_equal(st.claimed, 1);
+    assert_int_equal(st.misses, 0);
+    assert_int_equal(mb_sandbox_destroy(sb, &err), 0);
+    close(first);
+    mb_pool_free(p);
+    if (burner_sock != first) close(burner_sock);
+    burner_sock = -1;
+    pthread_mutex_destroy(&f.mu);
+}
+
 /* A factory that fails is retried with back-off and its error is kept. */
 static int failing_opts(void *ctx, const char *key, mb_sandbox_opts *opts, void **cookie,
                         mb_err *err)
@@ -986,6 +1035,7 @@ int main(void)
         cmocka_unit_test(zygote_clones_restarts_and_is_outlived),
         cmocka_unit_test(warm_pool_claims_and_refills),
         cmocka_unit_test(warm_pool_settles),
+        cmocka_unit_test(warm_pool_claims_a_settling_sandbox),
         cmocka_unit_test(warm_pool_reports_failures),
         cmocka_unit_test(image_dir_root),
         cmocka_unit_test(cgroup_mode_and_v2),
