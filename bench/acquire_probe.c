@@ -3,7 +3,7 @@
  * of its servers, so that the figure is mcpbox's and not the client's.
  *
  *   acquire_probe --url BASE --key KEY --body JSON [--n N] [--warmup W]
- *                 [--wait NAME]... [--timeout S]
+ *                 [--wait NAME]... [--timeout S] [--keep 1]
  *
  * Each of the W + N iterations: POST BASE/local-sandbox with --body (timed:
  * "POST alone"), then, for every server of the answer (or only those named
@@ -12,10 +12,14 @@
  * every answer checked (HTTP 200, a session id, a non-empty tools list); a
  * server answering 503 (still starting) is asked again until --timeout.
  * "ready" is the time from the POST until the last tools/list answered.
- * Then, untimed, the sessions are closed (DELETE) and the sandbox released.
+ * Then, untimed, the sessions are closed (DELETE) and the sandbox released;
+ * with --keep 1 both are left (to measure the acquire's own CPU: the caller
+ * releases the sandboxes afterwards).
  *
  * One thread per server slot, each with its own keep-alive connection
- * (libcurl easy handle) kept over the iterations; the POST has its own. The
+ * (libcurl easy handle) kept over the iterations; the POST has its own. Only
+ * the slots of the iteration's servers are woken (a semaphore each), so the
+ * client's own cost does not grow with the threads it keeps. The
  * first W iterations are the warm-up. Output, one JSON object on stdout:
  *   {"n":N,"errors":N,"first_error":"..","cpu_s":..,
  *    "post_ms":[...],"ready_ms":[...]}
@@ -26,6 +30,8 @@
 #include <curl/curl.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +45,7 @@
 typedef struct resp {
     long status;
     char *body;
-    size_t len;
+    size_t len, cap;
     char sid[256];
 } resp;
 
@@ -49,6 +55,7 @@ typedef struct slot {
     char url[1024];
     char name[128];
     int active; /* probed in this iteration */
+    sem_t go;   /* posted to run one iteration (or to quit) */
     int ok;
     char err[512];
     char sid[256];
@@ -56,13 +63,13 @@ typedef struct slot {
 
 static struct {
     const char *base, *key, *body;
-    int n, warmup;
+    int n, warmup, keep;
     double timeout;
     const char *wait[MAX_SERVERS];
     int nwait;
     slot slots[MAX_SERVERS];
     int nslots;
-    pthread_barrier_t start, done;
+    sem_t done; /* posted by each active slot at the end of its iteration */
     int quit;
 } G;
 
@@ -77,8 +84,11 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
     resp *r = ud;
     size_t k = sz * n;
-    r->body = realloc(r->body, r->len + k + 1);
-    if (!r->body) abort();
+    if (r->len + k + 1 > r->cap) { /* one allocation for most bodies */
+        r->cap = r->len + k + 1 > 16384 ? 2 * (r->len + k + 1) : 16384;
+        r->body = realloc(r->body, r->cap);
+        if (!r->body) abort();
+    }
     memcpy(r->body + r->len, p, k);
     r->len += k;
     r->body[r->len] = '\0';
@@ -198,10 +208,10 @@ static void *slot_main(void *arg)
 {
     slot *s = arg;
     for (;;) {
-        pthread_barrier_wait(&G.start);
+        while (sem_wait(&s->go) != 0) {}
         if (G.quit) return NULL;
-        if (s->active) probe(s);
-        pthread_barrier_wait(&G.done);
+        probe(s);
+        sem_post(&G.done);
     }
 }
 
@@ -223,7 +233,7 @@ static int waited(const char *name)
 static void usage(void)
 {
     fprintf(stderr, "usage: acquire_probe --url BASE --key KEY --body JSON [--n N] [--warmup W]\n"
-                    "                     [--wait NAME]... [--timeout S]\n");
+                    "                     [--wait NAME]... [--timeout S] [--keep 1]\n");
     exit(2);
 }
 
@@ -241,21 +251,28 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--n")) G.n = atoi(v);
         else if (!strcmp(a, "--warmup")) G.warmup = atoi(v);
         else if (!strcmp(a, "--timeout")) G.timeout = atof(v);
+        else if (!strcmp(a, "--keep")) G.keep = atoi(v);
         else if (!strcmp(a, "--wait") && G.nwait < MAX_SERVERS) G.wait[G.nwait++] = v;
         else usage();
         i++;
     }
     if (!G.base || !G.body || G.n < 1 || G.warmup < 0) usage();
+    /* CURLOPT_NOSIGNAL: libcurl does not swap the SIGPIPE handler around
+     * every request (two system calls each); a closed connection's SIGPIPE
+     * is ignored here instead. */
+    signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    pthread_barrier_init(&G.start, NULL, MAX_SERVERS + 1);
-    pthread_barrier_init(&G.done, NULL, MAX_SERVERS + 1);
+    sem_init(&G.done, 0, 0);
     for (int i = 0; i < MAX_SERVERS; i++) {
+        sem_init(&G.slots[i].go, 0, 0);
         G.slots[i].c = curl_easy_init();
         curl_easy_setopt(G.slots[i].c, CURLOPT_TCP_NODELAY, 1L);
+        curl_easy_setopt(G.slots[i].c, CURLOPT_NOSIGNAL, 1L);
         if (pthread_create(&G.slots[i].th, NULL, slot_main, &G.slots[i])) abort();
     }
     CURL *api = curl_easy_init();
     curl_easy_setopt(api, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(api, CURLOPT_NOSIGNAL, 1L);
     char url[1024], err[512] = "", first[600] = "";
     snprintf(url, sizeof url, "%s/local-sandbox", G.base);
     double *post = calloc((size_t)G.n, sizeof *post), *ready = calloc((size_t)G.n, sizeof *ready);
@@ -296,8 +313,9 @@ int main(int argc, char **argv)
             sl->active = 1;
         }
         json_decref(j);
-        pthread_barrier_wait(&G.start);
-        pthread_barrier_wait(&G.done);
+        for (int i = 0; i < G.nslots; i++) sem_post(&G.slots[i].go);
+        for (int i = 0; i < G.nslots; i++)
+            while (sem_wait(&G.done) != 0) {}
         double t_ready = now_ms() - t0;
         int bad = 0;
         for (int i = 0; i < G.nslots; i++)
@@ -311,13 +329,13 @@ int main(int argc, char **argv)
                                   G.nslots, G.nwait);
         }
         /* untimed: close the sessions, release the sandbox */
-        for (int i = 0; i < G.nslots; i++)
+        for (int i = 0; !G.keep && i < G.nslots; i++)
             if (G.slots[i].sid[0] &&
                 !http(G.slots[i].c, "DELETE", G.slots[i].url, NULL, G.slots[i].sid, &r, err, sizeof err))
                 free(r.body);
         char del[1200];
         snprintf(del, sizeof del, "%s/local-sandbox/%s", G.base, sandbox);
-        if (!http(api, "DELETE", del, NULL, NULL, &r, err, sizeof err)) free(r.body);
+        if (!G.keep && !http(api, "DELETE", del, NULL, NULL, &r, err, sizeof err)) free(r.body);
         if (bad) {
             errors++;
             continue;
@@ -329,7 +347,7 @@ int main(int argc, char **argv)
         }
     }
     G.quit = 1;
-    pthread_barrier_wait(&G.start);
+    for (int i = 0; i < MAX_SERVERS; i++) sem_post(&G.slots[i].go);
     for (int i = 0; i < MAX_SERVERS; i++) {
         pthread_join(G.slots[i].th, NULL);
         curl_easy_cleanup(G.slots[i].c);

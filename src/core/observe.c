@@ -47,11 +47,8 @@ void mb_core__op_done(mb_core *core, mb_metrics_op op, int64_t started, int rc)
 void mb_core__sandboxes_changed(mb_core *core)
 {
     if (!core->metrics || !core->store) return;
-    mb_sandbox_rec *recs = NULL;
-    size_t n = 0, live = 0;
-    if (mb_store_sandbox_list(core->store, NULL, &recs, &n, NULL) != MB_OK) return;
-    for (size_t i = 0; i < n; i++) live += !strcmp(recs[i].status, "occupied");
-    free(recs);
+    size_t live = 0;
+    if (mb_store_sandbox_count(core->store, NULL, &live, NULL) != MB_OK) return;
     mb_metrics_sandboxes_now(core->metrics, live);
 }
 

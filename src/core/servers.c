@@ -130,6 +130,7 @@ void mb_core__servers_up(mb_core *core, const mb_sandbox_rec *rec, mb_server_rec
             set_error(&srv[i], err.msg);
     }
     free(started);
+    mb_gateway_set_tenant(core->gw, rec->id, rec->owner);
 }
 
 int mb_core_server_state(mb_core *core, const char *sandbox_id, const char *server,

@@ -215,18 +215,38 @@ static void release(mb_gw_backend *b, taken *t)
     }
 }
 
+static void stop_locked(mb_gw_backend *b, const char *why, int remove, taken *t)
+{
+    mb_assert_held(&b->lock);
+    if (remove) b->removed = 1;
+    b->want_running = 0;
+    take_process_locked(b, why, t);
+    b->state = MB_GW_STOPPED;
+    b->backoff_ms = 0;
+    b->next_start_ms = 0;
+}
+
 void mb_gw__backend_stop(mb_gw_backend *b, const char *why, int remove)
 {
     taken t;
     pthread_mutex_lock(&b->lock);
-    if (remove) b->removed = 1;
-    b->want_running = 0;
-    take_process_locked(b, why, &t);
-    b->state = MB_GW_STOPPED;
-    b->backoff_ms = 0;
-    b->next_start_ms = 0;
+    stop_locked(b, why, remove, &t);
     pthread_mutex_unlock(&b->lock);
     release(b, &t);
+}
+
+void mb_gw__backend_retire(mb_gw_backend *b, const char *why, int delay_ms)
+{
+    taken t;
+    pthread_mutex_lock(&b->lock);
+    stop_locked(b, why, 1, &t);
+    pthread_mutex_unlock(&b->lock);
+    if (!t.have) {
+        if (t.in_fd >= 0) close(t.in_fd);
+        return;
+    }
+    int own_in = t.in_fd >= 0 && t.in_fd != t.proc.out_fd ? t.in_fd : -1;
+    mb_gw__reactor_close_later(b->gw->reactor, b, t.gen, own_in, 1, t.proc.handle, delay_ms);
 }
 
 /* The process is gone or unusable: CRASHED, with a restart after backoff. */

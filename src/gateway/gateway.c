@@ -108,6 +108,15 @@ int mb_gw__tenant_of(mb_gateway *gw, const char *sandbox_id, char *buf, size_t c
     return 0;
 }
 
+void mb_gateway_set_tenant(mb_gateway *gw, const char *sandbox_id, const char *tenant)
+{
+    if (!tenant || !*tenant) return;
+    pthread_rwlock_wrlock(&gw->lock);
+    mb_gw_sandbox *sb = find_sandbox(gw, sandbox_id);
+    if (sb && !sb->tenant) sb->tenant = mb_strdup(tenant);
+    pthread_rwlock_unlock(&gw->lock);
+}
+
 /* References to every backend of a sandbox (caller unrefs and frees). */
 static mb_gw_backend **sandbox_backends(mb_gateway *gw, const char *id, size_t *n, int take)
 {
@@ -229,7 +238,11 @@ void mb_gateway_remove_server(mb_gateway *gw, const char *sandbox_id, const char
     pthread_cond_broadcast(&b->cond);
     pthread_mutex_unlock(&b->lock);
     end_sessions_of(gw, b, "the server was removed from the sandbox");
-    mb_gw__backend_stop(b, "the server was removed from the sandbox", 1);
+    /* Unreachable from here on; the process is told to exit a moment later
+     * (mb_gw__backend_retire): a warm pool's claim removes the servers its
+     * client did not name, and their exits would take CPU from that
+     * client's first requests (MB_GW_RETIRE_DELAY_MS). */
+    mb_gw__backend_retire(b, "the server was removed from the sandbox", MB_GW_RETIRE_DELAY_MS);
     mb_gw__backend_unref(b);
 }
 

@@ -205,6 +205,12 @@ int mb_gateway_add(mb_gateway *gw, const char *sandbox_id, const char *server,
 int mb_gateway_start(mb_gateway *gw, const char *sandbox_id, const char *server,
                      int wait_ready_ms, mb_err *err);
 
+/* Tells the gateway the tenant of a sandbox it serves (what opts.tenant_of
+ * would answer), so that its first sessions need not ask: an acquire knows
+ * the owner, and a client opening all its servers' sessions at once would
+ * otherwise have each of them look it up. Unknown sandboxes are ignored. */
+void mb_gateway_set_tenant(mb_gateway *gw, const char *sandbox_id, const char *tenant);
+
 /* Forgets every pair of the sandbox: ends its sessions (their requests get
  * JSON-RPC errors, their streams close, later requests get 404) and stops
  * its processes. Unknown sandboxes are ignored. */

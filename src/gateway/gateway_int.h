@@ -88,6 +88,9 @@
 #define MB_GW_BACKOFF_MIN_MS 250
 #define MB_GW_BACKOFF_MAX_MS 30000
 #define MB_GW_HEALTHY_MS 10000
+/* How long a server removed from a sandbox (mb_gateway_remove_server) keeps
+ * running, unreachable, before its stdin is closed (see gateway.c). */
+#define MB_GW_RETIRE_DELAY_MS 250
 /* Bytes of the over-long line kept to guess its id. */
 #define MB_GW_FRAMER_EDGE 256
 
@@ -488,6 +491,12 @@ void mb_gw__reactor_stop(mb_gw_reactor *r);
 void mb_gw__reactor_adopt(mb_gw_reactor *r, mb_gw_pipe *p);
 /* Asks the reactor to close and free the pipe of (b, gen) if it still has it. */
 void mb_gw__reactor_close(mb_gw_reactor *r, mb_gw_backend *b, uint64_t gen);
+/* The same delay_ms from now (at the reactor's first wake-up after that, at
+ * most a second later), first calling opts.kill(handle) if kill and closing
+ * in_fd (the process's stdin when it is not its stdout socket; -1 if none),
+ * which the reactor then owns. */
+void mb_gw__reactor_close_later(mb_gw_reactor *r, mb_gw_backend *b, uint64_t gen, int in_fd,
+                                int kill, int64_t handle, int delay_ms);
 /* Adds/removes b->in_fd to/from the epoll set for EPOLLOUT (under b->lock). */
 void mb_gw__reactor_watch_in(mb_gw_reactor *r, mb_gw_backend *b, int on);
 
@@ -509,6 +518,10 @@ int mb_gw__backend_ready_tools(mb_gw_backend *b, int64_t deadline_ms, mb_err *er
 /* Stops the process (if any): in-flight calls get `why` as a JSON-RPC error.
  * The backend becomes STOPPED (removed=1 keeps it from ever starting again). */
 void mb_gw__backend_stop(mb_gw_backend *b, const char *why, int remove);
+/* mb_gw__backend_stop with remove, except that the process is told to stop
+ * (its stdin closed, opts.kill) delay_ms later, by the reactor: the backend
+ * is STOPPED and answers nothing from now on. */
+void mb_gw__backend_retire(mb_gw_backend *b, const char *why, int delay_ms);
 /* Queues one message (a '\n' is added) for the server's stdin. Errors when
  * the process is not READY or is not reading (queue over its limit). */
 int mb_gw__backend_send_locked(mb_gw_backend *b, const char *data, size_t len, mb_err *err);

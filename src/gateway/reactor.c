@@ -19,6 +19,13 @@
  *
  *   The tick (every second) asks each backend to enforce its deadlines and
  *   restarts, and every ten seconds forgets idle sessions.
+ *
+ *   A CLOSE may be deferred (mb_gw__reactor_close_later): a server a claim
+ *   removes from a pool sandbox is unreachable at once, but its stdin is
+ *   closed (so that it exits) a little later, so that its exit does not take
+ *   CPU from the requests the client of that sandbox makes right after the
+ *   acquire. Deferred commands wait in a list of this thread's own and run
+ *   at the first wake-up (the tick at the latest) after they are due.
  */
 #include "gateway/gateway_int.h"
 
@@ -39,6 +46,10 @@ typedef struct cmd {
     mb_gw_pipe *p;     /* ADOPT */
     mb_gw_backend *b;  /* CLOSE (reference) */
     uint64_t gen;
+    int64_t due_ms;    /* CLOSE: not before (monotonic); 0 = now */
+    int in_fd;         /* CLOSE later: the process's own stdin (not its stdout socket), or -1 */
+    int kill;          /* CLOSE later: call opts.kill with handle first */
+    int64_t handle;
 } cmd;
 
 struct mb_gw_reactor {
@@ -50,6 +61,7 @@ struct mb_gw_reactor {
     cmd *cmds, *cmds_tail;
     int stop;
     mb_gw_link pipes;     /* reactor thread only */
+    cmd *later;           /* reactor thread only: CLOSEs not due yet */
     int64_t last_sweep_ms;
 };
 
@@ -82,6 +94,22 @@ void mb_gw__reactor_close(mb_gw_reactor *r, mb_gw_backend *b, uint64_t gen)
     mb_gw__backend_ref(b);
     c->b = b;
     c->gen = gen;
+    c->in_fd = -1;
+    post(r, c);
+}
+
+void mb_gw__reactor_close_later(mb_gw_reactor *r, mb_gw_backend *b, uint64_t gen, int in_fd,
+                                int kill, int64_t handle, int delay_ms)
+{
+    cmd *c = mb_calloc(1, sizeof *c);
+    c->kind = CMD_CLOSE;
+    mb_gw__backend_ref(b);
+    c->b = b;
+    c->gen = gen;
+    c->due_ms = mb_gw__now() + delay_ms;
+    c->in_fd = in_fd;
+    c->kill = kill;
+    c->handle = handle;
     post(r, c);
 }
 
@@ -225,6 +253,36 @@ static void adopt(mb_gw_reactor *r, mb_gw_pipe *p)
     }
 }
 
+/* A CLOSE: the process's stdin (when it has its own) and its pipe. */
+static void run_close(mb_gw_reactor *r, cmd *c)
+{
+    mb_gw_backend *b = c->b;
+    if (c->kill) b->gw->opts.kill(b->gw->opts.ctx, b->sandbox_id, b->server, c->handle);
+    if (c->in_fd >= 0) close(c->in_fd);
+    for (mb_gw_link *l = r->pipes.next; l != &r->pipes; l = l->next) {
+        mb_gw_pipe *p = MB_GW_CONTAINER(l, mb_gw_pipe, link);
+        if (p->b == b && p->gen == c->gen) pipe_close_fds(r, p);
+    }
+    mb_gw__backend_unref(b);
+}
+
+/* Runs the deferred CLOSEs that are due (all of them with force). */
+static void run_later(mb_gw_reactor *r, int force)
+{
+    int64_t now = mb_gw__now();
+    cmd **pc = &r->later;
+    while (*pc) {
+        cmd *c = *pc;
+        if (!force && c->due_ms > now) {
+            pc = &c->next;
+            continue;
+        }
+        *pc = c->next;
+        run_close(r, c);
+        free(c);
+    }
+}
+
 static void run_cmds(mb_gw_reactor *r)
 {
     pthread_mutex_lock(&r->lock);
@@ -235,12 +293,13 @@ static void run_cmds(mb_gw_reactor *r)
         cmd *next = c->next;
         if (c->kind == CMD_ADOPT) {
             adopt(r, c->p);
+        } else if (c->due_ms) {
+            c->next = r->later;
+            r->later = c;
+            c = next;
+            continue;
         } else {
-            for (mb_gw_link *l = r->pipes.next; l != &r->pipes; l = l->next) {
-                mb_gw_pipe *p = MB_GW_CONTAINER(l, mb_gw_pipe, link);
-                if (p->b == c->b && p->gen == c->gen) pipe_close_fds(r, p);
-            }
-            mb_gw__backend_unref(c->b);
+            run_close(r, c);
         }
         free(c);
         c = next;
@@ -337,6 +396,7 @@ static void *loop(void *arg)
             else if (w->kind == MB_GW_W_ERR && p->err_fd >= 0) read_err(r, p);
         }
         if (cmds) run_cmds(r);
+        if (r->later) run_later(r, 0);
         reap_dead(r);
         if (ticked) tick(r);
         pthread_mutex_lock(&r->lock);
@@ -397,12 +457,18 @@ void mb_gw__reactor_stop(mb_gw_reactor *r)
         cmd *next = c->next;
         if (c->kind == CMD_ADOPT) {
             mb_gw__list_push(&r->pipes, &c->p->link);
+        } else if (c->due_ms) { /* deferred: it still owns a stdin and a kill */
+            c->next = r->later;
+            r->later = c;
+            c = next;
+            continue;
         } else {
             mb_gw__backend_unref(c->b);
         }
         free(c);
         c = next;
     }
+    run_later(r, 1);
     while (!mb_gw__list_empty(&r->pipes)) {
         mb_gw_pipe *p = MB_GW_CONTAINER(r->pipes.next, mb_gw_pipe, link);
         mb_gw__list_del(&p->link);

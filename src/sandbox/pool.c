@@ -16,6 +16,14 @@
  * A claimed sandbox whose init has died while idle is destroyed and the next
  * one is tried: a claim returns a live sandbox or MB_ENOTFOUND.
  *
+ * A sandbox counts as idle once its processes are quiet: after prepare, the
+ * refill thread samples its cgroup's CPU time every SETTLE_WINDOW_MS until a
+ * window used less than 5% of a core (at most SETTLE_MAX_MS). Servers that
+ * answered tools/list may still be busy starting (a playwright sandbox's
+ * Chromium goes on for a while), and a claim in that time would share the
+ * cores with them. A claim that finds no idle sandbox takes the settling one
+ * (its key's `settling`): ready, if not yet quiet, beats a cold start.
+ *
  * Refill waits for a pause in claims: building a sandbox (and starting its
  * servers) is CPU-heavy and takes the state store's lock, and doing it while
  * claims keep coming would slow the acquires that make them (a millisecond
@@ -43,6 +51,9 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 30000
 #define REFILL_PAUSE_MS 50
+#define SETTLE_WINDOW_MS 20
+#define SETTLE_QUIET_NS (SETTLE_WINDOW_MS * 1000000ull / 20) /* 5% of a core */
+#define SETTLE_MAX_MS 3000
 
 typedef struct pool_item {
     mb_sandbox *sb;
@@ -54,6 +65,7 @@ typedef struct pool_key {
     char *key;
     unsigned target, idle, creating;
     pool_item *head; /* idle stack */
+    pool_item *settling; /* readied, not quiet yet (claimable when head is empty) */
     uint64_t claimed, misses, failures;
     char last_error[MB_ERR_MSG_MAX];
     int backoff_ms;
@@ -129,6 +141,46 @@ static pool_key *next_job(mb_pool *p, int64_t now, int64_t *wake)
     return NULL;
 }
 
+int mb__pool_settle(int (*usage)(void *ctx, uint64_t *ns), void *ctx, int window_ms,
+                    uint64_t quiet_ns, int max_ms)
+{
+    int64_t end = mb_mono_ms() + max_ms;
+    uint64_t prev = 0, now = 0;
+    int windows = 0;
+    if (usage(ctx, &prev)) return 0;
+    while (mb_mono_ms() + window_ms <= end) {
+        struct timespec ts = {window_ms / 1000, (long)(window_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+        windows++;
+        if (usage(ctx, &now) || now < prev || now - prev < quiet_ns) break;
+        prev = now;
+    }
+    return windows;
+}
+
+typedef struct settling {
+    mb_pool *p;
+    const char *key;
+    pool_item *it;
+} settling;
+
+/* The settling sandbox's CPU time; non-zero to stop waiting: the pool stops,
+ * a claim took the sandbox, or the host does not account. Read under the
+ * pool's lock, so that a claim cannot take (and destroy) the sandbox while
+ * it is read. */
+static int settle_usage(void *ctx, uint64_t *ns)
+{
+    settling *st = ctx;
+    pthread_mutex_lock(&st->p->mu);
+    pool_key *k = find_key(st->p, st->key, 0);
+    mb_sandbox_stats s;
+    int done = st->p->stop || !k || k->settling != st->it ||
+               mb_sandbox_stats_get(st->it->sb, &s, NULL) != 0 || !s.cpu_usage_ns;
+    pthread_mutex_unlock(&st->p->mu);
+    if (!done) *ns = s.cpu_usage_ns;
+    return done;
+}
+
 static void *refill_main(void *arg)
 {
     mb_pool *p = arg;
@@ -170,11 +222,28 @@ static void *refill_main(void *arg)
         } else if (!err.msg[0]) {
             mb_err_set(&err, rc, "the factory could not supply options");
         }
+        pool_item *it = NULL;
+        if (!rc && sb) {
+            it = mb_malloc(sizeof *it);
+            it->sb = sb;
+            it->cookie = cookie;
+            it->next = NULL;
+            pthread_mutex_lock(&p->mu);
+            find_key(p, key, 0)->settling = it;
+            pthread_mutex_unlock(&p->mu);
+            settling st = {p, key, it};
+            mb__pool_settle(settle_usage, &st, SETTLE_WINDOW_MS, SETTLE_QUIET_NS, SETTLE_MAX_MS);
+        }
 
         pthread_mutex_lock(&p->mu);
         k = find_key(p, key, 0); /* keys are never freed before the pool */
         k->creating--;
-        if (rc) {
+        int taken = it && k->settling != it; /* a claim took it while it settled */
+        if (it && !taken) k->settling = NULL;
+        if (taken) {
+            k->backoff_ms = 0;
+            k->retry_at = 0;
+        } else if (rc) {
             k->failures++;
             snprintf(k->last_error, sizeof k->last_error, "%s", err.msg);
             k->backoff_ms = k->backoff_ms ? k->backoff_ms * 2 : BACKOFF_MIN_MS;
@@ -184,14 +253,12 @@ static void *refill_main(void *arg)
                     err.msg);
         } else if (p->stop || k->idle >= k->target) {
             pthread_mutex_unlock(&p->mu);
+            free(it);
             dispose(p, key, sb, cookie);
             pthread_mutex_lock(&p->mu);
         } else {
             k->backoff_ms = 0;
             k->retry_at = 0;
-            pool_item *it = mb_malloc(sizeof *it);
-            it->sb = sb;
-            it->cookie = cookie;
             it->next = k->head;
             k->head = it;
             k->idle++;
@@ -263,13 +330,17 @@ int mb_pool_claim(mb_pool *p, const char *key, mb_sandbox **out, void **cookie)
         pthread_mutex_lock(&p->mu);
         pool_key *k = find_key(p, key, 0);
         pool_item *it = k ? k->head : NULL;
-        if (!it) {
+        if (!it && k && k->settling) {
+            it = k->settling; /* the refill thread sees it gone */
+            k->settling = NULL;
+        } else if (!it) {
             if (k) k->misses++;
             pthread_mutex_unlock(&p->mu);
             return MB_ENOTFOUND;
+        } else {
+            k->head = it->next;
+            k->idle--;
         }
-        k->head = it->next;
-        k->idle--;
         k->claimed_at = mb_mono_ms();
         /* A refill thread with a deadline already wakes by itself and looks
          * again; waking it here would only cost this claim a switch. */

@@ -333,6 +333,12 @@ void mb__sb_unref(mb_sandbox *sb);
 int mb__sb_connect(mb_sandbox *sb, int *fd, mb_err *err);
 int mb__connect_path(const char *path, int *fd, mb_err *err);
 
+/* pool.c: waits until usage (CPU ns so far; non-zero return: stop waiting)
+ * grew by less than quiet_ns over one window_ms, at most max_ms; the
+ * number of windows waited. */
+int mb__pool_settle(int (*usage)(void *ctx, uint64_t *ns), void *ctx, int window_ms,
+                    uint64_t quiet_ns, int max_ms);
+
 /* Paths derived from a state dir. */
 #define MB__CTL_NAME "ctl.sock"
 #define MB__META_NAME "meta"

@@ -223,11 +223,14 @@ int mb_store__pg_sandbox_list(mb_store *st, const char *owner, mb_sandbox_rec **
 int mb_store__pg_sandbox_count(mb_store *st, const char *owner, size_t *n, mb_err *err)
 {
     mb_pg_params p = {0};
-    mb_store__pg_str(&p, owner);
+    if (owner) mb_store__pg_str(&p, owner);
+    else mb_store__pg_i64(&p, st->node);
     *n = 0;
     STORE_LOCK(st);
-    PGresult *r = mb_store__pg_run(st, "SELECT count(*) FROM sandboxes WHERE owner=$1 AND"
-                                       " status='occupied'", &p, "count sandboxes", err);
+    PGresult *r = mb_store__pg_run(st, owner ? "SELECT count(*) FROM sandboxes WHERE owner=$1 AND"
+                                               " status='occupied'"
+                                             : "SELECT count(*) FROM sandboxes WHERE node=$1 AND"
+                                               " status='occupied'", &p, "count sandboxes", err);
     if (r) *n = (size_t)mb_store__pg_int(r, 0, 0);
     PQclear(r);
     STORE_UNLOCK(st);

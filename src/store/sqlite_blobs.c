@@ -20,7 +20,7 @@ int mb_store__sq_blob_put(mb_store *st, const mb_blob_rec *rec, mb_err *err)
         sqlite3_bind_int64(s, 4, (sqlite3_int64)rec->size);
         sqlite3_bind_double(s, 5, rec->created_at);
         if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "put blob");
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return rc;
@@ -49,7 +49,7 @@ int mb_store__sq_blob_get(mb_store *st, const char *sandbox_id, const char *kind
         } else {
             rc = mb_store__fail(st, err, "get blob");
         }
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return rc;
@@ -64,7 +64,7 @@ int mb_store__sq_blob_delete(mb_store *st, const char *sandbox_id, const char *k
         sqlite3_bind_text(s, 1, sandbox_id, -1, SQLITE_STATIC);
         sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
         if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "delete blob");
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return rc;

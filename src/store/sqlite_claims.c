@@ -31,7 +31,7 @@ static int holder_of(mb_store *st, const char *kind, const char *value, char *ho
     } else {
         rc = mb_store__fail(st, err, "find claim");
     }
-    sqlite3_finalize(s);
+    mb_store__done(st, s);
     return rc;
 }
 
@@ -58,7 +58,7 @@ int mb_store__sq_claim_take(mb_store *st, const char *kind, const char *value, c
             sqlite3_bind_text(s, 3, sandbox_id, -1, SQLITE_STATIC);
             sqlite3_bind_double(s, 4, mb_now());
             if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "take claim");
-            sqlite3_finalize(s);
+            mb_store__done(st, s);
         }
     }
     mb_err ignored = {0};
@@ -101,7 +101,7 @@ int mb_store__sq_claim_list(mb_store *st, const char *sandbox_id, const char *ki
             mb_strv_push(&v, &n, mb_strdup(t ? (const char *)t : ""));
         }
         if (step != SQLITE_DONE) rc = mb_store__fail(st, err, "list claims");
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     if (!v) v = mb_calloc(1, sizeof *v);
@@ -123,7 +123,7 @@ int mb_store__sq_claim_drop(mb_store *st, const char *sandbox_id, const char *ki
         sqlite3_bind_text(s, 1, sandbox_id, -1, SQLITE_STATIC);
         if (kind) sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
         if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "drop claims");
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return rc;

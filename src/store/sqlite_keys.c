@@ -35,7 +35,7 @@ int mb_store__sq_key_add(mb_store *st, const char *hash_hex, const mb_key_rec *r
         sqlite3_bind_text(s, 5, rec->prefix, -1, SQLITE_STATIC);
         sqlite3_bind_double(s, 6, rec->created_at);
         if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "insert key");
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return rc;
@@ -57,7 +57,7 @@ int mb_store__sq_key_find(mb_store *st, const char *hash_hex, mb_key_rec *out, m
         } else {
             rc = mb_store__fail(st, err, "find key");
         }
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return rc;
@@ -81,7 +81,7 @@ int mb_store__sq_key_list(mb_store *st, mb_key_rec **out, size_t *n, mb_err *err
         }
         key_from_row(s, &(*out)[(*n)++]);
     }
-    if (s) sqlite3_finalize(s);
+    if (s) mb_store__done(st, s);
     STORE_UNLOCK(st);
     if (rc) { free(*out); *out = NULL; *n = 0; }
     return rc;
@@ -102,7 +102,7 @@ int mb_store__sq_key_revoke(mb_store *st, const char *id_or_prefix, mb_err *err)
             rc = mb_err_set(err, MB_ENOTFOUND,
                             "no valid key with id or unique prefix '%s' (see `mcpbox keys list`)",
                             id_or_prefix);
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return rc;

@@ -57,7 +57,7 @@ int mb_store__sq_sandbox_insert(mb_store *st, const mb_sandbox_rec *rec, mb_err 
     if (!rc) {
         sb_bind(s, rec);
         if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "insert sandbox");
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return rc;
@@ -76,7 +76,7 @@ int mb_store__sq_sandbox_update(mb_store *st, const mb_sandbox_rec *rec, mb_err 
         if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "update sandbox");
         else if (sqlite3_changes(st->db) == 0)
             rc = mb_err_set(err, MB_ENOTFOUND, "sandbox %s does not exist", rec->id);
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return rc;
@@ -93,7 +93,7 @@ int mb_store__sq_sandbox_get(mb_store *st, const char *id, mb_sandbox_rec *out, 
         if (step == SQLITE_ROW) sb_from_row(s, out);
         else if (step == SQLITE_DONE) rc = mb_err_set(err, MB_ENOTFOUND, "sandbox %s not found", id);
         else rc = mb_store__fail(st, err, "get sandbox");
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return rc;
@@ -120,7 +120,7 @@ static int sb_query(mb_store *st, const char *sql, void (*bind)(sqlite3_stmt *, 
         }
         sb_from_row(s, &(*out)[(*n)++]);
     }
-    if (s) sqlite3_finalize(s);
+    if (s) mb_store__done(st, s);
     STORE_UNLOCK(st);
     if (rc) { free(*out); *out = NULL; *n = 0; }
     return rc;
@@ -150,13 +150,15 @@ int mb_store__sq_sandbox_count(mb_store *st, const char *owner, size_t *n, mb_er
     sqlite3_stmt *s;
     *n = 0;
     STORE_LOCK(st);
-    int rc = mb_store__prepare(st, "SELECT count(*) FROM sandboxes WHERE owner=? AND "
-                                   "status='occupied'", &s, err);
+    int rc = mb_store__prepare(st, owner ? "SELECT count(*) FROM sandboxes WHERE owner=? AND "
+                                           "status='occupied'"
+                                         : "SELECT count(*) FROM sandboxes WHERE "
+                                           "status='occupied'", &s, err);
     if (!rc) {
-        sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
+        if (owner) sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
         if (sqlite3_step(s) == SQLITE_ROW) *n = (size_t)sqlite3_column_int64(s, 0);
         else rc = mb_err_set(err, MB_EIO, "cannot count sandboxes: %s", sqlite3_errmsg(st->db));
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return rc;
@@ -178,7 +180,7 @@ double mb_store__sq_next_deadline(mb_store *st)
     if (mb_store__prepare(st, "SELECT min(deadline) FROM sandboxes WHERE status IN"
                               " ('occupied','error') AND deadline > 0", &s, NULL) == MB_OK) {
         if (sqlite3_step(s) == SQLITE_ROW) t = sqlite3_column_double(s, 0);
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return t;
@@ -201,7 +203,7 @@ int mb_store__sq_free_uid_base(mb_store *st, int64_t first, int64_t stride, int6
         if (used == want) want += stride;
         else if (used > want) break;
     }
-    if (s) sqlite3_finalize(s);
+    if (s) mb_store__done(st, s);
     STORE_UNLOCK(st);
     if (!rc) *out = want;
     return rc;
@@ -223,7 +225,7 @@ int mb_store__sq_purge_released(mb_store *st, double before, mb_err *err)
         if (rc) break;
         sqlite3_bind_double(s, 1, before);
         if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "purge");
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     mb_store__exec(st, rc ? "ROLLBACK" : "COMMIT", rc ? NULL : err);
     STORE_UNLOCK(st);

@@ -47,7 +47,7 @@ static int insert_locked(mb_store *st, const mb_server_rec *recs, size_t n, mb_e
         bind_json(s, 8, rec->tags);
         if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "insert server");
     }
-    if (s) sqlite3_finalize(s);
+    if (s) mb_store__done(st, s);
     return rc;
 }
 
@@ -86,7 +86,7 @@ int mb_store__sq_server_update(mb_store *st, const mb_server_rec *rec, mb_err *e
         bind_json(s, 5, rec->auth_data);
         bind_json(s, 6, rec->tags);
         if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "update server");
-        sqlite3_finalize(s);
+        mb_store__done(st, s);
     }
     STORE_UNLOCK(st);
     return rc;
@@ -123,7 +123,7 @@ int mb_store__sq_server_list(mb_store *st, const char *sandbox_id, mb_server_rec
         r->auth_data = column_json(s, 6);
         r->tags = column_json(s, 7);
     }
-    if (s) sqlite3_finalize(s);
+    if (s) mb_store__done(st, s);
     STORE_UNLOCK(st);
     if (rc) {
         mb_server_recs_free(*out, *n);

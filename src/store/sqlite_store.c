@@ -44,15 +44,66 @@ int mb_store__fail(mb_store *st, mb_err *err, const char *what)
     return mb_err_set(err, MB_EIO, "state database: %s failed: %s", what, sqlite3_errmsg(st->db));
 }
 
+static uint64_t sql_hash(const char *sql)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)sql; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
 int mb_store__prepare(mb_store *st, const char *sql, sqlite3_stmt **out, mb_err *err)
 {
-    if (sqlite3_prepare_v2(st->db, sql, -1, out, NULL) != SQLITE_OK)
+    uint64_t h = sql_hash(sql);
+    int keep = st->nstmts < MB_STORE_STMT_CACHE;
+    for (size_t i = 0; i < st->nstmts; i++) {
+        mb_store_stmt *c = &st->stmts[i];
+        if (c->hash != h || strcmp(c->sql, sql) != 0) continue;
+        if (c->busy) { /* in use by a caller further up: one of its own */
+            keep = 0;
+            break;
+        }
+        c->busy = 1;
+        *out = c->s;
+        return MB_OK;
+    }
+    if (sqlite3_prepare_v3(st->db, sql, -1, keep ? SQLITE_PREPARE_PERSISTENT : 0, out, NULL) !=
+        SQLITE_OK)
         return mb_store__fail(st, err, "prepare");
+    if (keep && *out)
+        st->stmts[st->nstmts++] = (mb_store_stmt){.sql = mb_strdup(sql), .hash = h, .s = *out,
+                                                  .busy = 1};
     return MB_OK;
+}
+
+void mb_store__done(mb_store *st, sqlite3_stmt *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < st->nstmts; i++) {
+        if (st->stmts[i].s != s) continue;
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+        st->stmts[i].busy = 0;
+        return;
+    }
+    sqlite3_finalize(s);
 }
 
 int mb_store__exec(mb_store *st, const char *sql, mb_err *err)
 {
+    if (!strchr(sql, ';')) {
+        sqlite3_stmt *s = NULL;
+        int rc = mb_store__prepare(st, sql, &s, NULL);
+        if (rc == MB_OK && s) {
+            int step;
+            while ((step = sqlite3_step(s)) == SQLITE_ROW) {}
+            if (step != SQLITE_DONE)
+                rc = mb_err_set(err, MB_EIO, "state database: %s", sqlite3_errmsg(st->db));
+            mb_store__done(st, s);
+            return rc;
+        }
+        if (rc == MB_OK) return MB_OK; /* only a comment or white space */
+    }
     char *msg = NULL;
     if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
         mb_err_set(err, MB_EIO, "state database: %s", msg ? msg : "error");
@@ -86,7 +137,7 @@ static int user_version(mb_store *st, int *out, mb_err *err)
     int rc = mb_store__prepare(st, "PRAGMA user_version", &s, err);
     if (rc) return rc;
     *out = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
-    sqlite3_finalize(s);
+    mb_store__done(st, s);
     return MB_OK;
 }
 
@@ -99,7 +150,10 @@ int mb_store__sq_open(mb_store *st, const char *path, mb_err *err)
                           st->db ? sqlite3_errmsg(st->db) : "out of memory");
     sqlite3_busy_timeout(st->db, 5000);
     int version = 0;
+    /* A daemon keeps released records (tombstones): a page cache of 16 MiB
+     * instead of 2 keeps the pages acquires touch in memory as the file grows. */
     int rc = mb_store__exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                                "PRAGMA cache_size=-16384;"
                                 "PRAGMA foreign_keys=ON;", err);
     if (!rc) rc = mb_store__exec(st, "BEGIN IMMEDIATE", err);
     if (!rc) rc = user_version(st, &version, err);
@@ -121,6 +175,11 @@ int mb_store__sq_open(mb_store *st, const char *path, mb_err *err)
 
 void mb_store__sq_close(mb_store *st)
 {
+    for (size_t i = 0; i < st->nstmts; i++) {
+        sqlite3_finalize(st->stmts[i].s);
+        free(st->stmts[i].sql);
+    }
+    st->nstmts = 0;
     if (st->db) sqlite3_close(st->db);
     st->db = NULL;
 }

@@ -93,9 +93,10 @@ int mb_store_sandbox_update(mb_store *st, const mb_sandbox_rec *rec, mb_err *err
 /* Sandboxes not released; of one owner, or of everyone when owner is NULL. Oldest first. */
 int mb_store_sandbox_list(mb_store *st, const char *owner, mb_sandbox_rec **out, size_t *n,
                           mb_err *err);
-/* Ids of live sandboxes whose deadline is at or before `now`. */
-/* How many sandboxes of this owner are occupied (live, not in error). */
+/* How many sandboxes of this owner are occupied (live, not in error); with
+ * owner NULL, of everyone (this node's, with many nodes, as sandbox_list). */
 int mb_store_sandbox_count(mb_store *st, const char *owner, size_t *n, mb_err *err);
+/* Ids of live sandboxes whose deadline is at or before `now`. */
 int mb_store_sandbox_expired(mb_store *st, double now, mb_sandbox_rec **out, size_t *n,
                              mb_err *err);
 /* The earliest deadline among live sandboxes, or 0 when none has one. */

@@ -12,6 +12,7 @@
 #include <libpq-fe.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Every call of the face that a backend answers: X(return type, name,
@@ -74,12 +75,25 @@ typedef struct mb_store_ops {
 #undef MB_STORE_OP_FIELD
 } mb_store_ops;
 
+/* A prepared SQLite statement kept for the next call of the same text
+ * (sqlite_store.c): parsing and planning a statement cost more than running
+ * most of ours. Used only with the store lock held. */
+typedef struct mb_store_stmt {
+    char *sql;
+    uint64_t hash;
+    sqlite3_stmt *s;
+    int busy; /* handed out and not yet given back with mb_store__done */
+} mb_store_stmt;
+#define MB_STORE_STMT_CACHE 64
+
 struct mb_store {
     const mb_store_ops *ops;
     pthread_mutex_t lock; /* held for the length of each public call */
     int node;             /* this node's ordinal, -1 on one machine (mb_store_set_node) */
     sqlite3 *db;          /* SQLite */
     PGconn *pg;           /* PostgreSQL */
+    mb_store_stmt stmts[MB_STORE_STMT_CACHE]; /* SQLite statements kept */
+    size_t nstmts;
 };
 
 #define MB_STORE_OP_DECL(r, name, params, args) \
@@ -99,7 +113,15 @@ extern const mb_store_ops mb_store__pg_ops;
 
 /* SQLite helpers (sqlite_store.c). */
 int mb_store__fail(mb_store *st, mb_err *err, const char *what);
+/* A statement for sql, prepared once per connection and kept (the cache
+ * above); give it back with mb_store__done, which resets it and clears its
+ * bindings (a kept SELECT must not hold its read transaction open). A text
+ * whose statement is in use, or past the cache's size, gets a statement of
+ * its own that mb_store__done finalizes. */
 int mb_store__prepare(mb_store *st, const char *sql, sqlite3_stmt **out, mb_err *err);
+void mb_store__done(mb_store *st, sqlite3_stmt *s);
+/* Runs sql to its end: one statement through the cache (BEGIN, COMMIT...),
+ * several through sqlite3_exec. */
 int mb_store__exec(mb_store *st, const char *sql, mb_err *err);
 /* Copies a text column into a fixed buffer (truncating), NULL as "". */
 void mb_store__text(sqlite3_stmt *s, int col, char *dst, size_t cap);

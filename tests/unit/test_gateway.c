@@ -431,6 +431,18 @@ typedef struct world {
     mb_gw_backend *b;
 } world;
 
+/* The daemon's tenant_of: counts its calls, knows no tenant. */
+static int tenant_calls;
+static int no_tenant(void *ctx, const char *sandbox_id, char *buf, size_t cap)
+{
+    (void)ctx;
+    (void)sandbox_id;
+    (void)buf;
+    (void)cap;
+    tenant_calls++;
+    return -1;
+}
+
 static int world_up_spec(void **state, int call_timeout_ms, int tools_static)
 {
     world *w = calloc(1, sizeof *w);
@@ -441,6 +453,7 @@ static int world_up_spec(void **state, int call_timeout_ms, int tools_static)
     o.ctx = &w->f;
     o.call_timeout_ms = call_timeout_ms;
     o.init_timeout_ms = 5000;
+    o.tenant_of = no_tenant;
     mb_err err;
     assert_int_equal(mb_gateway_create(&o, &w->gw, &err), 0);
     const char *argv[] = {"fake", NULL};
@@ -557,6 +570,55 @@ static void server_answers_tools_list(world *w, const char *tools)
     fake_write(&w->f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"tools\":%s}}",
                (long long)json_integer_value(json_object_get(u, "id")), tools);
     json_decref(u);
+}
+
+/* A tenant the daemon told (mb_gateway_set_tenant, at acquire) is what
+ * sessions get, without asking tenant_of; the first one told stays;
+ * unknown sandboxes are ignored. */
+static void test_set_tenant(void **state)
+{
+    world *w = *state;
+    char buf[64];
+    tenant_calls = 0;
+    assert_int_equal(mb_gw__tenant_of(w->gw, "sb", buf, sizeof buf), -1);
+    assert_int_equal(tenant_calls, 1);
+    mb_gateway_set_tenant(w->gw, "nope", "bob");
+    mb_gateway_set_tenant(w->gw, "sb", "");
+    assert_int_equal(mb_gw__tenant_of(w->gw, "sb", buf, sizeof buf), -1);
+    assert_int_equal(tenant_calls, 2);
+    mb_gateway_set_tenant(w->gw, "sb", "alice");
+    mb_gateway_set_tenant(w->gw, "sb", "bob");
+    assert_int_equal(mb_gw__tenant_of(w->gw, "sb", buf, sizeof buf), 0);
+    assert_string_equal(buf, "alice");
+    mb_gw_session *s = open_session(w, NULL); /* a session asks for it too */
+    assert_int_equal(tenant_calls, 2);
+    mb_gw__session_unref(s);
+}
+
+/* A server removed from its sandbox (a pool claim that did not name it) is
+ * unreachable at once, but told to stop (stdin closed, kill) only
+ * MB_GW_RETIRE_DELAY_MS later, by the reactor, so that its exit does not
+ * compete with the first requests of the sandbox's client. */
+static void test_remove_server_retires_later(void **state)
+{
+    world *w = *state;
+    int64_t t0 = mb_gw__now();
+    mb_gateway_remove_server(w->gw, "sb", "srv");
+    assert_int_equal(mb_gateway_info(w->gw, "sb", "srv", NULL, NULL), MB_ENOTFOUND);
+    int known;
+    assert_null(mb_gw__lookup(w->gw, "sb", "srv", &known, NULL, 0));
+    /* still running: its stdin open, no kill yet */
+    struct pollfd p = {w->f.from_gw[0], POLLIN, 0};
+    assert_int_equal(poll(&p, 1, 0), 0);
+    assert_int_equal(__atomic_load_n(&w->f.kills, __ATOMIC_SEQ_CST), 0);
+    /* then stopped, within a reactor tick after the delay */
+    char c;
+    assert_int_equal(poll(&p, 1, MB_GW_RETIRE_DELAY_MS + 3000), 1);
+    assert_int_equal(read(w->f.from_gw[0], &c, 1), 0); /* EOF */
+    assert_true(mb_gw__now() - t0 >= MB_GW_RETIRE_DELAY_MS);
+    for (int i = 0; i < 100 && !__atomic_load_n(&w->f.kills, __ATOMIC_SEQ_CST); i++)
+        usleep(10 * 1000);
+    assert_int_equal(__atomic_load_n(&w->f.kills, __ATOMIC_SEQ_CST), 1);
 }
 
 /* A tools_static server (the playwright launcher): clients' tools/list are
@@ -1414,6 +1476,9 @@ int main(void)
         cmocka_unit_test(test_tools_hash),
         cmocka_unit_test_setup_teardown(test_id_rewriting, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_tools_static, world_up_static, world_down),
+        cmocka_unit_test_setup_teardown(test_set_tenant, world_up_default, world_down),
+        cmocka_unit_test_setup_teardown(test_remove_server_retires_later, world_up_default,
+                                        world_down),
         cmocka_unit_test_setup_teardown(test_tools_list_forwarded, world_up_default, world_down),
         cmocka_unit_test_setup_teardown(test_client_note_deferred, world_up_static, world_down),
         cmocka_unit_test_setup_teardown(test_client_note_bounded, world_up_default, world_down),

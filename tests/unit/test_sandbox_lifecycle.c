@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "sandbox_testlib.h"
+#include "sandbox/sandbox_int.h" /* mb__pool_settle */
 
 static sbt_env env;
 static sbt_box box;
@@ -829,6 +830,89 @@ static void warm_pool_claims_and_refills(void **state)
     pthread_mutex_destroy(&f.mu);
 }
 
+/* A pool sandbox counts as idle once its processes are quiet: the wait ends
+ * with the first window of little CPU, gives up at its bound, and stops at
+ * once when usage says so. */
+typedef struct fake_cpu {
+    int calls, busy_calls, stop;
+    uint64_t ns;
+} fake_cpu;
+
+static int fake_usage(void *ctx, uint64_t *ns)
+{
+    fake_cpu *c = ctx;
+    if (c->stop) return 1;
+    c->ns += ++c->calls <= c->busy_calls ? 40000000 : 1000000; /* 40 ms busy, 1 ms quiet */
+    *ns = c->ns;
+    return 0;
+}
+
+static void warm_pool_settles(void **state)
+{
+    fake_cpu c = {.busy_calls = 4};
+    /* call 1 is the baseline; windows 1-3 busy (calls 2-4), window 4 quiet */
+    assert_int_equal(mb__pool_settle(fake_usage, &c, 10, 5000000, 2000), 4);
+    c = (fake_cpu){.busy_calls = 1000};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int w = mb__pool_settle(fake_usage, &c, 10, 5000000, 200);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    assert_true(w >= 5 && w <= 20);
+    assert_true(ms >= 100 && ms < 1000);
+    c = (fake_cpu){.stop = 1};
+    assert_int_equal(mb__pool_settle(fake_usage, &c, 10, 5000000, 2000), 0);
+}
+
+/* A readied sandbox whose processes are still busy settles before it counts
+ * as idle, and a claim in that time takes it rather than missing. */
+static atomic_int burner_started;
+static int burner_sock = -1;
+static int prepare_burner(void *ctx, const char *key, mb_sandbox *sb, void *cookie, mb_err *err)
+{
+    /* a server-like process that keeps a core busy for a second or so */
+    const char *argv[] = {"/bin/sh", "-c",
+                          "i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done", NULL};
+    mb_spawn_spec spec = {.argv = argv};
+    int rc = mb_sandbox_spawn_server(sb, &spec, -1, &burner_sock, NULL, err);
+    atomic_store(&burner_started, 1);
+    return rc;
+}
+
+static void warm_pool_claims_a_settling_sandbox(void **state)
+{
+    if (!sbt_is_root()) skip();
+    static factory_ctx f;
+    memset(&f, 0, sizeof f);
+    pthread_mutex_init(&f.mu, NULL);
+    atomic_store(&burner_started, 0);
+    mb_pool_factory fac = {.make_opts = make_opts, .prepare = prepare_burner, .retire = retire,
+                           .ctx = &f};
+    mb_pool *p;
+    mb_err err;
+    assert_int_equal(mb_pool_new(&fac, &p, &err), 0);
+    assert_int_equal(mb_pool_set_target(p, "prof", 1, &err), 0);
+    for (int i = 0; i < 3000 && !atomic_load(&burner_started); i++) usleep(10 * 1000);
+    assert_true(atomic_load(&burner_started));
+    usleep(150 * 1000); /* busy: settling, not idle */
+    mb_pool_stats st;
+    assert_int_equal(mb_pool_stats_get(p, "prof", &st), 0);
+    assert_int_equal(st.idle, 0);
+    assert_int_equal(st.creating, 1);
+    mb_sandbox *sb = NULL;
+    assert_int_equal(mb_pool_claim(p, "prof", &sb, NULL), 0);
+    int first = burner_sock; /* the refill's next one starts 50 ms after the claim */
+    assert_int_equal(mb_pool_stats_get(p, "prof", &st), 0);
+    assert_int_equal(st.claimed, 1);
+    assert_int_equal(st.misses, 0);
+    assert_int_equal(mb_sandbox_destroy(sb, &err), 0);
+    close(first);
+    mb_pool_free(p);
+    if (burner_sock != first) close(burner_sock);
+    burner_sock = -1;
+    pthread_mutex_destroy(&f.mu);
+}
+
 /* A factory that fails is retried with back-off and its error is kept. */
 static int failing_opts(void *ctx, const char *key, mb_sandbox_opts *opts, void **cookie,
                         mb_err *err)
@@ -950,6 +1034,8 @@ int main(void)
         cmocka_unit_test(create_refuses_bad_options),
         cmocka_unit_test(zygote_clones_restarts_and_is_outlived),
         cmocka_unit_test(warm_pool_claims_and_refills),
+        cmocka_unit_test(warm_pool_settles),
+        cmocka_unit_test(warm_pool_claims_a_settling_sandbox),
         cmocka_unit_test(warm_pool_reports_failures),
         cmocka_unit_test(image_dir_root),
         cmocka_unit_test(cgroup_mode_and_v2),

@@ -135,6 +135,18 @@ static void test_sandbox_crud_and_owners(void **state)
     assert_int_equal(n, 1);
     assert_string_equal(list[0].id, b.id);
     free(list);
+    /* occupied ones only, of one owner or of everyone */
+    assert_int_equal(mb_store_sandbox_count(f->st, NULL, &n, NULL), MB_OK);
+    assert_int_equal(n, 1);
+    mb_sandbox_rec idle = sample("", 0);
+    snprintf(idle.status, sizeof idle.status, "idle");
+    assert_int_equal(mb_store_sandbox_insert(f->st, &idle, NULL), MB_OK);
+    mb_sandbox_rec c = sample("carol", 0);
+    assert_int_equal(mb_store_sandbox_insert(f->st, &c, NULL), MB_OK);
+    assert_int_equal(mb_store_sandbox_count(f->st, NULL, &n, NULL), MB_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(mb_store_sandbox_count(f->st, "carol", &n, NULL), MB_OK);
+    assert_int_equal(n, 1);
     mb_sandbox_rec ghost = sample("x", 0);
     assert_int_equal(mb_store_sandbox_update(f->st, &ghost, NULL), MB_ENOTFOUND);
     assert_int_equal(mb_store_sandbox_get(f->st, ghost.id, &got, NULL), MB_ENOTFOUND);
@@ -331,6 +343,8 @@ static void test_pg_nodes_and_scope(void **state)
     size_t count;
     assert_int_equal(mb_store_sandbox_count(f->st, "alice", &count, NULL), MB_OK);
     assert_int_equal(count, 2);
+    assert_int_equal(mb_store_sandbox_count(f->st, NULL, &count, NULL), MB_OK);
+    assert_int_equal(count, 1); /* this node's */
     /* the list tells load and liveness */
     mb_node_rec *nodes;
     assert_int_equal(mb_store_node_list(f->st, 5.0, &nodes, &n, NULL), MB_OK);
@@ -476,6 +490,55 @@ static void test_sqlite_upgrades_v1_file(void **state)
     free(old);
 }
 
+/* The SQLite backend keeps its prepared statements between calls: each call
+ * runs with its own bindings (none left from the call before), and none
+ * holds a read transaction once it returned, so another connection can
+ * checkpoint the whole WAL and write. */
+static void test_sqlite_kept_statements(void **state)
+{
+    fixture *f = *state;
+    mb_sandbox_rec a = sample("alice", 0), b = sample("bob", mb_now() + 100);
+    assert_int_equal(mb_store_sandbox_insert(f->st, &a, NULL), MB_OK);
+    assert_int_equal(mb_store_sandbox_insert(f->st, &b, NULL), MB_OK);
+    for (int round = 0; round < 3; round++) {
+        mb_sandbox_rec got;
+        assert_int_equal(mb_store_sandbox_get(f->st, a.id, &got, NULL), MB_OK);
+        assert_string_equal(got.owner, "alice");
+        assert_int_equal(mb_store_sandbox_get(f->st, b.id, &got, NULL), MB_OK);
+        assert_string_equal(got.owner, "bob");
+        assert_int_equal(mb_store_sandbox_get(f->st, "no-such-id", &got, NULL), MB_ENOTFOUND);
+        size_t n;
+        assert_int_equal(mb_store_sandbox_count(f->st, "alice", &n, NULL), MB_OK);
+        assert_int_equal(n, 1);
+        assert_int_equal(mb_store_sandbox_count(f->st, "carol", &n, NULL), MB_OK);
+        assert_int_equal(n, 0);
+        mb_sandbox_rec *recs;
+        assert_int_equal(mb_store_sandbox_list(f->st, NULL, &recs, &n, NULL), MB_OK);
+        assert_int_equal(n, 2);
+        free(recs);
+        assert_int_equal(mb_store_claim_take(f->st, "k", "v", a.id, NULL, NULL), MB_OK);
+        mb_err err = {0};
+        assert_int_equal(mb_store_claim_take(f->st, "k", "v", b.id, NULL, &err), MB_ECONFLICT);
+        assert_int_equal(mb_store_claim_drop(f->st, a.id, NULL, NULL), MB_OK);
+    }
+    /* a SELECT stopped after its first row (get) must not keep the WAL read */
+    mb_sandbox_rec got;
+    assert_int_equal(mb_store_sandbox_get(f->st, a.id, &got, NULL), MB_OK);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    int log = -1, done = -1;
+    assert_int_equal(sqlite3_exec(db, "SELECT count(*) FROM sandboxes", NULL, NULL, NULL),
+                     SQLITE_OK); /* reads the header: the file is in WAL mode */
+    assert_int_equal(sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done),
+                     SQLITE_OK);
+    assert_int_equal(log, 0); /* truncated: no reader was left in it */
+    assert_int_equal(sqlite3_exec(db, "UPDATE sandboxes SET owner='dave' WHERE owner='bob'", NULL,
+                                  NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(mb_store_sandbox_get(f->st, b.id, &got, NULL), MB_OK);
+    assert_string_equal(got.owner, "dave"); /* the kept statement sees the new write */
+}
+
 /* Starts the throwaway PostgreSQL (or takes MCPBOX_TEST_PG); its dir in *dir. */
 static char *pg_start(char **dir)
 {
@@ -507,6 +570,7 @@ int main(void)
         BOTH_BACKENDS(ENTRY)
         cmocka_unit_test_setup_teardown(test_sqlite_has_no_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_upgrades_v1_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sqlite_kept_statements, setup, teardown),
     };
     const struct CMUnitTest pg_tests[] = {
         BOTH_BACKENDS(ENTRY)
