@@ -59,6 +59,32 @@ static int mdays(int y, int m)
     return m == 2 && leap ? 29 : dm[m - 1];
 }
 
+/* "H[H]:MM[:SS[.f{1,9}]]" at *p, advancing it; the fraction in microseconds
+ * (digits past the sixth dropped). -1 when it is not a valid time of day. */
+static int clock_part(const char **p, int *H, int *M, int *S, long long *frac)
+{
+    *S = 0;
+    *frac = 0;
+    int nh = isdigit((unsigned char)(*p)[1]) ? 2 : 1;
+    if (!digits(p, nh, H) || *(*p)++ != ':' || !digits(p, 2, M)) return -1;
+    if (**p == ':') {
+        (*p)++;
+        if (!digits(p, 2, S)) return -1;
+        if (**p == '.') {
+            (*p)++;
+            int n = 0;
+            while (isdigit((unsigned char)**p)) {
+                if (n < 6) *frac = *frac * 10 + (**p - '0');
+                n++;
+                (*p)++;
+            }
+            if (!n || n > 9) return -1;
+            for (; n < 6; n++) *frac *= 10;
+        }
+    }
+    return *H > 23 || *M > 59 || *S > 59 ? -1 : 0;
+}
+
 /* Parses date [time [zone]]; *has_time tells whether a time was present. */
 int mb_gc__ts_parse(const char *s, long *days, long long *micros, int *has_time)
 {
@@ -78,24 +104,7 @@ int mb_gc__ts_parse(const char *s, long *days, long long *micros, int *has_time)
     *has_time = 0;
     if (*p == 'T' || *p == 't' || (*p == ' ' && isdigit((unsigned char)p[1]))) {
         p++;
-        int nh = isdigit((unsigned char)p[1]) ? 2 : 1;
-        if (!digits(&p, nh, &H) || *p++ != ':' || !digits(&p, 2, &M)) return -1;
-        if (*p == ':') {
-            p++;
-            if (!digits(&p, 2, &S)) return -1;
-            if (*p == '.') {
-                p++;
-                int n = 0;
-                while (isdigit((unsigned char)*p)) {
-                    if (n < 6) frac = frac * 10 + (*p - '0');
-                    n++;
-                    p++;
-                }
-                if (!n || n > 9) return -1;
-                for (; n < 6; n++) frac *= 10;
-            }
-        }
-        if (H > 23 || M > 59 || S > 59) return -1;
+        if (clock_part(&p, &H, &M, &S, &frac)) return -1;
         *has_time = 1;
     }
     long off = 0; /* seconds east of UTC */
@@ -160,27 +169,11 @@ long long mb_gc__time_us(const char *s)
 {
     const char *p = s;
     while (*p == ' ') p++;
-    int H, M, S = 0;
-    long long frac = 0;
-    int nh = isdigit((unsigned char)p[1]) ? 2 : 1;
-    if (!digits(&p, nh, &H) || *p++ != ':' || !digits(&p, 2, &M)) return -1;
-    if (*p == ':') {
-        p++;
-        if (!digits(&p, 2, &S)) return -1;
-        if (*p == '.') {
-            p++;
-            int n = 0;
-            while (isdigit((unsigned char)*p)) {
-                if (n < 6) frac = frac * 10 + (*p - '0');
-                n++;
-                p++;
-            }
-            if (!n || n > 9) return -1;
-            for (; n < 6; n++) frac *= 10;
-        }
-    }
+    int H, M, S;
+    long long frac;
+    if (clock_part(&p, &H, &M, &S, &frac)) return -1;
     while (*p == ' ') p++;
-    if (*p || H > 23 || M > 59 || S > 59) return -1;
+    if (*p) return -1;
     return ((H * 60LL + M) * 60 + S) * 1000000 + frac;
 }
 

@@ -7,11 +7,12 @@ instead of probing all 64. Checked on a daemon's MCP-Atlas sandbox: the
 init's and every server's signal dispositions, bounding set, seccomp mode and
 no_new_privs; and that the release build links mcpbox-light and
 mcpbox-zygote static and not position-independent (Makefile)."""
-import glob
 import os
 import subprocess
 
 import pytest
+
+from procutil import sandbox_pids
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 ATLAS = ["filesystem", "git", "terminal", "desktop-commander", "arxiv", "code-executor",
@@ -34,12 +35,9 @@ def status_of(pid):
 def sandbox_status(sid):
     """(comm, /proc status) of every process of the sandbox's cgroup."""
     out = []
-    for p in glob.glob("/proc/[0-9]*"):
+    for pid in sandbox_pids(sid):
         try:
-            with open(p + "/cgroup") as f:
-                if sid not in f.read():
-                    continue
-            st = status_of(os.path.basename(p))
+            st = status_of(pid)
         except OSError:
             continue
         out.append((st["Name"].strip(), st))

@@ -17,6 +17,7 @@ import subprocess
 import pytest
 
 from conftest import MCPBOX_BIN
+from procutil import sandbox_pids
 from test_tool_surfaces import load, make_data, surface
 
 BIN_DIR = os.path.dirname(os.path.abspath(MCPBOX_BIN))
@@ -117,14 +118,13 @@ def test_group_executable_answers_as_mcpbox_mcp(tmp_path, preset, server):
 def sandbox_processes(sid):
     """(exe, argv) of every process in the sandbox's cgroup."""
     out = []
-    for p in glob.glob("/proc/[0-9]*"):
+    for pid in sandbox_pids(sid):
+        p = "/proc/" + pid
         try:
-            with open(p + "/cgroup") as f:
-                if sid not in f.read():
-                    continue
             with open(p + "/cmdline", "rb") as f:
                 argv = [a.decode() for a in f.read().split(b"\0") if a]
-            out.append((os.readlink(p + "/exe"), argv, open(p + "/comm").read().strip()))
+            with open(p + "/comm") as f:
+                out.append((os.readlink(p + "/exe"), argv, f.read().strip()))
         except OSError:
             continue
     return out
