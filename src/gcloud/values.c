@@ -52,6 +52,10 @@ static int digits(const char **p, int n, int *out)
     return 1;
 }
 
+/* The width of a one- or two-digit field at p: 2 when two digits are there.
+ * p[1] is read only after p[0] is a digit, never past the terminator. */
+static int width12(const char *p) { return isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1]) ? 2 : 1; }
+
 static int mdays(int y, int m)
 {
     static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -65,7 +69,7 @@ static int clock_part(const char **p, int *H, int *M, int *S, long long *frac)
 {
     *S = 0;
     *frac = 0;
-    int nh = isdigit((unsigned char)(*p)[1]) ? 2 : 1;
+    int nh = width12(*p);
     if (!digits(p, nh, H) || *(*p)++ != ':' || !digits(p, 2, M)) return -1;
     if (**p == ':') {
         (*p)++;
@@ -96,9 +100,9 @@ int mb_gc__ts_parse(const char *s, long *days, long long *micros, int *has_time)
     int ny = 0;
     while (isdigit((unsigned char)p[ny])) ny++;
     if (ny < 1 || ny > 4 || !digits(&p, ny, &y) || *p++ != '-') return -1;
-    int nm = isdigit((unsigned char)p[1]) ? 2 : 1;
+    int nm = width12(p);
     if (!digits(&p, nm, &m) || *p++ != '-') return -1;
-    int nd = isdigit((unsigned char)p[1]) ? 2 : 1;
+    int nd = width12(p);
     if (!digits(&p, nd, &d)) return -1;
     if (m < 1 || m > 12 || d < 1 || d > mdays(y, m) || y < 1) return -1;
     *has_time = 0;
@@ -115,7 +119,7 @@ int mb_gc__ts_parse(const char *s, long *days, long long *micros, int *has_time)
         p += 3;
     } else if (*p == '+' || *p == '-') {
         int sign = *p++ == '-' ? -1 : 1, oh, om = 0;
-        int nh = isdigit((unsigned char)p[1]) ? 2 : 1;
+        int nh = width12(p);
         if (!digits(&p, nh, &oh)) return -1;
         if (*p == ':') p++;
         if (isdigit((unsigned char)*p) && !digits(&p, 2, &om)) return -1;

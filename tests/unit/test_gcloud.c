@@ -476,6 +476,38 @@ static void test_log_extra_old_project(void **state)
     free(dir);
 }
 
+/* The date, timestamp and time parsers on strings that end where a field
+ * does, each copied into an allocation of exactly its size (ASan sees any
+ * read past the terminator), and on a 10,000-character value: all refused. */
+static void test_time_parsers_stop_at_the_end(void **state)
+{
+    (void)state;
+    static const char *const BAD[] = {"", "1", "1:", "12:3", "2025-", "2025-3-", "2025-03-10T", "2025-03-10 ",
+                                      "2025-03-10T1", "2025-03-10T10:00:00+", "2025-03-10 10:00:00-",
+                                      "10:00:00.", "24:00:00", "x"};
+    char *big = mb_malloc(10001);
+    memset(big, '1', 10000);
+    big[10000] = '\0';
+    for (size_t i = 0; i <= sizeof BAD / sizeof *BAD; i++) {
+        const char *src = i < sizeof BAD / sizeof *BAD ? BAD[i] : big;
+        size_t n = strlen(src);
+        char *s = mb_malloc(n + 1);
+        memcpy(s, src, n + 1);
+        long days;
+        long long us;
+        int has_time;
+        char out[40];
+        int ts = mb_gc__ts_parse(s, &days, &us, &has_time);
+        if (!strcmp(src, "2025-03-10 ")) assert_int_equal(ts, 0); /* a date and a blank */
+        else assert_int_equal(ts, -1);
+        assert_int_equal(mb_gc__time_us(s), -1);
+        if (strcmp(src, "2025-03-10 ")) assert_int_equal(mb_gc__ts_norm(s, out), -1);
+        free(s);
+    }
+    free(big);
+    assert_int_equal(mb_gc__time_us("7:05"), (7 * 60 + 5) * 60 * 1000000LL);
+}
+
 static void test_isolation(void **state)
 {
     (void)state;
@@ -790,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_load),
         cmocka_unit_test(test_storage_logging_compute),
         cmocka_unit_test(test_log_extra_old_project),
+        cmocka_unit_test(test_time_parsers_stop_at_the_end),
         cmocka_unit_test(test_isolation),
         cmocka_unit_test(test_hostile_sql),
         cmocka_unit_test(test_signed_urls),
