@@ -210,35 +210,14 @@ static void date_add_impl(sqlite3_context *cx, sqlite3_value **argv, int sign, i
     sqlite3_free(m);
 }
 
-static void f_date_add(sqlite3_context *cx, int argc, sqlite3_value **argv)
+/* bq_date_add .. bq_time_sub: the registration's data is the kind (0 date,
+ * 1 timestamp, 2 time) plus ADD_SUB for the _sub functions. */
+#define ADD_SUB 4
+static void f_add(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
     (void)argc;
-    date_add_impl(cx, argv, 1, 0);
-}
-static void f_date_sub(sqlite3_context *cx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    date_add_impl(cx, argv, -1, 0);
-}
-static void f_ts_add(sqlite3_context *cx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    date_add_impl(cx, argv, 1, 1);
-}
-static void f_ts_sub(sqlite3_context *cx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    date_add_impl(cx, argv, -1, 1);
-}
-static void f_time_add(sqlite3_context *cx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    date_add_impl(cx, argv, 1, 2);
-}
-static void f_time_sub(sqlite3_context *cx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    date_add_impl(cx, argv, -1, 2);
+    intptr_t d = (intptr_t)sqlite3_user_data(cx);
+    date_add_impl(cx, argv, d & ADD_SUB ? -1 : 1, (int)(d & 3));
 }
 
 /* bq_generate_date_array(start, end, n, part): GENERATE_DATE_ARRAY, each date
@@ -321,20 +300,11 @@ static void diff_impl(sqlite3_context *cx, sqlite3_value **argv, int kind)
     sqlite3_result_int64(cx, r);
 }
 
-static void f_date_diff(sqlite3_context *cx, int argc, sqlite3_value **argv)
+/* bq_date_diff, bq_ts_diff, bq_time_diff: the registration's data is the kind */
+static void f_diff(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
     (void)argc;
-    diff_impl(cx, argv, 0);
-}
-static void f_ts_diff(sqlite3_context *cx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    diff_impl(cx, argv, 1);
-}
-static void f_time_diff(sqlite3_context *cx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    diff_impl(cx, argv, 2);
+    diff_impl(cx, argv, (int)(intptr_t)sqlite3_user_data(cx));
 }
 
 /* bq_trunc(x, part, kind): kind 0 DATE_TRUNC, 1 TIMESTAMP/DATETIME_TRUNC,
@@ -1117,10 +1087,10 @@ int mb_gc__udf_register(sqlite3 *db)
     const int V = SQLITE_UTF8 | SQLITE_INNOCUOUS; /* clock readers */
     static const mb_gc__sqlfn S[] = {
         {"bq_date", 1, f_date, 0},          {"bq_date", 3, f_date, 0},
-        {"bq_timestamp", 1, f_timestamp, 0}, {"bq_date_add", 3, f_date_add, 0},
-        {"bq_date_sub", 3, f_date_sub, 0},  {"bq_ts_add", 3, f_ts_add, 0},
-        {"bq_ts_sub", 3, f_ts_sub, 0},      {"bq_date_diff", 3, f_date_diff, 0},
-        {"bq_ts_diff", 3, f_ts_diff, 0},    {"bq_trunc", 3, f_trunc, 0},
+        {"bq_timestamp", 1, f_timestamp, 0}, {"bq_date_add", 3, f_add, 0},
+        {"bq_date_sub", 3, f_add, ADD_SUB}, {"bq_ts_add", 3, f_add, 1},
+        {"bq_ts_sub", 3, f_add, 1 | ADD_SUB}, {"bq_date_diff", 3, f_diff, 0},
+        {"bq_ts_diff", 3, f_diff, 1},       {"bq_trunc", 3, f_trunc, 0},
         {"bq_extract", 2, f_extract, 0},    {"bq_format", 3, f_format, 0},
         {"bq_parse", 3, f_parse, 0},        {"bq_unix", 2, f_unix, 0},
         {"bq_from_unix", 2, f_from_unix, 0}, {"bq_cast", 3, f_cast, 0},
@@ -1131,8 +1101,8 @@ int mb_gc__udf_register(sqlite3 *db)
         {"bq_rpad", 3, f_pad, 1},           {"bq_regexp", 3, f_regexp, 0},
         {"bq_regexp", 4, f_regexp, 0},      {"bq_error", 1, f_error, 0},
         {"bq_format_string", -1, f_format_string, 0}, {"bq_time", 1, f_time, 0}, {"bq_time", 3, f_time, 0}, {"bq_generate_date_array", 4, f_generate_date_array, 0},
-        {"bq_time_add", 3, f_time_add, 0},  {"bq_time_sub", 3, f_time_sub, 0},
-        {"bq_time_diff", 3, f_time_diff, 0},
+        {"bq_time_add", 3, f_add, 2},       {"bq_time_sub", 3, f_add, 2 | ADD_SUB},
+        {"bq_time_diff", 3, f_diff, 2},
     };
     int rc = mb_gc__sqlfn_register(db, S, sizeof S / sizeof *S, F);
     if (rc == SQLITE_OK)
