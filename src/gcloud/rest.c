@@ -805,7 +805,8 @@ static char *seg_name(json_t *sg, size_t a, size_t b)
 
 /* POST b/SB/o/SO/copyTo/b/DB/o/DO and .../rewriteTo/... (body: the
  * destination's metadata, contentType kept from the source unless given),
- * POST b/B/o/D/compose {sourceObjects[{name}], destination{contentType}}.
+ * POST b/B/o/D/compose {sourceObjects[{name}], destination{contentType}}
+ * (at most MB_GC_OBJECT_MAX bytes together).
  * Returns 0 when the path names none of them. Copies are whole and at once:
  * a rewrite answers done with every byte rewritten. */
 static int object_op(mb_gc *gc, json_t *sg, size_t k, json_t *body, reply *r)
@@ -856,6 +857,9 @@ static int object_op(mb_gc *gc, json_t *sg, size_t k, json_t *body, reply *r)
             json_t *sm = NULL;
             if (!sn) rc = mb_err_set(&e, MB_EINVAL, "sourceObjects[%zu].name is required", i);
             else rc = mb_gc_gcs_object_get(gc, bucket, sn, &data, &len, &sm, &e);
+            if (!rc && (long long)(all.len + len) > MB_GC_OBJECT_MAX)
+                rc = mb_err_set(&e, MB_ETOOBIG, "The composed object would be larger than this emulator takes "
+                                "(256 MiB)");
             if (!rc) mb_buf_append(&all, data ? data : "", len);
             if (!rc && !first) {
                 first = sm;
@@ -1160,6 +1164,18 @@ static void route(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url,
     json_decref(sg);
 }
 
+/* libmicrohttpd hands the path and the arguments over as C strings, so a
+ * %00 would cut them short (".../o/a%00b" naming object "a"). It is decoded
+ * as the byte 0xFF instead, which no name validates as UTF-8: such a request
+ * is refused rather than read as a shorter one. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    for (char *p = strstr(s, "%00"); p; p = strstr(p + 3, "%00")) memcpy(p, "%FF", 3);
+    return MHD_http_unescape(s);
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *data, size_t *size, void **con_cls)
 {
@@ -1238,7 +1254,8 @@ int mb_gcloud_rest_start(const char *listen_on, mb_gcloud_resolve_fn resolve, vo
     rs->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, rs, MHD_OPTION_LISTEN_SOCKET, fd,
                                MHD_OPTION_NOTIFY_COMPLETED, completed, rs, MHD_OPTION_CONNECTION_TIMEOUT,
                                (unsigned)120, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
-                               MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024), MHD_OPTION_END);
+                               MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024), MHD_OPTION_UNESCAPE_CALLBACK,
+                               unescape, NULL, MHD_OPTION_END);
     if (!rs->mhd) {
         close(fd);
         free(rs);

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UPLOAD_MAX (256LL << 20)
 
 int mb_gc__upload_start(mb_gc *gc, const char *bucket, const char *name, const char *ctype,
                         long long total, char id[40], mb_err *err)
@@ -28,7 +27,7 @@ int mb_gc__upload_start(mb_gc *gc, const char *bucket, const char *name, const c
     json_decref(b);
     if (!name || !*name || strlen(name) > 1024 || !mb_utf8_valid(name, strlen(name)))
         return mb_err_set(err, MB_EINVAL, "Object name is required (1 to 1024 bytes of UTF-8)");
-    if (total > UPLOAD_MAX)
+    if (total > MB_GC_OBJECT_MAX)
         return mb_err_set(err, MB_ETOOBIG, "The upload is larger than this emulator takes (256 MiB)");
     unsigned char r[16];
     mb_random_bytes(r, sizeof r, NULL);
@@ -109,7 +108,7 @@ int mb_gc__upload_put(mb_gc *gc, const char *id, const char *range, const void *
         rc = mb_err_set(err, MB_EINVAL, "Content-Range starts at %lld, after the %zu bytes received", first, held.len);
     } else if (t >= 0 && total >= 0 && t != total) {
         rc = mb_err_set(err, MB_EINVAL, "The upload's size changed from %lld to %lld", total, t);
-    } else if ((t >= 0 && t > UPLOAD_MAX) || (long long)held.len + (long long)len > UPLOAD_MAX) {
+    } else if ((t >= 0 && t > MB_GC_OBJECT_MAX) || (long long)held.len + (long long)len > MB_GC_OBJECT_MAX) {
         rc = mb_err_set(err, MB_ETOOBIG, "The upload is larger than this emulator takes (256 MiB)");
     }
     if (!rc && first >= 0) { /* new bytes (a resent overlap is skipped) */

@@ -208,7 +208,27 @@ def test_storage_copy_rewrite_compose(env):
     assert h.post("/storage/v1/b/src/o/x/compose", json={"sourceObjects": [{"name": "b.csv"}] * 33}).status_code == 400
     assert h.post("/storage/v1/b/src/o/x/compose", json={"sourceObjects": [{"name": "b.csv"}, {"name": "gone"}]}).status_code == 404
     assert h.post("/storage/v1/b/src/o/b.csv/copyTo/b/nobucket/o/x", json={}).status_code == 404
+    # hostile names and bodies: refused, nothing written, the facade keeps serving
+    for path, body in (("/storage/v1/b/src/o/b.csv/copyTo/b/dst/o/%FF%FE", {}),
+                       ("/storage/v1/b/src/o/b.csv/copyTo/b/dst/o/a%00b", {}),
+                       ("/storage/v1/b/src/o/b.csv/copyTo/b/dst/o/" + "n" * 10000, {}),
+                       ("/storage/v1/b/src/o/%FF/compose", {"sourceObjects": [{"name": "b.csv"}]}),
+                       ("/storage/v1/b/src/o/x/compose", {"sourceObjects": "b.csv"}),
+                       ("/storage/v1/b/src/o/x/compose", {"sourceObjects": [7, None]}),
+                       ("/storage/v1/b/src/o/x/compose", {"sourceObjects": [{"name": ""}]}),
+                       ("/storage/v1/b/src/o/x/compose", {"sourceObjects": [{"name": "\u00e9" * 5000}]})):
+        r = h.post(path, json=body)
+        assert r.status_code in (400, 404), (path, r.status_code, r.text[:300])
+    r = h.post("/storage/v1/b/src/o/x/compose", content=b"\xff{not json", headers={"Content-Type": "application/json"})
+    assert 400 <= r.status_code < 500, r.text
+    # a compose larger than the emulator takes is refused before it is all in memory
+    big = b"z" * (9 << 20)
+    assert h.post("/upload/storage/v1/b/src/o", params={"uploadType": "media", "name": "big"}, content=big).status_code == 200
+    r = h.post("/storage/v1/b/src/o/huge/compose", json={"sourceObjects": [{"name": "big"}] * 30})
+    assert r.status_code == 413 and "256 MiB" in r.json()["error"]["message"], r.text[:300]
+    assert h.delete("/storage/v1/b/src/o/big").status_code == 204
     assert h.get("/storage/v1/b/src/o/x").status_code == 404 and h.get("/storage/v1/b/dst/o/x").status_code == 404
+    assert h.get("/storage/v1/b/src/o/huge").status_code == 404
     names = sorted(o["name"] for o in api.get(f"/sandbox/google_cloud/{sid}/dump").json()["data"]["objects"])
     assert names == ["all.csv", "b.csv", "b2.csv", "copies/a.csv", "dir/a.csv"]
 
@@ -389,11 +409,23 @@ def test_log_entry_labels_trace_and_request(env):
     # refused: the whole request, nothing written
     for bad, word in (({"labels": {"n": 1}}, "labels are strings"), ({"split": {"uid": "x"}}, "split"),
                       ({"trace": 7}, "trace"), ({"httpRequest": "GET /"}, "httpRequest"),
-                      ({"labels": {"big": "x" * 70000}}, "too large")):
+                      ({"labels": {"big": "x" * 70000}}, "too large"), ({"labels": {"": "v"}}, "label key"),
+                      ({"labels": {"k" * 10000: "v"}}, "label key"), ({"trace": "t" * 10000}, "trace"),
+                      ({"operation": {"id": "\u00e9" * 40000}}, "too large")):
         r = httpx.post(f"{base}/v2/entries:write", json={"logName": log, "entries": [
             {"textPayload": "fine"}, {"textPayload": "not written", **bad}]})
         assert r.status_code == 400 and word in r.json()["error"]["message"], (bad, r.text)
         assert "entries[1]" in r.json()["error"]["message"], r.text
+    # bodies that are not JSON, or carry invalid UTF-8 or a NUL, and hostile filters: refused
+    for raw in (b'{"entries": [{"logName": "' + log.encode() + b'", "labels": {"k": "\xff\xfe"}}]}',
+                b'{"entries": [{"logName": "' + log.encode() + b'", "labels": {"k": "a\\u0000b"}}]}',
+                b"\x00\x01", b""):
+        r = httpx.post(f"{base}/v2/entries:write", content=raw, headers={"Content-Type": "application/json"})
+        assert r.status_code == 400, (raw[:40], r.text)
+    for flt in ("labels." + "a" * 10000 + "=x", "httpRequest." + "." * 5000 + "=1", "labels.=x", "trace=" + "\u00e9" * 5000,
+                "operation.id=\"" + "x" * 10000):
+        r = httpx.post(f"{base}/v2/entries:list", json={"resourceNames": [f"projects/{p}"], "filter": flt})
+        assert r.status_code in (200, 400), (flt[:40], r.text[:200])
     assert len(listing()) == 2
 
 
