@@ -217,7 +217,7 @@ build/bench/loadgen: bench/loadgen.c
 build/bench/acquire_probe: bench/acquire_probe.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(CSTD) $(WARN) -O2 -o $@ $< $(shell pkg-config --cflags --libs libcurl jansson) -lpthread
+	@$(CC) $(CSTD) $(WARN) -O2 -o $@ $< $(shell pkg-config --cflags --libs jansson)
 
 # What observing one MCP call costs in CPU (bench/p2_observe.py), linked
 # against the release objects.

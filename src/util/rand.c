@@ -1,5 +1,6 @@
 /*
- * rand.c - secure random bytes, UUIDv4 strings and hex encoding.
+ * rand.c - secure random bytes, UUID strings (v4, and v7 for ids that index
+ * better in time order) and hex encoding.
  */
 #include "util.h"
 
@@ -7,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/random.h>
+#include <time.h>
 
 int mb_random_bytes(void *out, size_t n, mb_err *err)
 {
@@ -46,6 +49,24 @@ void mb_uuid4_tagged(char out[37], int tag)
     }
     if (tag >= 0 && tag <= 255) b[0] = (unsigned char)tag;
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    char hex[33];
+    mb_hex(b, 16, hex);
+    snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+}
+
+void mb_uuid7(char out[37])
+{
+    unsigned char b[16];
+    if (mb_random_bytes(b, sizeof b, NULL) != MB_OK) {
+        fprintf(stderr, "mcpbox: no randomness available\n");
+        abort();
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    for (int i = 0; i < 6; i++) b[i] = (unsigned char)(ms >> (8 * (5 - i)));
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x70);
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
     char hex[33];
     mb_hex(b, 16, hex);

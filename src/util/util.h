@@ -194,6 +194,10 @@ void mb_uuid4(char out[37]);
  * 114 random bits as usual; tag -1 = mb_uuid4. mb_uuid_tag reads it back
  * (-1 if id is not a UUID). */
 void mb_uuid4_tagged(char out[37], int tag);
+/* A RFC 9562 version 7 UUID: the Unix time in milliseconds, then 74 random
+ * bits. Ids made later sort after earlier ones, so the rows they key go to
+ * the end of an index instead of a random page of it. */
+void mb_uuid7(char out[37]);
 int mb_uuid_tag(const char *id);
 /* Lower-case hex of `n` bytes into `out` (2n+1 bytes). */
 void mb_hex(const void *data, size_t n, char *out);

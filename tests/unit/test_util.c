@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/util.h"
@@ -48,6 +49,30 @@ static void test_uuid4_shape(void **state)
     assert_true(strchr("89ab", a[19]) != NULL);
     assert_false(mb_is_uuid("not-a-uuid"));
     assert_false(mb_is_uuid("ABCDEF00-0000-4000-8000-000000000000"));
+}
+
+/* v7: version and variant bits, the current Unix time in milliseconds in
+ * the first 48 bits, and ids made later sort after earlier ones. */
+static void test_uuid7_shape_and_order(void **state)
+{
+    (void)state;
+    struct timespec t0;
+    clock_gettime(CLOCK_REALTIME, &t0);
+    char a[37], b[37];
+    mb_uuid7(a);
+    assert_true(mb_is_uuid(a));
+    assert_int_equal(a[14], '7');
+    assert_true(strchr("89ab", a[19]) != NULL);
+    char hex[13];
+    snprintf(hex, sizeof hex, "%.8s%.4s", a, a + 9);
+    long long ms = strtoll(hex, NULL, 16), want = (long long)t0.tv_sec * 1000 + t0.tv_nsec / 1000000;
+    assert_true(ms >= want && ms < want + 5000);
+    struct timespec two_ms = {0, 2000000};
+    nanosleep(&two_ms, NULL);
+    mb_uuid7(b);
+    assert_true(strcmp(a, b) < 0);
+    mb_uuid7(b);
+    assert_string_not_equal(a, b);
 }
 
 static void test_iso8601_shape(void **state)
@@ -142,6 +167,7 @@ int main(void)
         cmocka_unit_test(test_err_set_returns_code),
         cmocka_unit_test(test_buf_grows_and_consumes),
         cmocka_unit_test(test_uuid4_shape),
+        cmocka_unit_test(test_uuid7_shape_and_order),
         cmocka_unit_test(test_iso8601_shape),
         cmocka_unit_test(test_parse_size),
         cmocka_unit_test(test_fs_tree_ops),
