@@ -52,6 +52,25 @@ def summary(lat_ms, seconds=None):
     return out
 
 
+def acquire_probe(url, names, benchmark, wait_for, n, warmup=2, timeout=60.0):
+    """build/bench/acquire_probe (bench/acquire_probe.c): n acquires after
+    `warmup`, each until every server in wait_for (all if empty) answered
+    tools/list in a new session, then released. Returns (ready ms list, POST
+    ms list, errors, first error, the client's CPU seconds)."""
+    body = json.dumps({"server_names": names, "benchmark": benchmark})
+    argv = [ROOT + "/build/bench/acquire_probe", "--url", url, "--key", API_KEY,
+            "--body", body, "--n", str(n), "--warmup", str(warmup),
+            "--timeout", str(int(timeout))]
+    for w in wait_for:
+        argv += ["--wait", w]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout * (n + warmup + 2))
+    try:
+        j = json.loads(out.stdout)
+    except ValueError:
+        raise BenchError("acquire_probe: %r %r" % (out.stdout[-300:], out.stderr[-300:]))
+    return j["ready_ms"], j["post_ms"], j["errors"], j["first_error"], j["cpu_s"]
+
+
 def median_runs(runs):
     """The median, key by key, of several runs' summaries; errors are summed
     (every error of every run counts)."""

@@ -82,22 +82,6 @@ class Acquirer:
         return time.perf_counter() - t0, t_post, sid
 
 
-def probe_c(url, names, wait_for, n):
-    """build/bench/acquire_probe: (ready ms, POST ms, errors, first error, client CPU s)."""
-    body = json.dumps({"server_names": names, "benchmark": "MCP_Atlas"})
-    argv = [B.ROOT + "/build/bench/acquire_probe", "--url", url, "--key", B.API_KEY,
-            "--body", body, "--n", str(n), "--warmup", "2",
-            "--timeout", str(int(READY_TIMEOUT))]
-    for w in wait_for:
-        argv += ["--wait", w]
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=READY_TIMEOUT * (n + 4))
-    try:
-        j = json.loads(out.stdout)
-    except ValueError:
-        raise B.BenchError("acquire_probe: %r %r" % (out.stdout[-300:], out.stderr[-300:]))
-    return j["ready_ms"], j["post_ms"], j["errors"], j["first_error"], j["cpu_s"]
-
-
 def choose_names(api):
     """Atlas's 8 names if the daemon accepts them, and those it serves."""
     have = native_servers()
@@ -223,7 +207,7 @@ def run(ctx):
                 note = "waited on %d of 8: this build serves no %s" % (
                     len(wait_for), ", ".join(missing))
             kind = "warm" if warm else "cold"
-            ready, post, errs, first, cpu = probe_c(d.url, names, wait_for, n_seq)
+            ready, post, errs, first, cpu = B.acquire_probe(d.url, names, "MCP_Atlas", wait_for, n_seq, timeout=READY_TIMEOUT)
             s = B.summary(ready)
             r = B.Row("P1.seq.%s" % kind,
                       "acquire of Atlas's 8 servers until each answers tools/list, "
