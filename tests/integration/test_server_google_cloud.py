@@ -273,7 +273,8 @@ def test_storage_upload_file_limits(api, daemon):
     """storage_upload_file sends at most MB_GC_OBJECT_MAX (256 MiB), refused
     from the file's size before any of it is read (a sparse file, so the test
     is fast), and only files in the workspace: a symlink (or a path) out of
-    /data is refused, one that stays inside is followed."""
+    /data is refused, one that stays inside is followed. bigquery_load_csv_data
+    reads its CSV by the same rule (src/servers/google_cloud/localfile.c)."""
     sid = acquire(api)
     s = session(api, sid)
     assert call(s, "storage_create_bucket", {"bucket_name": "b-2"}).startswith("Successfully")
@@ -320,4 +321,16 @@ def test_storage_upload_file_limits(api, daemon):
     assert upload("/data/small.csv", "s.csv") == "Successfully uploaded '/data/small.csv' to 'b-2/s.csv'"
     assert call(s, "storage_list_objects", {"bucket_name": "b-2"}) == \
         "Found 2 objects in bucket 'b-2':\n- in.csv: 8 bytes\n- s.csv: 8 bytes"
+    # bigquery_load_csv_data reads its CSV the same way (its limit: 1 GiB)
+    call(s, "bigquery_create_dataset", {"dataset_id": "d2"})
+    load = "Error loading CSV data to BigQuery: "
+    assert call(s, "bigquery_load_csv_data", {"dataset_id": "d2", "table_id": "t", "csv_file_path": "/data/huge.bin"}) == \
+        load + "'/data/huge.bin' is 1099511627776 bytes, larger than the 1073741824 bytes (1 GiB) a CSV load reads"
+    assert call(s, "bigquery_load_csv_data", {"dataset_id": "d2", "table_id": "t", "csv_file_path": "/data/to-state"}) == \
+        load + "'/data/to-state' resolves to '/.mcpbox/state/gcloud.db', outside the workspace /data"
+    assert call(s, "bigquery_load_csv_data", {"dataset_id": "d2", "table_id": "t", "csv_file_path": "/data/fifo"}) == \
+        load + "[Errno 6] No such device or address: '/data/fifo'"
+    assert call(s, "bigquery_load_csv_data", {"dataset_id": "d2", "table_id": "t",
+                                              "csv_file_path": "/data/sub/inside.csv"}) == \
+        "Successfully loaded CSV data from '/data/sub/inside.csv' to table 'd2.t'"
     api.delete(f"/sandbox/google_cloud/{sid}")

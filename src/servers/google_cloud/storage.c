@@ -113,93 +113,6 @@ static const char *guess_type(const char *name)
     return "application/octet-stream";
 }
 
-/* The workspace a local file must lie in, symlinks resolved: /data in a
- * sandbox, anything outside one (the server run by hand). */
-#define GC_WORKSPACE "/data"
-
-/* Opens the regular file `src` names for storage_upload_file, refusing one
- * that resolves outside the workspace or is larger than an object may be,
- * before a byte of it is read. The fd, or -1 with the error text in *why
- * (malloc'ed, without the tool's prefix). */
-static int open_upload_source(const char *src, uint64_t *size, char **why)
-{
-    struct stat st;
-    *why = NULL;
-    if (stat(src, &st) != 0 || S_ISDIR(st.st_mode)) {
-        *why = mb_py_os_error(stat(src, &st) != 0 ? errno : EISDIR, src);
-        return -1;
-    }
-    char *real = realpath(src, NULL);
-    if (!real) {
-        *why = mb_py_os_error(errno, src);
-        return -1;
-    }
-    char *root = realpath(GC_WORKSPACE, NULL);
-    size_t rl = root ? strlen(root) : 0;
-    if (root && strcmp(root, "/") &&
-        (strncmp(real, root, rl) != 0 || (real[rl] != '/' && real[rl] != '\0'))) {
-        *why = strcmp(real, src) ? mb_asprintf("'%s' resolves to '%s', outside the workspace %s",
-                                               src, real, GC_WORKSPACE)
-                                 : mb_asprintf("'%s' is outside the workspace %s", src,
-                                               GC_WORKSPACE);
-        free(root);
-        free(real);
-        return -1;
-    }
-    free(root);
-    /* the resolved path, its last component not followed again: a link
-     * swapped in since realpath fails instead of being read */
-    int fd = mb_open_file(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
-    int e = errno;
-    free(real);
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        if (fd >= 0) {
-            e = S_ISDIR(st.st_mode) ? EISDIR : ENXIO;
-            close(fd);
-        }
-        *why = mb_py_os_error(e, src);
-        return -1;
-    }
-    if (st.st_size > MB_GC_OBJECT_MAX) {
-        *why = mb_asprintf("'%s' is %lld bytes, larger than the %lld bytes (256 MiB) an object "
-                           "may hold", src, (long long)st.st_size, (long long)MB_GC_OBJECT_MAX);
-        close(fd);
-        return -1;
-    }
-    *size = (uint64_t)st.st_size;
-    return fd;
-}
-
-/* Reads the whole file behind fd, at most MB_GC_OBJECT_MAX bytes (it may
- * have grown since its size was checked). */
-static int read_upload_source(int fd, const char *src, char **data, size_t *len, char **why)
-{
-    mb_buf b = {0};
-    char chunk[65536];
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            *why = mb_py_os_error(errno, src);
-            break;
-        }
-        if (n == 0) break;
-        if ((long long)(b.len + (size_t)n) > MB_GC_OBJECT_MAX) {
-            *why = mb_asprintf("'%s' grew past the %lld bytes (256 MiB) an object may hold", src,
-                               (long long)MB_GC_OBJECT_MAX);
-            break;
-        }
-        mb_buf_append(&b, chunk, (size_t)n);
-    }
-    if (*why) {
-        mb_buf_free(&b);
-        return -1;
-    }
-    *len = b.len;
-    *data = b.data ? mb_buf_steal(&b) : mb_strdup("");
-    return 0;
-}
-
 int gc_t_storage_upload_file(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
 {
     const char *bucket = gc_arg(a, "bucket_name"), *src = gc_arg(a, "source_file_path");
@@ -208,13 +121,8 @@ int gc_t_storage_upload_file(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     char *pre = mb_asprintf("Error uploading file to bucket '%s'", bucket);
     char *data = NULL, *why = NULL;
     size_t len = 0;
-    uint64_t size = 0;
     mb_err e = {0};
-    int fd = open_upload_source(src, &size, &why);
-    if (fd >= 0) {
-        read_upload_source(fd, src, &data, &len, &why);
-        close(fd);
-    }
+    gc_read_local(src, MB_GC_OBJECT_MAX, "(256 MiB) an object may hold", &data, &len, &why);
     if (why) {
         gc_textf(res, "%s: %s", pre, why);
     } else {
