@@ -218,8 +218,8 @@ int mb_store__sq_purge_released(mb_store *st, double before, size_t max, size_t 
     static const char *const sqls[] = {
         "CREATE TEMP TABLE IF NOT EXISTS purge_ids(id TEXT PRIMARY KEY)",
         "DELETE FROM temp.purge_ids",
-        "INSERT INTO temp.purge_ids SELECT id FROM sandboxes WHERE status='released'"
-        " AND updated_at < ?1 ORDER BY updated_at LIMIT ?2",
+        ("INSERT INTO temp.purge_ids SELECT id FROM sandboxes WHERE status='released'"
+         " AND updated_at < ?1 ORDER BY updated_at LIMIT ?2"),
         "DELETE FROM servers WHERE sandbox_id IN (SELECT id FROM temp.purge_ids)",
         "DELETE FROM blobs WHERE sandbox_id IN (SELECT id FROM temp.purge_ids)",
         "DELETE FROM claims WHERE sandbox_id IN (SELECT id FROM temp.purge_ids)",
