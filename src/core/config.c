@@ -39,6 +39,9 @@ static void usage(FILE *f)
         "  --max-entries N           most members in an archive (default 1000000)\n"
         "  --url-ttl-minutes N       lifetime of upload/download URLs (default 30)\n"
         "  --default-ttl SECONDS     TTL when acquire gives none (default 7200)\n"
+        "  --released-retention DURATION  records of released sandboxes are purged after\n"
+        "                            this (90s, 30m, 24h, 7d; 0 = kept forever;\n"
+        "                            MCPBOX_RELEASED_RETENTION; default 24h)\n"
         "  --allowed-origin ORIGIN   an Origin MCP clients may send (repeatable)\n"
         "  --header-limit SIZE       request line + headers (default 32K)\n"
         "  --idle-timeout SECONDS    close idle connections after (default 300)\n"
@@ -191,6 +194,32 @@ static int int_opt(const char *name, const char *v, long lo, long hi, long *out)
     return 0;
 }
 
+/* A duration like "90", "90s", "30m", "24h" or "7d" (0 allowed) into seconds. */
+static int duration_opt(const char *name, const char *v, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    int64_t unit = 1;
+    if (*end && !end[1]) {
+        switch (*end) {
+        case 's': unit = 1; end++; break;
+        case 'm': unit = 60; end++; break;
+        case 'h': unit = 3600; end++; break;
+        case 'd': unit = 86400; end++; break;
+        default: break;
+        }
+    }
+    /* At most ten years, so that now - it stays a time. */
+    if (errno || *v < '0' || *v > '9' || *end || n < 0 || n > 3650LL * 86400 / unit) {
+        fprintf(stderr, "mcpbox serve: %s wants a duration like 90s, 30m, 24h, 7d or 0 (at "
+                        "most 3650d), got '%s'\n", name, v);
+        return 2;
+    }
+    *out = (int64_t)n * unit;
+    return 0;
+}
+
 static void set_str(char **dst, const char *v)
 {
     free(*dst);
@@ -211,6 +240,7 @@ enum {
     OPT_DB, OPT_NODE, OPT_NODE_URL, OPT_CAPACITY,
     OPT_METRICS, OPT_CALL_LOG, OPT_LOG_FORMAT,
     OPT_CANVAS_LISTEN, OPT_CANVAS_USERS, OPT_CANVAS_HTTPS, OPT_CANVAS_TLS,
+    OPT_RETENTION,
 };
 
 /* A count that may be 0 (= unlimited) when `zero_ok`. */
@@ -256,6 +286,9 @@ static int apply(mb_config *cfg, int opt, const char *v)
         break;
     case OPT_DEFAULT_TTL:
         if (!(rc = int_opt("--default-ttl", v, 60, 86400, &n))) cfg->default_ttl_seconds = n;
+        break;
+    case OPT_RETENTION:
+        rc = duration_opt("--released-retention", v, &cfg->released_retention_s);
         break;
     case OPT_ORIGIN:
         if (cfg->n_allowed_origins == MB_MAX_ALLOWED) {
@@ -400,6 +433,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
     cfg->max_entries = 1000000;
     cfg->url_ttl_minutes = 30;
     cfg->default_ttl_seconds = 7200;
+    cfg->released_retention_s = 86400;
     cfg->header_limit = 32 * 1024;
     cfg->idle_timeout_s = 300;
     cfg->pool_all = -1;
@@ -436,6 +470,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"MCPBOX_MAX_UPLOAD", OPT_MAX_UPLOAD}, {"MCPBOX_MAX_EXPANDED", OPT_MAX_EXPANDED},
         {"MCPBOX_MAX_ENTRIES", OPT_MAX_ENTRIES}, {"MCPBOX_URL_TTL_MINUTES", OPT_URL_TTL},
         {"MCPBOX_DEFAULT_TTL", OPT_DEFAULT_TTL}, {"MCPBOX_CALL_TIMEOUT", OPT_CALL_TIMEOUT},
+        {"MCPBOX_RELEASED_RETENTION", OPT_RETENTION},
         {"MCPBOX_START_TIMEOUT", OPT_START_TIMEOUT}, {"MCPBOX_MAX_MESSAGE", OPT_MAX_MESSAGE},
         {"MCPBOX_DUMP_TIMEOUT", OPT_DUMP_TIMEOUT}, {"MCPBOX_MAX_CONNECTIONS", OPT_MAX_CONN},
         {"MCPBOX_MAX_CONNECTIONS_PER_IP", OPT_CONN_PER_IP},
@@ -508,6 +543,7 @@ int mb_config_parse(mb_config *cfg, int argc, char **argv)
         {"max-entries", required_argument, NULL, OPT_MAX_ENTRIES},
         {"url-ttl-minutes", required_argument, NULL, OPT_URL_TTL},
         {"default-ttl", required_argument, NULL, OPT_DEFAULT_TTL},
+        {"released-retention", required_argument, NULL, OPT_RETENTION},
         {"allowed-origin", required_argument, NULL, OPT_ORIGIN},
         {"header-limit", required_argument, NULL, OPT_HEADER_LIMIT},
         {"idle-timeout", required_argument, NULL, OPT_IDLE},

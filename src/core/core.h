@@ -48,6 +48,7 @@ typedef struct mb_config {
     uint64_t max_entries;         /* members per archive; default 1,000,000 */
     int url_ttl_minutes;          /* signed URL lifetime; default 30 */
     int64_t default_ttl_seconds;  /* default 7200 */
+    int64_t released_retention_s; /* released records purged after; default 86400, 0 = kept */
     unsigned header_limit;        /* HTTP header bytes; default 32 KiB */
     unsigned idle_timeout_s;      /* HTTP idle seconds; default 300 */
     char *allowed_origins[MB_MAX_ALLOWED];

@@ -6,6 +6,11 @@
  * without being told about new sandboxes (TTLs are a minute or more): an
  * acquire does not wake it, which would cost the acquire two queries of the
  * store at the worst moment.
+ *
+ * It also purges the records of sandboxes released more than
+ * --released-retention ago (their tombstones, servers, blobs and claims
+ * rows): at start, then at most once a minute (sooner with a retention
+ * under a minute), in batches so that a backlog never holds the store long.
  */
 #include "core/core_int.h"
 
@@ -26,13 +31,53 @@ static void reap_once(mb_core *core)
     free(recs);
 }
 
+/* Sandboxes whose records one purge transaction removes. */
+#define PURGE_BATCH 500
+
+static int is_stopping(mb_core *core)
+{
+    pthread_mutex_lock(&core->reaper_lock);
+    int stop = core->stopping;
+    pthread_mutex_unlock(&core->reaper_lock);
+    return stop;
+}
+
+static void purge_once(mb_core *core)
+{
+    double before = mb_now() - (double)core->cfg.released_retention_s;
+    size_t total = 0, n = 0;
+    do {
+        mb_err err;
+        if (mb_store_purge_released(core->store, before, PURGE_BATCH, &n, &err) != MB_OK) {
+            mb_warn("reaper: cannot purge released sandboxes: %s", err.msg);
+            break;
+        }
+        total += n;
+    } while (n == PURGE_BATCH && !is_stopping(core));
+    if (total)
+        mb_info("purged the records of %zu sandbox%s released more than %lld s ago", total,
+                total == 1 ? "" : "es", (long long)core->cfg.released_retention_s);
+}
+
+/* Seconds between purges: a minute, or the retention when shorter. */
+static double purge_interval(const mb_core *core)
+{
+    double keep = (double)core->cfg.released_retention_s;
+    return keep < 1 ? 1 : keep < 60 ? keep : 60;
+}
+
 static void *reaper_main(void *arg)
 {
     mb_core *core = arg;
+    double next_purge = 0; /* at start */
     pthread_mutex_lock(&core->reaper_lock);
     while (!core->stopping) {
         pthread_mutex_unlock(&core->reaper_lock);
         reap_once(core);
+        if (core->cfg.released_retention_s > 0 && mb_now() >= next_purge) {
+            purge_once(core);
+            next_purge = mb_now() + purge_interval(core);
+        }
         double next = mb_store_next_deadline(core->store);
         pthread_mutex_lock(&core->reaper_lock);
         if (core->stopping) break;

@@ -219,6 +219,11 @@ int mb_gc_ce_get(mb_gc *gc, const char *name, const char *zone, json_t **out, mb
 json_t *mb_gc_ce_list(mb_gc *gc, const char *zone);
 int mb_gc_ce_operation(mb_gc *gc, const char *name, json_t **out, mb_err *err);
 
+/* The largest object made from a request or a tool: an upload's bytes, a
+ * resumable session's total, a composed object, a file storage_upload_file
+ * sends (256 MiB). */
+#define MB_GC_OBJECT_MAX (256LL << 20)
+
 /* ---------------------------------------------------- per sandbox */
 
 /* The file name of a sandbox's project database in its state directory. */

@@ -102,9 +102,6 @@ int mb_gc__upload_cancel(mb_gc *gc, const char *id, mb_err *err);
 
 /* The UDFs (udf.c). */
 int mb_gc__udf_register(sqlite3 *db);
-/* The largest object the facade makes from a request: an upload's bytes, a
- * resumable session's total, a composed object (256 MiB). */
-#define MB_GC_OBJECT_MAX (256LL << 20)
 
 /* One scalar SQL function of a registration table (udf.c, strfn.c, arrays.c);
  * data is what sqlite3_user_data gives the function. */

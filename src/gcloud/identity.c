@@ -32,6 +32,7 @@
  */
 #define _GNU_SOURCE
 #include "gcloud/rest_int.h"
+#include "http/http.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -115,11 +116,11 @@ static json_t *form(const mb_buf *raw)
         if (eq) *eq = '\0';
         for (char *p = kv; *p; p++)
             if (*p == '+') *p = ' ';
-        MHD_http_unescape(kv);
+        mb_http_unescape(NULL, NULL, kv); /* %00 as 0xFF: never cut short */
         char *v = eq ? eq + 1 : (char *)"";
         for (char *p = v; *p; p++)
             if (*p == '+') *p = ' ';
-        if (eq) MHD_http_unescape(v);
+        if (eq) mb_http_unescape(NULL, NULL, v);
         size_t n;
         char *k = mb_utf8_repair(kv, strlen(kv), &n), *val = mb_utf8_repair(v, strlen(v), &n);
         json_object_set_new(o, k, json_string(val));

@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "gcloud/rest_int.h"
+#include "http/http.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1164,18 +1165,6 @@ static void route(mb_gcloud_rest *rs, struct MHD_Connection *c, const char *url,
     json_decref(sg);
 }
 
-/* libmicrohttpd hands the path and the arguments over as C strings, so a
- * %00 would cut them short (".../o/a%00b" naming object "a"). It is decoded
- * as the byte 0xFF instead, which no name validates as UTF-8: such a request
- * is refused rather than read as a shorter one. */
-static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
-{
-    (void)cls;
-    (void)c;
-    for (char *p = strstr(s, "%00"); p; p = strstr(p + 3, "%00")) memcpy(p, "%FF", 3);
-    return MHD_http_unescape(s);
-}
-
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *data, size_t *size, void **con_cls)
 {
@@ -1251,11 +1240,14 @@ int mb_gcloud_rest_start(const char *listen_on, mb_gcloud_resolve_fn resolve, vo
     rs->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                               : ((struct sockaddr_in *)&ss)->sin_port);
     unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION | (v6 ? MHD_USE_IPv6 : 0);
+    /* mb_http_unescape: a %00 in a path or an argument is decoded as 0xFF,
+     * which no name validates as UTF-8, so it cannot cut a name short
+     * (".../o/a%00b" naming object "a"): such a request is refused. */
     rs->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, rs, MHD_OPTION_LISTEN_SOCKET, fd,
                                MHD_OPTION_NOTIFY_COMPLETED, completed, rs, MHD_OPTION_CONNECTION_TIMEOUT,
                                (unsigned)120, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
                                MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024), MHD_OPTION_UNESCAPE_CALLBACK,
-                               unescape, NULL, MHD_OPTION_END);
+                               mb_http_unescape, NULL, MHD_OPTION_END);
     if (!rs->mhd) {
         close(fd);
         free(rs);

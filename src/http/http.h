@@ -147,6 +147,12 @@ int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_serv
 unsigned mb_http_port(mb_http_server *srv);
 void mb_http_stop(mb_http_server *srv);
 
+/* libmicrohttpd's MHD_OPTION_UNESCAPE_CALLBACK for every daemon of mcpbox:
+ * percent-decoding as MHD_http_unescape, but %00 becomes the byte 0xFF
+ * (never valid UTF-8) so that it cannot cut a path or an argument short
+ * (unescape.c). */
+size_t mb_http_unescape(void *cls, struct MHD_Connection *conn, char *s);
+
 /* Request helpers. */
 const char *mb_http_header(mb_http_req *req, const char *name);
 const char *mb_http_query(mb_http_req *req, const char *name);

@@ -55,6 +55,10 @@ struct mb_http_server {
     pthread_t sweeper;
 };
 
+/* ---- unescape.c: why the request's query arguments are refused (not
+ * UTF-8, %00 included), or NULL ---- */
+const char *mb_http__target_error(struct MHD_Connection *conn);
+
 /* ---- guard.c: limits on connections, and deadlines per phase ---- */
 
 /* MHD's accept policy and connection notifier (MHD_OPTION_NOTIFY_CONNECTION). */

@@ -203,7 +203,9 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         }
         note_body(req);
         mb_http__phase(srv, req->hc, req->has_body ? MB_HTTP_BODY : MB_HTTP_BUSY);
-        srv->app.begin(srv->app.ctx, req);
+        const char *target = mb_http__target_error(conn);
+        if (target) mb_http_respond_detail(req, 400, "%s", target);
+        else srv->app.begin(srv->app.ctx, req);
         if (req->raw) {
             enum MHD_Result ret = req->raw(req->raw_ctx, conn, method, upload_data,
                                            upload_data_size, &req->raw_state);
@@ -414,6 +416,7 @@ int mb_http_start(const mb_http_opts *opts, const mb_http_app *app, mb_http_serv
         MHD_OPTION_NOTIFY_CONNECTION, mb_http__notify, srv,
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024),
         MHD_OPTION_EXTERNAL_LOGGER, on_log, srv,
+        MHD_OPTION_UNESCAPE_CALLBACK, mb_http_unescape, NULL,
         MHD_OPTION_ARRAY, tls,
         MHD_OPTION_END);
     if (!srv->mhd) {

@@ -290,22 +290,32 @@ int mb_store__pg_free_uid_base(mb_store *st, int64_t first, int64_t stride, int6
     return rc;
 }
 
-int mb_store__pg_purge_released(mb_store *st, double before, mb_err *err)
+int mb_store__pg_purge_released(mb_store *st, double before, size_t max, size_t *n, mb_err *err)
 {
+    *n = 0;
+    if (max == 0) return MB_OK;
     mb_pg_params p = {0};
     mb_store__pg_dbl(&p, before);
-    static const char *const sqls[] = {
-        "DELETE FROM servers WHERE sandbox_id IN (SELECT id FROM sandboxes WHERE status='released' AND updated_at < $1)",
-        "DELETE FROM blobs WHERE sandbox_id IN (SELECT id FROM sandboxes WHERE status='released' AND updated_at < $1)",
-        "DELETE FROM claims WHERE sandbox_id IN (SELECT id FROM sandboxes WHERE status='released' AND updated_at < $1)",
-        "DELETE FROM sandboxes WHERE status='released' AND updated_at < $1",
-    };
+    mb_store__pg_i64(&p, max > INT64_MAX ? INT64_MAX : (int64_t)max);
+    /* One statement, so one transaction: the batch's sandboxes and every row
+     * of theirs. Rows another node is purging at the same time are skipped,
+     * not waited for. The batch is picked once (a materialized CTE): as a
+     * subquery of the DELETE, SKIP LOCKED could run again, skip the rows the
+     * DELETE locked and pick more than max. */
     STORE_LOCK(st);
-    int rc = mb_store__pg_do(st, "BEGIN", NULL, "begin", err);
-    for (size_t i = 0; !rc && i < sizeof sqls / sizeof *sqls; i++)
-        rc = mb_store__pg_do(st, sqls[i], &p, "purge", err);
-    if (!rc) rc = mb_store__pg_do(st, "COMMIT", NULL, "commit", err);
-    else mb_store__pg_do(st, "ROLLBACK", NULL, "rollback", NULL);
+    PGresult *r = mb_store__pg_run(st,
+        "WITH pick AS MATERIALIZED (SELECT id FROM sandboxes"
+        "   WHERE status='released' AND updated_at < $1::double precision"
+        "   ORDER BY updated_at LIMIT $2::bigint FOR UPDATE SKIP LOCKED),"
+        " gone AS (DELETE FROM sandboxes WHERE id IN (SELECT id FROM pick)"
+        "   AND status='released' RETURNING id),"
+        " s AS (DELETE FROM servers WHERE sandbox_id IN (SELECT id FROM gone)),"
+        " b AS (DELETE FROM blobs WHERE sandbox_id IN (SELECT id FROM gone)),"
+        " c AS (DELETE FROM claims WHERE sandbox_id IN (SELECT id FROM gone))"
+        " SELECT count(*) FROM gone", &p, "purge released sandboxes", err);
+    if (r) *n = (size_t)mb_store__pg_int(r, 0, 0);
+    int rc = r ? MB_OK : MB_EIO;
+    PQclear(r);
     STORE_UNLOCK(st);
     return rc;
 }

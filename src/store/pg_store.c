@@ -57,7 +57,11 @@ static const char *const schema_v2 =
 static const char *const schema_v3 =
     "CREATE TABLE cluster_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret TEXT NOT NULL);";
 
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
+/* v4: released records by age, for the purge (partial: live records do not touch it). */
+static const char *const schema_v4 =
+    "CREATE INDEX sandboxes_released ON sandboxes(updated_at) WHERE status='released';";
+
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4};
 #define N_MIGRATIONS (sizeof migrations / sizeof *migrations)
 
 void mb_store__pg_str(mb_pg_params *p, const char *s)

@@ -209,25 +209,41 @@ int mb_store__sq_free_uid_base(mb_store *st, int64_t first, int64_t stride, int6
     return rc;
 }
 
-int mb_store__sq_purge_released(mb_store *st, double before, mb_err *err)
+int mb_store__sq_purge_released(mb_store *st, double before, size_t max, size_t *n, mb_err *err)
 {
+    *n = 0;
+    if (max == 0) return MB_OK;
+    /* The batch is chosen once, into a table of this connection, so every
+     * DELETE below removes the rows of the same sandboxes. */
+    static const char *const sqls[] = {
+        "CREATE TEMP TABLE IF NOT EXISTS purge_ids(id TEXT PRIMARY KEY)",
+        "DELETE FROM temp.purge_ids",
+        ("INSERT INTO temp.purge_ids SELECT id FROM sandboxes WHERE status='released'"
+         " AND updated_at < ?1 ORDER BY updated_at LIMIT ?2"),
+        "DELETE FROM servers WHERE sandbox_id IN (SELECT id FROM temp.purge_ids)",
+        "DELETE FROM blobs WHERE sandbox_id IN (SELECT id FROM temp.purge_ids)",
+        "DELETE FROM claims WHERE sandbox_id IN (SELECT id FROM temp.purge_ids)",
+        "DELETE FROM sandboxes WHERE status='released' AND id IN (SELECT id FROM temp.purge_ids)",
+    };
     sqlite3_stmt *s;
     STORE_LOCK(st);
-    int rc = mb_store__exec(st, "BEGIN", err);
-    const char *sqls[] = {
-        "DELETE FROM servers WHERE sandbox_id IN (SELECT id FROM sandboxes WHERE status='released' AND updated_at < ?1)",
-        "DELETE FROM blobs WHERE sandbox_id IN (SELECT id FROM sandboxes WHERE status='released' AND updated_at < ?1)",
-        "DELETE FROM claims WHERE sandbox_id IN (SELECT id FROM sandboxes WHERE status='released' AND updated_at < ?1)",
-        "DELETE FROM sandboxes WHERE status='released' AND updated_at < ?1",
-    };
+    int rc = mb_store__exec(st, "BEGIN IMMEDIATE", err);
     for (size_t i = 0; !rc && i < sizeof sqls / sizeof *sqls; i++) {
         rc = mb_store__prepare(st, sqls[i], &s, err);
         if (rc) break;
-        sqlite3_bind_double(s, 1, before);
-        if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "purge");
+        if (sqlite3_bind_parameter_count(s) == 2) {
+            sqlite3_bind_double(s, 1, before);
+            sqlite3_bind_int64(s, 2, max > INT64_MAX ? INT64_MAX : (int64_t)max);
+        }
+        if (sqlite3_step(s) != SQLITE_DONE) rc = mb_store__fail(st, err, "purge released sandboxes");
+        else if (i == sizeof sqls / sizeof *sqls - 1) *n = (size_t)sqlite3_changes(st->db);
         mb_store__done(st, s);
     }
-    mb_store__exec(st, rc ? "ROLLBACK" : "COMMIT", rc ? NULL : err);
+    if (!rc) rc = mb_store__exec(st, "COMMIT", err);
+    if (rc) {
+        mb_store__exec(st, "ROLLBACK", NULL);
+        *n = 0;
+    }
     STORE_UNLOCK(st);
     return rc;
 }

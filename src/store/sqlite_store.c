@@ -128,7 +128,13 @@ static const char *const schema_v2 =
     "CREATE INDEX IF NOT EXISTS claims_sandbox ON claims(sandbox_id, kind);"
     "ALTER TABLE sandboxes ADD COLUMN egress TEXT NOT NULL DEFAULT '';";
 
-static const char *const migrations[] = {schema_v1, schema_v2};
+/* v3: released records by age, for the purge (mb_store_purge_released); a
+ * partial index, so acquires and updates of live records do not touch it. */
+static const char *const schema_v3 =
+    "CREATE INDEX IF NOT EXISTS sandboxes_released ON sandboxes(updated_at)"
+    " WHERE status='released';";
+
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
 #define N_MIGRATIONS (sizeof migrations / sizeof *migrations)
 
 static int user_version(mb_store *st, int *out, mb_err *err)

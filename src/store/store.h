@@ -14,7 +14,8 @@
  *   occupied  claimed by an owner through acquire
  *   error     its runtime failed; it is kept so the owner can see and release it
  *   released  gone; kept as a tombstone so a repeated DELETE stays a 200 for
- *             its owner, never listed or returned by get
+ *             its owner, never listed or returned by get, until
+ *             mb_store_purge_released removes it (serve's --released-retention)
  */
 #ifndef MB_STORE_H
 #define MB_STORE_H
@@ -104,8 +105,13 @@ double mb_store_next_deadline(mb_store *st);
 /* The lowest uid_base of the form first + k*stride that no live sandbox uses. */
 int mb_store_free_uid_base(mb_store *st, int64_t first, int64_t stride, int64_t *out,
                            mb_err *err);
-/* Removes tombstones older than `before` and their servers and blobs rows. */
-int mb_store_purge_released(mb_store *st, double before, mb_err *err);
+/* Removes up to `max` tombstones (status released) last updated before
+ * `before`, oldest first, with every row that belongs to them (servers,
+ * blobs, claims), in one transaction; *n: how many sandboxes went. Live,
+ * idle and error records are never touched. Call again while *n == max: a
+ * backlog goes in batches, each holding the store briefly. Once purged, an
+ * id reads as never seen (MB_ENOTFOUND). */
+int mb_store_purge_released(mb_store *st, double before, size_t max, size_t *n, mb_err *err);
 
 /* --------------------------------------------------------------- servers */
 

@@ -40,7 +40,8 @@
     X(double, next_deadline, (mb_store *st), (st))                                              \
     X(int, free_uid_base, (mb_store *st, int64_t first, int64_t stride, int64_t *out,          \
                            mb_err *err), (st, first, stride, out, err))                         \
-    X(int, purge_released, (mb_store *st, double before, mb_err *err), (st, before, err))      \
+    X(int, purge_released, (mb_store *st, double before, size_t max, size_t *n, mb_err *err),  \
+      (st, before, max, n, err))                                                                \
     X(int, server_insert, (mb_store *st, const mb_server_rec *rec, mb_err *err), (st, rec, err)) \
     X(int, server_insert_all, (mb_store *st, const mb_server_rec *recs, size_t n, mb_err *err), \
       (st, recs, n, err))                                                                       \

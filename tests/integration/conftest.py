@@ -141,7 +141,7 @@ class Daemon:
 TSAN_SUITES = {"test_gateway_hostile.py", "test_gateway_sdk.py", "test_gateway_transport.py",
                "test_daemon_sandboxes.py", "test_api_lifecycle.py", "test_hostile_http.py",
                "test_metrics.py", "test_canvas.py", "test_gateway_headers.py",
-               "test_mail_system.py"}
+               "test_mail_system.py", "test_api_retention.py"}
 
 
 # The suites `tests/run --pg` (make test-pg) runs again with every daemon on

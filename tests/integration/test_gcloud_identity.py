@@ -228,6 +228,10 @@ def test_hostile_requests_to_the_new_endpoints(env):  # noqa: F811
         for path in ("/token", f"/p/{pa}/token"):
             r = httpx.post(base + path, content=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
             assert r.status_code == 400 and r.json()["error"], (path, body[:60], r.text)
+    # a %00 does not cut a form value short: "refresh_token%00x" is not refresh_token
+    r = httpx.post(base + "/token", content=b"grant_type=refresh_token%00x&refresh_token=mcpbox-zz",
+                   headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 400 and r.json()["error"] == "unsupported_grant_type", r.text
     for path in ("/oauth2/v3/tokeninfo?access_token=%ff%fe", "/tokeninfo?access_token=" + "m" * 5000,
                  "/oauth2/v2/userinfo", "/v1/projects/%ff", "/v3/projects:search?query=" + "id:" * 3000,
                  "/v3/projects:search?query=%22%22%3A", "/v1/projects?filter=:::"):

@@ -267,3 +267,70 @@ def test_storage_logging_compute_tools(api, tmp_root):
     s.close()
     api.delete(f"/sandbox/google_cloud/{sid}")
 
+
+
+def test_storage_upload_file_limits(api, daemon):
+    """storage_upload_file sends at most MB_GC_OBJECT_MAX (256 MiB), refused
+    from the file's size before any of it is read (a sparse file, so the test
+    is fast), and only files in the workspace: a symlink (or a path) out of
+    /data is refused, one that stays inside is followed. bigquery_load_csv_data
+    reads its CSV by the same rule (src/servers/google_cloud/localfile.c)."""
+    sid = acquire(api)
+    s = session(api, sid)
+    assert call(s, "storage_create_bucket", {"bucket_name": "b-2"}).startswith("Successfully")
+    ws = os.path.join(daemon.data_dir, "workspaces", sid, "data")
+    limit = 256 << 20
+    with open(os.path.join(ws, "big.bin"), "wb") as f:
+        f.truncate(limit + 1)
+    with open(os.path.join(ws, "huge.bin"), "wb") as f:
+        f.truncate(1 << 40)  # 1 TiB, no block of it written
+    with open(os.path.join(ws, "small.csv"), "w") as f:
+        f.write("a,b\n1,2\n")
+    os.makedirs(os.path.join(ws, "sub"))
+    os.symlink("../small.csv", os.path.join(ws, "sub", "inside.csv"))
+    os.symlink("/data/big.bin", os.path.join(ws, "to-big"))
+    os.symlink("/etc/hostname", os.path.join(ws, "to-etc"))
+    os.symlink("/.mcpbox/state/gcloud.db", os.path.join(ws, "to-state"))
+    os.symlink("../../..", os.path.join(ws, "sub", "up"))
+    os.mkfifo(os.path.join(ws, "fifo"))
+
+    def upload(src, dest="x"):
+        return call(s, "storage_upload_file", {"bucket_name": "b-2", "source_file_path": src,
+                                               "destination_blob_name": dest})
+
+    pre = "Error uploading file to bucket 'b-2': "
+    too_big = "'%s' is %d bytes, larger than the 268435456 bytes (256 MiB) an object may hold"
+    assert upload("/data/big.bin") == pre + too_big % ("/data/big.bin", limit + 1)
+    assert upload("/data/huge.bin") == pre + too_big % ("/data/huge.bin", 1 << 40)
+    assert upload("/data/to-big") == pre + too_big % ("/data/to-big", limit + 1)
+    assert upload("/data/to-etc") == pre + "'/data/to-etc' resolves to '/etc/hostname', outside the workspace /data"
+    assert upload("/data/to-state") == \
+        pre + "'/data/to-state' resolves to '/.mcpbox/state/gcloud.db', outside the workspace /data"
+    assert upload("/data/sub/up/etc/hostname") == \
+        pre + "'/data/sub/up/etc/hostname' resolves to '/etc/hostname', outside the workspace /data"
+    assert upload("/.mcpbox/state/gcloud.db") == pre + "'/.mcpbox/state/gcloud.db' is outside the workspace /data"
+    environ = upload("/proc/self/environ")
+    assert environ.startswith(pre + "'/proc/self/environ' resolves to '/proc/"), environ
+    assert environ.endswith("/environ', outside the workspace /data"), environ
+    assert upload("/data/sub") == pre + "[Errno 21] Is a directory: '/data/sub'"
+    assert upload("/data/nope") == pre + "[Errno 2] No such file or directory: '/data/nope'"
+    assert upload("/data/fifo") == pre + "[Errno 6] No such device or address: '/data/fifo'"
+    assert call(s, "storage_list_objects", {"bucket_name": "b-2"}) == "Found 0 objects in bucket 'b-2':\n"
+    # inside the workspace, through a symlink too: uploaded
+    assert upload("/data/sub/inside.csv", "in.csv") == "Successfully uploaded '/data/sub/inside.csv' to 'b-2/in.csv'"
+    assert upload("/data/small.csv", "s.csv") == "Successfully uploaded '/data/small.csv' to 'b-2/s.csv'"
+    assert call(s, "storage_list_objects", {"bucket_name": "b-2"}) == \
+        "Found 2 objects in bucket 'b-2':\n- in.csv: 8 bytes\n- s.csv: 8 bytes"
+    # bigquery_load_csv_data reads its CSV the same way (its limit: 1 GiB)
+    call(s, "bigquery_create_dataset", {"dataset_id": "d2"})
+    load = "Error loading CSV data to BigQuery: "
+    assert call(s, "bigquery_load_csv_data", {"dataset_id": "d2", "table_id": "t", "csv_file_path": "/data/huge.bin"}) == \
+        load + "'/data/huge.bin' is 1099511627776 bytes, larger than the 1073741824 bytes (1 GiB) a CSV load reads"
+    assert call(s, "bigquery_load_csv_data", {"dataset_id": "d2", "table_id": "t", "csv_file_path": "/data/to-state"}) == \
+        load + "'/data/to-state' resolves to '/.mcpbox/state/gcloud.db', outside the workspace /data"
+    assert call(s, "bigquery_load_csv_data", {"dataset_id": "d2", "table_id": "t", "csv_file_path": "/data/fifo"}) == \
+        load + "[Errno 6] No such device or address: '/data/fifo'"
+    assert call(s, "bigquery_load_csv_data", {"dataset_id": "d2", "table_id": "t",
+                                              "csv_file_path": "/data/sub/inside.csv"}) == \
+        "Successfully loaded CSV data from '/data/sub/inside.csv' to table 'd2.t'"
+    api.delete(f"/sandbox/google_cloud/{sid}")

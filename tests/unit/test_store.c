@@ -302,6 +302,153 @@ static void test_persists_across_reopen(void **state)
     assert_true(got.deadline == a.deadline);
 }
 
+/* A sandbox of status `status`, last updated `age` seconds ago, with two
+ * servers, a blob and a claim. */
+static mb_sandbox_rec aged(fixture *f, const char *status, double age, const char *claim)
+{
+    mb_sandbox_rec r = sample("alice", 0);
+    snprintf(r.status, sizeof r.status, "%s", status);
+    if (!strcmp(status, "idle")) r.owner[0] = '\0';
+    r.created_at = r.updated_at = mb_now() - age;
+    assert_int_equal(mb_store_sandbox_insert(f->st, &r, NULL), MB_OK);
+    for (int i = 0; i < 2; i++) {
+        mb_server_rec s = {0};
+        mb_uuid4(s.id);
+        snprintf(s.sandbox_id, sizeof s.sandbox_id, "%s", r.id);
+        snprintf(s.name, sizeof s.name, i ? "git" : "filesystem");
+        snprintf(s.status, sizeof s.status, "%s", status);
+        assert_int_equal(mb_store_server_insert(f->st, &s, NULL), MB_OK);
+    }
+    mb_blob_rec b = {0};
+    snprintf(b.sandbox_id, sizeof b.sandbox_id, "%s", r.id);
+    snprintf(b.kind, sizeof b.kind, "dump");
+    snprintf(b.path, sizeof b.path, "/x/%s/dump.tar.gz", r.id);
+    assert_int_equal(mb_store_blob_put(f->st, &b, NULL), MB_OK);
+    /* taken while live, as acquire does; a released holder's claim stays
+     * until a purge or another taker */
+    char *status_now = mb_strdup(r.status);
+    snprintf(r.status, sizeof r.status, "occupied");
+    mb_store_sandbox_update(f->st, &r, NULL);
+    assert_int_equal(mb_store_claim_take(f->st, "mail-domain", claim, r.id, NULL, NULL), MB_OK);
+    snprintf(r.status, sizeof r.status, "%s", status_now);
+    free(status_now);
+    assert_int_equal(mb_store_sandbox_update(f->st, &r, NULL), MB_OK);
+    return r;
+}
+
+static int has_rows(fixture *f, const mb_sandbox_rec *r)
+{
+    mb_sandbox_rec got;
+    mb_server_rec *servers;
+    mb_blob_rec blob;
+    char **claims;
+    size_t n;
+    int sandbox = mb_store_sandbox_get(f->st, r->id, &got, NULL) == MB_OK;
+    assert_int_equal(mb_store_server_list(f->st, r->id, &servers, &n, NULL), MB_OK);
+    mb_server_recs_free(servers, n);
+    int blob_ok = mb_store_blob_get(f->st, r->id, "dump", &blob, NULL) == MB_OK;
+    assert_int_equal(mb_store_claim_list(f->st, r->id, "mail-domain", &claims, NULL), MB_OK);
+    size_t nclaims = mb_strv_len((const char *const *)claims);
+    mb_strv_free(claims);
+    /* all or nothing */
+    assert_int_equal(sandbox ? 2 : 0, n);
+    assert_int_equal(sandbox, blob_ok);
+    assert_int_equal(sandbox ? 1 : 0, nclaims);
+    return sandbox;
+}
+
+/* The purge removes released records older than the cutoff with every row
+ * of theirs, oldest first and in batches; records of any other status stay
+ * whatever their age, and so do released ones younger than the cutoff. */
+static void test_purge_released(void **state)
+{
+    fixture *f = *state;
+    const double day = 86400;
+    mb_sandbox_rec old[5], young = aged(f, "released", 10, "young.com");
+    const char *claims[] = {"o0.com", "o1.com", "o2.com", "o3.com", "o4.com"};
+    for (int i = 0; i < 5; i++) old[i] = aged(f, "released", 3 * day + i * 100, claims[i]);
+    mb_sandbox_rec live = aged(f, "occupied", 30 * day, "live.com");
+    mb_sandbox_rec idle = aged(f, "idle", 30 * day, "idle.com");
+    mb_sandbox_rec broken = aged(f, "error", 30 * day, "error.com");
+    size_t n = 99;
+    mb_err err = {0};
+    /* nothing before the oldest; a batch of 0 does nothing */
+    assert_int_equal(mb_store_purge_released(f->st, mb_now() - 4 * day, 10, &n, &err), MB_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(mb_store_purge_released(f->st, mb_now(), 0, &n, &err), MB_OK);
+    assert_int_equal(n, 0);
+    for (int i = 0; i < 5; i++) assert_true(has_rows(f, &old[i]));
+    /* a batch of 2 takes the two oldest */
+    double cutoff = mb_now() - day;
+    assert_int_equal(mb_store_purge_released(f->st, cutoff, 2, &n, &err), MB_OK);
+    assert_int_equal(n, 2);
+    assert_false(has_rows(f, &old[4]));
+    assert_false(has_rows(f, &old[3]));
+    assert_true(has_rows(f, &old[2]));
+    /* the rest: a full batch, then one short of it */
+    assert_int_equal(mb_store_purge_released(f->st, cutoff, 2, &n, &err), MB_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(mb_store_purge_released(f->st, cutoff, 2, &n, &err), MB_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(mb_store_purge_released(f->st, cutoff, 2, &n, &err), MB_OK);
+    assert_int_equal(n, 0);
+    for (int i = 0; i < 5; i++) {
+        mb_sandbox_rec got;
+        assert_false(has_rows(f, &old[i]));
+        assert_int_equal(mb_store_sandbox_get(f->st, old[i].id, &got, NULL), MB_ENOTFOUND);
+    }
+    /* younger than the cutoff, or not released: kept, every row */
+    assert_true(has_rows(f, &young));
+    assert_true(has_rows(f, &live));
+    assert_true(has_rows(f, &idle));
+    assert_true(has_rows(f, &broken));
+    /* a cutoff in the future takes the young tombstone, still nothing live */
+    assert_int_equal(mb_store_purge_released(f->st, mb_now() + day, 1000, &n, &err), MB_OK);
+    assert_int_equal(n, 1);
+    assert_false(has_rows(f, &young));
+    assert_true(has_rows(f, &live));
+    assert_true(has_rows(f, &idle));
+    assert_true(has_rows(f, &broken));
+    mb_sandbox_rec *recs;
+    assert_int_equal(mb_store_sandbox_list(f->st, NULL, &recs, &n, NULL), MB_OK);
+    assert_int_equal(n, 3);
+    free(recs);
+    /* a purged sandbox's claim is free for another */
+    char holder[37];
+    assert_int_equal(mb_store_claim_holder(f->st, "mail-domain", "o0.com", holder, NULL),
+                     MB_ENOTFOUND);
+    assert_int_equal(mb_store_claim_take(f->st, "mail-domain", "o0.com", live.id, NULL, NULL),
+                     MB_OK);
+    assert_int_equal(mb_store_claim_take(f->st, "mail-domain", "live.com", idle.id, holder, NULL),
+                     MB_ECONFLICT);
+}
+
+/* A backlog far beyond one batch goes in batches, each its own short
+ * transaction: the store answers other calls between them. */
+static void test_purge_backlog(void **state)
+{
+    fixture *f = *state;
+    enum { N = 1200 };
+    mb_sandbox_rec keep = sample("alice", 0);
+    assert_int_equal(mb_store_sandbox_insert(f->st, &keep, NULL), MB_OK);
+    for (int i = 0; i < N; i++) {
+        mb_sandbox_rec r = sample("alice", 0);
+        snprintf(r.status, sizeof r.status, "released");
+        r.updated_at = mb_now() - 1000 - i;
+        assert_int_equal(mb_store_sandbox_insert(f->st, &r, NULL), MB_OK);
+    }
+    size_t n, total = 0, rounds = 0;
+    do {
+        assert_int_equal(mb_store_purge_released(f->st, mb_now() - 500, 500, &n, NULL), MB_OK);
+        total += n;
+        rounds++;
+        mb_sandbox_rec got;
+        assert_int_equal(mb_store_sandbox_get(f->st, keep.id, &got, NULL), MB_OK);
+    } while (n == 500);
+    assert_int_equal(total, N);
+    assert_int_equal(rounds, 3);
+}
+
 /* ------------------------------------------------- PostgreSQL: many nodes */
 
 static void test_pg_nodes_and_scope(void **state)
@@ -561,7 +708,7 @@ static char *pg_start(char **dir)
 #define BOTH_BACKENDS(X)                                                       \
     X(test_keys) X(test_sandbox_crud_and_owners) X(test_deadlines)             \
     X(test_uid_ranges) X(test_servers_and_blobs) X(test_claims)                \
-    X(test_persists_across_reopen)
+    X(test_persists_across_reopen) X(test_purge_released) X(test_purge_backlog)
 #define ENTRY(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown),
 
 int main(void)

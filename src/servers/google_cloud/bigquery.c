@@ -269,17 +269,14 @@ int gc_t_bigquery_load_csv_data(mb_mcp_call *call, json_t *a, mb_mcp_result *res
     else if (!strcmp(mode, "WRITE_EMPTY")) o.write = MB_GC_WRITE_EMPTY;
     else
         return gc_textf(res, "Error loading CSV data to BigQuery: 400 Invalid value for writeDisposition: %s", mode);
-    char *data = NULL;
+    char *data = NULL, *why = NULL;
     size_t len = 0;
     mb_err e = {0};
-    if (access(path, R_OK) != 0) {
-        char *m = mb_py_os_error(errno, path);
-        gc_textf(res, "Error loading CSV data to BigQuery: %s", m);
-        free(m);
+    if (gc_read_local(path, 1LL << 30, "(1 GiB) a CSV load reads", &data, &len, &why)) {
+        gc_textf(res, "Error loading CSV data to BigQuery: %s", why);
+        free(why);
         return 0;
     }
-    if (mb_read_file(path, 1u << 30, &data, &len, &e))
-        return gc_textf(res, "Error loading CSV data to BigQuery: %s", e.msg);
     mb_gc *gc = gc_open(call, res, "Error loading CSV data to BigQuery");
     if (!gc) {
         free(data);

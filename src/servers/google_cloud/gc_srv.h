@@ -42,6 +42,14 @@ void gc_row_repr(mb_buf *out, json_t *fields, json_t *row);
 char *gc_api_error(int code, const char *method, const char *url, const char *msg);
 int gc_http_code(int mb_code);
 
+/* Reads a local file a tool names (storage_upload_file, bigquery_load_csv_data):
+ * a regular file in the workspace /data, symlinks resolved, of at most max
+ * bytes, refused from its size before any of it is read. 0, or -1 with the
+ * error text in *why (malloc'ed): Python's OSError text, or "'P' resolves to
+ * 'R', outside the workspace /data", or "'P' is N bytes, larger than the M
+ * bytes <limit>". */
+int gc_read_local(const char *src, long long max, const char *limit, char **data, size_t *len,
+                  char **why);
 const char *gc_arg(json_t *a, const char *k);
 long long gc_arg_int(json_t *a, const char *k);
 int gc_arg_bool(json_t *a, const char *k);

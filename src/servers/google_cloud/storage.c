@@ -119,16 +119,12 @@ int gc_t_storage_upload_file(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
     const char *dest = gc_arg(a, "destination_blob_name");
     if (!gc_allowed(call, GC_ACL_BUCKETS, bucket)) return denied(res, bucket);
     char *pre = mb_asprintf("Error uploading file to bucket '%s'", bucket);
-    char *data = NULL;
+    char *data = NULL, *why = NULL;
     size_t len = 0;
     mb_err e = {0};
-    struct stat st;
-    if (stat(src, &st) != 0 || S_ISDIR(st.st_mode)) {
-        char *m = mb_py_os_error(stat(src, &st) != 0 ? errno : EISDIR, src);
-        gc_textf(res, "%s: %s", pre, m);
-        free(m);
-    } else if (mb_read_file(src, 1u << 30, &data, &len, &e)) {
-        gc_textf(res, "%s: %s", pre, e.msg);
+    gc_read_local(src, MB_GC_OBJECT_MAX, "(256 MiB) an object may hold", &data, &len, &why);
+    if (why) {
+        gc_textf(res, "%s: %s", pre, why);
     } else {
         mb_gc *gc = gc_open(call, res, pre);
         if (gc) {
@@ -143,6 +139,7 @@ int gc_t_storage_upload_file(mb_mcp_call *call, json_t *a, mb_mcp_result *res)
             mb_gc_close(gc);
         }
     }
+    free(why);
     free(data);
     free(pre);
     return 0;
