@@ -194,6 +194,10 @@ typedef struct mb_start_job {
     mb_core *core;
     const char *id;
     const mb_profile_server *ps;
+    /* A server registered already (a pool sandbox's) is registered again
+     * only when this is set: the acquire narrowed its egress allow-list, the
+     * one thing of its registration an acquire can change. */
+    int respec;
     int ok;
     mb_err err;
 } mb_start_job;

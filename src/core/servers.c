@@ -69,10 +69,12 @@ void mb_core__start_servers(mb_start_job *jobs, size_t n)
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         mb_start_job *j = &jobs[i];
-        if (mb_gateway_info(j->core->gw, j->id, j->ps->name, NULL, NULL) == MB_OK)
-            start_one(&j);
-        else
+        if (mb_gateway_info(j->core->gw, j->id, j->ps->name, NULL, NULL) != MB_OK)
             todo[m++] = j;
+        else if (j->respec)
+            start_one(&j);
+        else /* restarted if it died while idle */
+            j->ok = mb_gateway_start(j->core->gw, j->id, j->ps->name, 0, &j->err) == MB_OK;
     }
     mb_core__parallel(start_one, todo, sizeof *todo, m);
     free(todo);
@@ -110,7 +112,8 @@ void mb_core__servers_up(mb_core *core, const mb_sandbox_rec *rec, mb_server_rec
         if (!srv[i].metadata) srv[i].metadata = json_object();
         json_object_set_new(srv[i].metadata, "upstream", json_string(ps->upstream));
         job_of[i] = njobs;
-        jobs[njobs++] = (mb_start_job){.core = core, .id = rec->id, .ps = ps};
+        jobs[njobs++] = (mb_start_job){.core = core, .id = rec->id, .ps = ps,
+                                       .respec = rec->egress[0] != '\0'};
         started[i] = 1;
     }
     mb_core__start_servers(jobs, njobs);
