@@ -161,12 +161,15 @@ def build_tree(base):
     os.symlink("../outside/created-through-link.txt", root / "dangling_out")
     os.symlink("nothing-here", root / "dangling_in")
     os.symlink("..", root / "sub" / "up")
+    # the two sides are built one after the other: their times must not depend on when
+    # (a directory's mtime is when its last entry was made, a second apart at times)
     for p in [root, out]:
         for d, dirs, files in os.walk(p):
             for f in files:
                 fp = os.path.join(d, f)
                 if not os.path.islink(fp):
                     os.utime(fp, (1700000000, 1700000000))
+            os.utime(d, (1700000000, 1700000000))
 
 
 # Calls: (tool, args, loose) with "{R}" replaced by the side's root and
