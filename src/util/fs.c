@@ -112,6 +112,27 @@ int mb_open_file(const char *path, int flags, mode_t mode)
     return fd;
 }
 
+int mb_read_fd(int fd, size_t max, char **out, size_t *len)
+{
+    mb_buf b = {0};
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 || (n > 0 && b.len + (size_t)n > max)) {
+            int e = n < 0 ? errno : EFBIG;
+            mb_buf_free(&b);
+            errno = e;
+            return -1;
+        }
+        if (n == 0) break;
+        mb_buf_append(&b, chunk, (size_t)n);
+    }
+    if (len) *len = b.len;
+    *out = mb_buf_steal(&b);
+    return 0;
+}
+
 int mb_read_file(const char *path, size_t max, char **out, size_t *len, mb_err *err)
 {
     int fd = mb_open_file(path, O_RDONLY | O_CLOEXEC, 0);
@@ -119,29 +140,11 @@ int mb_read_file(const char *path, size_t max, char **out, size_t *len, mb_err *
         if (errno == ENOENT) return mb_err_set(err, MB_ENOTFOUND, "%s does not exist", path);
         return mb_err_sys(err, errno, "cannot open %s", path);
     }
-    mb_buf b = {0};
-    char chunk[65536];
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            close(fd);
-            mb_buf_free(&b);
-            return mb_err_sys(err, e, "cannot read %s", path);
-        }
-        if (n == 0) break;
-        if (b.len + (size_t)n > max) {
-            close(fd);
-            mb_buf_free(&b);
-            return mb_err_set(err, MB_ETOOBIG, "%s is larger than %zu bytes", path, max);
-        }
-        mb_buf_append(&b, chunk, (size_t)n);
-    }
+    int rc = mb_read_fd(fd, max, out, len), e = errno;
     close(fd);
-    if (len) *len = b.len;
-    *out = mb_buf_steal(&b);
-    return MB_OK;
+    if (!rc) return MB_OK;
+    if (e == EFBIG) return mb_err_set(err, MB_ETOOBIG, "%s is larger than %zu bytes", path, max);
+    return mb_err_sys(err, e, "cannot read %s", path);
 }
 
 static int write_all(int fd, const void *data, size_t len)

@@ -170,6 +170,9 @@ int mb_open_file(const char *path, int flags, mode_t mode);
 /* Reads a whole (small) regular file (mb_open_file); *out is NUL-terminated,
  * freed by the caller. */
 int mb_read_file(const char *path, size_t max, char **out, size_t *len, mb_err *err);
+/* Reads fd to its end into *out (malloc'ed, NUL-terminated, *len bytes),
+ * leaving fd open: 0, or -1 with errno set (EFBIG past max bytes). */
+int mb_read_fd(int fd, size_t max, char **out, size_t *len);
 /* Writes a file atomically (temp file + fsync + rename) with `mode`. */
 int mb_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,
                          mb_err *err);

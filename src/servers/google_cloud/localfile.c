@@ -26,8 +26,9 @@
 static int open_local(const char *src, long long max, const char *limit, char **why)
 {
     struct stat st;
-    if (stat(src, &st) != 0 || S_ISDIR(st.st_mode)) {
-        *why = mb_py_os_error(stat(src, &st) != 0 ? errno : EISDIR, src);
+    int missing = stat(src, &st) != 0;
+    if (missing || S_ISDIR(st.st_mode)) {
+        *why = mb_py_os_error(missing ? errno : EISDIR, src);
         return -1;
     }
     char *real = realpath(src, NULL);
@@ -78,28 +79,11 @@ int gc_read_local(const char *src, long long max, const char *limit, char **data
     *len = 0;
     int fd = open_local(src, max, limit, why);
     if (fd < 0) return -1;
-    mb_buf b = {0};
-    char chunk[65536];
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            *why = mb_py_os_error(errno, src);
-            break;
-        }
-        if (n == 0) break;
-        if ((long long)(b.len + (size_t)n) > max) { /* it grew since fstat */
-            *why = mb_asprintf("'%s' grew past the %lld bytes %s", src, max, limit);
-            break;
-        }
-        mb_buf_append(&b, chunk, (size_t)n);
+    /* max again: the file may have grown since fstat */
+    if (mb_read_fd(fd, (size_t)max, data, len)) {
+        *why = errno == EFBIG ? mb_asprintf("'%s' grew past the %lld bytes %s", src, max, limit)
+                              : mb_py_os_error(errno, src);
     }
     close(fd);
-    if (*why) {
-        mb_buf_free(&b);
-        return -1;
-    }
-    *len = b.len;
-    *data = b.data ? mb_buf_steal(&b) : mb_strdup("");
-    return 0;
+    return *why ? -1 : 0;
 }
