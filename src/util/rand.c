@@ -40,37 +40,42 @@ void mb_hex(const void *data, size_t n, char *out)
 
 void mb_uuid4(char out[37]) { mb_uuid4_tagged(out, -1); }
 
-void mb_uuid4_tagged(char out[37], int tag)
+/* 16 random bytes, or the process ends: an id must never be guessable. */
+static void uuid_random(unsigned char b[16])
 {
-    unsigned char b[16];
-    if (mb_random_bytes(b, sizeof b, NULL) != MB_OK) {
+    if (mb_random_bytes(b, 16, NULL) != MB_OK) {
         fprintf(stderr, "mcpbox: no randomness available\n");
         abort();
     }
-    if (tag >= 0 && tag <= 255) b[0] = (unsigned char)tag;
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+}
+
+/* Sets the version and RFC variant bits of b and writes it out. */
+static void uuid_format(unsigned char b[16], int version, char out[37])
+{
+    b[6] = (unsigned char)((b[6] & 0x0f) | (version << 4));
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
     char hex[33];
     mb_hex(b, 16, hex);
     snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
 }
 
+void mb_uuid4_tagged(char out[37], int tag)
+{
+    unsigned char b[16];
+    uuid_random(b);
+    if (tag >= 0 && tag <= 255) b[0] = (unsigned char)tag;
+    uuid_format(b, 4, out);
+}
+
 void mb_uuid7(char out[37])
 {
     unsigned char b[16];
-    if (mb_random_bytes(b, sizeof b, NULL) != MB_OK) {
-        fprintf(stderr, "mcpbox: no randomness available\n");
-        abort();
-    }
+    uuid_random(b);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
     for (int i = 0; i < 6; i++) b[i] = (unsigned char)(ms >> (8 * (5 - i)));
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x70);
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-    char hex[33];
-    mb_hex(b, 16, hex);
-    snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+    uuid_format(b, 7, out);
 }
 
 int mb_uuid_tag(const char *id)
